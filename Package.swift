@@ -1,0 +1,87 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Every target is built in Swift 6 mode with these upcoming features, so that each
+// `public import` is a deliberate layering decision and every existential is spelled `any`.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "MonoRail",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "MonoRail", targets: ["MonoRail"]),
+        .library(name: "MonoRailClient", targets: ["MonoRailClient"]),
+        .library(name: "MonoRailTransport", targets: ["MonoRailTransport"]),
+        .library(name: "MonoRailAsyncHTTPClient", targets: ["MonoRailAsyncHTTPClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        // Layer 1: transport abstraction and the Foundation URLSession transport.
+        .target(
+            name: "MonoRailTransport",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ]
+        ),
+        // Layer 1b: the AsyncHTTPClient transport, kept apart so the core stays light.
+        .target(
+            name: "MonoRailAsyncHTTPClient",
+            dependencies: [
+                "MonoRailTransport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        // Layer 2: the configured API client.
+        .target(
+            name: "MonoRailClient",
+            dependencies: [
+                "MonoRailTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The umbrella module users import; picks AsyncHTTPClient as the default transport on Linux.
+        .target(
+            name: "MonoRail",
+            dependencies: [
+                "MonoRailClient",
+                .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        // A small Hummingbird server the tests talk to over loopback.
+        .target(
+            name: "TestServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/TestServer"
+        ),
+        .testTarget(
+            name: "MonoRailTransportTests",
+            dependencies: ["MonoRailTransport", "MonoRailAsyncHTTPClient", "TestServer"]
+        ),
+        .testTarget(
+            name: "MonoRailClientTests",
+            dependencies: ["MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer"]
+        ),
+    ]
+)
+
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+}

@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import MonoRailTransport
+
+extension APIClient {
+    /// Sends a request and returns the response once its status is a success.
+    ///
+    /// The request passes through the middleware, the retry policy, the request log and request
+    /// de-duplication, in that order, before reaching the transport.
+    ///
+    /// - Parameter request: The request to send.
+    /// - Returns: The response, not yet decoded.
+    /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` for a non-2xx status,
+    ///   ``APIError/Code/validationFailed`` for a 422 with validation messages, or a transport code.
+    public func send(_ request: APIRequest) async throws -> APIResponse {
+        var head: HTTPRequest?
+        do {
+            let (built, body) = try makeRequest(request)
+            head = built
+            let metadata = RequestMetadata(
+                operationName: request.options.operationName,
+                timeout: request.options.timeout ?? configuration.timeout,
+                maxResponseBodySize: configuration.maxResponseBodySize,
+                uploadProgress: request.options.uploadProgress,
+                downloadProgress: request.options.downloadProgress)
+            let (response, data) = try await chain(for: request.options)(built, body, metadata)
+            let result = APIResponse(
+                request: built, response: response, body: data, decoder: responseDecoder,
+                roots: request.responseRoots)
+            try validateStatus(of: result, for: request)
+            return result
+        } catch {
+            throw APIError.wrapping(error, request: head)
+        }
+    }
+
+    /// Sends a request and decodes its body, keeping the side-loaded records.
+    ///
+    /// - Throws: ``APIError``, as ``send(_:)`` and ``ResponseDecoder/decode(_:from:response:request:roots:)-(_,Data,_,_,_)``.
+    public func envelope<T: Decodable>(_ request: APIRequest, as type: T.Type = T.self) async throws -> Envelope<T> {
+        try await send(request).envelope(type)
+    }
+
+    // MARK: - Building
+
+    func makeRequest(_ request: APIRequest) throws -> (HTTPRequest, RequestBody?) {
+        let (scheme, authority, path) = try components(for: request.path, query: request.query)
+        var head = HTTPRequest(method: request.method, scheme: scheme, authority: authority, path: path)
+        head.headerFields = request.headers
+        for field in configuration.defaultHeaders where head.headerFields[field.name] == nil {
+            head.headerFields.append(field)
+        }
+        guard let body = request.body else { return (head, nil) }
+        let (requestBody, contentType) = try encode(body, root: request.bodyRoot)
+        if head.headerFields[.contentType] == nil {
+            head.headerFields[.contentType] = contentType
+        }
+        return (head, requestBody)
+    }
+
+    func encode(_ body: APIRequest.Body, root: String?) throws -> (RequestBody, String) {
+        let json: JSONValue
+        switch body {
+        case .raw(let raw, let contentType):
+            return (raw, contentType)
+        case .json(let value):
+            json = value
+        case .encodable(let value):
+            do {
+                json = try ValueEncoder(options: configuration.coding).encode(value)
+            } catch {
+                throw APIError(.encodingFailed, "the request body cannot be encoded: \(error)", underlyingError: error)
+            }
+        }
+        let wrapped: JSONValue = root.map { .object([$0: json]) } ?? json
+        return (.data(JSONWriter.serialize(wrapped)), "application/json")
+    }
+
+    // MARK: - Status
+
+    func validateStatus(of result: APIResponse, for request: APIRequest) throws {
+        let status = result.response.status
+        guard status.kind != .successful else { return }
+        let parsed = result.body.isEmpty ? nil : try? responseDecoder.parser.parse(result.body)
+        let reason = status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
+        if configuration.validationStatuses.contains(status.code), let parsed {
+            let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
+            if let errors = ValidationErrors.parse(parsed, roots: roots), !errors.isEmpty {
+                throw APIError(
+                    .validationFailed,
+                    "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
+                    request: result.request, response: result.response, rawBody: result.body, parsedBody: parsed,
+                    validationErrors: errors)
+            }
+        }
+        throw APIError(
+            .httpStatus, "the server answered \(status.code) \(reason)",
+            request: result.request, response: result.response, rawBody: result.body, parsedBody: parsed)
+    }
+
+    // MARK: - Chain
+
+    /// Middleware → retries → log → de-duplication → transport.
+    func chain(for options: RequestOptions) -> MiddlewareNext {
+        let transport = self.transport
+        var next: MiddlewareNext = { request, body, metadata in
+            try await transport.send(request, body: body, metadata: metadata)
+        }
+        if configuration.deduplicatesRequests && options.deduplicates {
+            let inner = next
+            let coalescer = self.coalescer
+            next = { request, body, metadata in
+                guard request.method == .get || request.method == .head, body == nil else {
+                    return try await inner(request, body, metadata)
+                }
+                return try await coalescer.run(key: RequestCoalescer.key(for: request)) {
+                    try await inner(request, body, metadata)
+                }
+            }
+        }
+        next = Self.wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
+        next = retrying(options.retryPolicy ?? configuration.retryPolicy, next)
+        for middleware in configuration.middleware.reversed() {
+            next = Self.wrap(middleware, around: next)
+        }
+        return next
+    }
+
+    static func wrap(_ middleware: any Middleware, around next: @escaping MiddlewareNext) -> MiddlewareNext {
+        { request, body, metadata in
+            try await middleware.intercept(request, body: body, metadata: metadata, next: next)
+        }
+    }
+
+    func retrying(_ policy: RetryPolicy, _ next: @escaping MiddlewareNext) -> MiddlewareNext {
+        guard policy.maxAttempts > 1 else { return next }
+        let clock = configuration.clock
+        return { request, body, metadata in
+            var generator = SystemRandomNumberGenerator()
+            var attempt = 1
+            while true {
+                var attemptMetadata = metadata
+                attemptMetadata.attempt = attempt
+                let result: Result<(HTTPResponse, Data), any Error>
+                let outcome: RetryPolicy.Outcome
+                do {
+                    let exchange = try await next(request, body, attemptMetadata)
+                    result = .success(exchange)
+                    outcome = .response(exchange.0)
+                } catch {
+                    result = .failure(error)
+                    outcome = .failure(error)
+                }
+                let decision = policy.decision(
+                    for: outcome, attempt: attempt, method: request.method,
+                    bodyIsReplayable: body?.isReplayable ?? true, using: &generator)
+                guard case .retry(let delay) = decision, !Task.isCancelled else { return try result.get() }
+                try await clock.sleep(for: delay)
+                attempt += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+public import Foundation
+import HTTPTypes
+
+extension APIClient {
+    /// The full URL for a path and query: the base URL's path followed by `path`, or `path` itself
+    /// when it is an absolute URL.
+    ///
+    /// ```swift
+    /// // baseURL "http://127.0.0.1:3000/api/v1"
+    /// client.url(for: "/trains", query: ["tags": ["a"]])  // http://127.0.0.1:3000/api/v1/trains?tags%5B%5D=a
+    /// ```
+    ///
+    /// - Throws: ``APIError`` with code ``APIError/Code/invalidRequest`` when no URL can be made.
+    public func url(for path: APIPath, query: [String: JSONValue] = [:]) throws -> URL {
+        let (scheme, authority, fullPath) = try components(for: path, query: query)
+        guard let url = URL(string: "\(scheme)://\(authority)\(fullPath)") else {
+            throw APIError(.invalidRequest, "cannot build a URL from \(path)")
+        }
+        return url
+    }
+
+    func components(for path: APIPath, query: [String: JSONValue]) throws -> (String, String, String) {
+        let text = path.encoded
+        if text.hasPrefix("http://") || text.hasPrefix("https://") {
+            guard let absolute = URL(string: text), let scheme = absolute.scheme, let host = absolute.host else {
+                throw APIError(.invalidRequest, "\(text) is not a usable URL")
+            }
+            let authority = absolute.port.map { "\(host):\($0)" } ?? host
+            var rest = absolute.path.isEmpty ? "/" : absolute.path
+            if let existing = absolute.query { rest += "?" + existing }
+            return (scheme, authority, QueryEncoder.appending(query, to: rest))
+        }
+        let base = configuration.baseURL
+        guard let scheme = base.scheme, let host = base.host else {
+            throw APIError(.invalidRequest, "the base URL \(base) has no scheme or host")
+        }
+        let authority = base.port.map { "\(host):\($0)" } ?? host
+        var basePath = base.path(percentEncoded: true)
+        while basePath.hasSuffix("/") { basePath.removeLast() }
+        let relative = text.hasPrefix("/") ? text : "/" + text
+        return (scheme, authority, QueryEncoder.appending(query, to: basePath + relative))
+    }
+}

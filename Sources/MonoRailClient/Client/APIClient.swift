@@ -1,0 +1,121 @@
+public import Foundation
+public import HTTPTypes
+public import Logging
+public import MonoRailTransport
+
+/// One configured API: base URL, transport, codecs, envelopes, middleware, retries, de-duplication,
+/// errors and logging. Usable on its own with any `Codable` type.
+///
+/// ```swift
+/// let api = APIClient(baseURL: URL(string: "https://api.example.com/v1")!)
+/// let trains: [Train] = try await api.get("/trains", parameters: ["company": "DB"], root: "trains")
+/// let train: Train = try await api.post("/trains", body: newTrain, root: "train")
+/// ```
+///
+/// An `APIClient` is a `Sendable` value holder: share one instance across the app.
+///
+/// ## Topics
+/// ### Making requests
+/// - ``get(_:parameters:as:root:options:)``
+/// - ``post(_:body:root:as:options:)``
+/// - ``put(_:body:root:as:options:)``
+/// - ``patch(_:body:root:as:options:)``
+/// - ``delete(_:parameters:options:)``
+/// - ``send(_:)``
+/// - ``envelope(_:as:)``
+public final class APIClient: Sendable {
+    /// Everything an ``APIClient`` is configured with.
+    public struct Configuration: Sendable {
+        /// The URL paths are joined to: `https://host/api/v1` + `/trains`.
+        public var baseURL: URL
+        /// Sends the requests; `nil` uses ``URLSessionTransport/shared``. The `MonoRail` module's
+        /// `MonoRail.defaultTransport` picks AsyncHTTPClient on Linux.
+        public var transport: (any Transport)?
+        /// Key mapping, date formats and coercion for bodies sent and received.
+        public var coding: CodingOptions
+        /// Namespace and `errors` handling for responses.
+        public var envelope: EnvelopeStyle
+        /// Middleware, outermost first.
+        public var middleware: [any Middleware]
+        /// When to retry.
+        public var retryPolicy: RetryPolicy
+        /// Whether concurrent identical GETs share one request (each call can opt out).
+        public var deduplicatesRequests: Bool
+        /// The timeout for each attempt; `nil` uses the transport's.
+        public var timeout: Duration?
+        /// The largest response body collected.
+        public var maxResponseBodySize: Int
+        /// Statuses whose recognisable bodies are validation errors: 422, and 400 for Django REST.
+        public var validationStatuses: Set<Int>
+        /// Header fields sent with every request unless the request sets them.
+        public var defaultHeaders: HTTPFields
+        /// Where requests are logged.
+        public var logger: Logger
+        /// The level of the one-line request log. Default `.debug`, so logs appear only when asked.
+        public var requestLogLevel: Logger.Level
+        /// The clock retries wait on; tests inject their own.
+        public var clock: any Clock<Duration>
+
+        /// Creates a configuration.
+        public init(
+            baseURL: URL,
+            transport: (any Transport)? = nil,
+            coding: CodingOptions = CodingOptions(),
+            envelope: EnvelopeStyle = EnvelopeStyle(),
+            middleware: [any Middleware] = [],
+            retryPolicy: RetryPolicy = .default,
+            deduplicatesRequests: Bool = true,
+            timeout: Duration? = nil,
+            maxResponseBodySize: Int = RequestMetadata.defaultMaxResponseBodySize,
+            validationStatuses: Set<Int> = [422],
+            defaultHeaders: HTTPFields = [.accept: "application/json"],
+            logger: Logger = Logger(label: "MonoRail"),
+            requestLogLevel: Logger.Level = .debug,
+            clock: any Clock<Duration> = ContinuousClock()
+        ) {
+            self.baseURL = baseURL
+            self.transport = transport
+            self.coding = coding
+            self.envelope = envelope
+            self.middleware = middleware
+            self.retryPolicy = retryPolicy
+            self.deduplicatesRequests = deduplicatesRequests
+            self.timeout = timeout
+            self.maxResponseBodySize = maxResponseBodySize
+            self.validationStatuses = validationStatuses
+            self.defaultHeaders = defaultHeaders
+            self.logger = logger
+            self.requestLogLevel = requestLogLevel
+            self.clock = clock
+        }
+    }
+
+    /// The configuration this client was made with.
+    public let configuration: Configuration
+    /// The transport in use.
+    public let transport: any Transport
+    /// The decoder for responses, built from the configuration.
+    public let responseDecoder: ResponseDecoder
+    let coalescer = RequestCoalescer()
+
+    /// Creates a client.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.transport = configuration.transport ?? URLSessionTransport.shared
+        self.responseDecoder = ResponseDecoder(coding: configuration.coding, envelope: configuration.envelope)
+    }
+
+    /// Creates a client with default settings.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The URL paths are joined to.
+    ///   - transport: The transport; `nil` for ``URLSessionTransport/shared``.
+    public convenience init(baseURL: URL, transport: (any Transport)? = nil) {
+        self.init(configuration: Configuration(baseURL: baseURL, transport: transport))
+    }
+
+    /// The number of de-duplicated requests in flight.
+    public var requestsInFlight: Int {
+        get async { await coalescer.inFlightCount }
+    }
+}

@@ -1,0 +1,102 @@
+public import Foundation
+import Synchronization
+
+/// A date format tried when decoding, or used when encoding.
+///
+/// Decoding tries ``CodingOptions/dateFormats`` in order and takes the first that parses. The ISO 8601
+/// formats use a hand-written parser (about 50 ns a date), because `ISO8601DateFormatter` measured
+/// 29–45 µs a date on Linux. Numbers are read as seconds since 1970.
+public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
+    enum Kind: Hashable, Sendable {
+        case iso8601(fraction: FractionRule)
+        case rails
+        case pattern(String)
+    }
+
+    enum FractionRule: Hashable, Sendable { case forbidden, required }
+
+    let kind: Kind
+
+    /// `2015-12-30T12:12:33Z` or with an offset, `2015-12-30T12:12:33+01:00`; no fractional seconds.
+    public static let iso8601 = DateFormat(kind: .iso8601(fraction: .forbidden))
+    /// `2015-12-30T12:12:33.123Z` or with an offset; fractional seconds required.
+    public static let iso8601WithFractionalSeconds = DateFormat(kind: .iso8601(fraction: .required))
+    /// Rails' `yyyy-MM-dd'T'HH:mm:ss.SSSZ`, for example `2015-12-30T18:12:33.000-0500`.
+    public static let rails = DateFormat(kind: .rails)
+
+    /// A Unicode date pattern such as `"yyyy-MM-dd"`, read in UTC with the POSIX locale.
+    public static func custom(_ pattern: String) -> DateFormat {
+        DateFormat(kind: .pattern(pattern))
+    }
+
+    /// The formats tried by default, in order.
+    public static let defaults: [DateFormat] = [.iso8601WithFractionalSeconds, .iso8601, .rails]
+
+    /// The format's name or pattern.
+    public var description: String {
+        switch kind {
+        case .iso8601(.forbidden): "ISO 8601"
+        case .iso8601(.required): "ISO 8601 with fractional seconds"
+        case .rails: "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
+        case .pattern(let pattern): pattern
+        }
+    }
+
+    /// Parses `string`, or returns `nil` when it is not in this format.
+    public func date(from string: String) -> Date? {
+        switch kind {
+        case .iso8601(let fraction):
+            guard let parsed = ISO8601Parser.parse(string), (parsed.fractionDigits > 0) == (fraction == .required)
+            else { return nil }
+            return parsed.date
+        case .rails:
+            guard let parsed = ISO8601Parser.parse(string), parsed.fractionDigits == 3, parsed.offsetStyle != .colon
+            else { return nil }
+            return parsed.date
+        case .pattern(let pattern):
+            return PatternFormatters.shared.withFormatter(pattern) { $0.date(from: string) }
+        }
+    }
+
+    /// Formats `date` in this format, in UTC.
+    public func string(from date: Date) -> String {
+        switch kind {
+        case .iso8601(let fraction):
+            ISO8601Parser.format(date, milliseconds: fraction == .required, railsOffset: false)
+        case .rails:
+            ISO8601Parser.format(date, milliseconds: true, railsOffset: true)
+        case .pattern(let pattern):
+            PatternFormatters.shared.withFormatter(pattern) { $0.string(from: date) }
+        }
+    }
+}
+
+/// `DateFormatter`s for custom patterns, created once per pattern and used under a lock.
+private final class PatternFormatters: Sendable {
+    static let shared = PatternFormatters()
+    // DateFormatter is not Sendable; every use happens inside the mutex.
+    private let formatters = Mutex<[String: DateFormatterBox]>([:])
+
+    private final class DateFormatterBox: @unchecked Sendable {
+        // Only touched while `PatternFormatters.formatters` is locked.
+        let formatter: DateFormatter
+        init(_ formatter: DateFormatter) { self.formatter = formatter }
+    }
+
+    func withFormatter<T>(_ pattern: String, _ body: (DateFormatter) -> T) -> T {
+        formatters.withLock { table in
+            let box: DateFormatterBox
+            if let existing = table[pattern] {
+                box = existing
+            } else {
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.timeZone = TimeZone(secondsFromGMT: 0)
+                formatter.dateFormat = pattern
+                box = DateFormatterBox(formatter)
+                table[pattern] = box
+            }
+            return body(box.formatter)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// Field-level validation messages from a server, such as a Rails 422 response.
+///
+/// Read them per field or as sentences:
+///
+/// ```swift
+/// catch let error as APIError where error.code == .validationFailed {
+///     error.errors["company"]     // ["can't be blank"]
+///     error.errors.fullMessages   // ["Company can't be blank"]
+/// }
+/// ```
+///
+/// Recognised shapes: Rails `{"errors": {"company": ["can't be blank"]}}`, Django REST framework's bare
+/// `{"company": ["This field is required."]}`, ApiModel's `{"train": {"errors": {…}}}`, and an array of
+/// messages `{"errors": ["…"]}`, which are filed under ``baseField``.
+public struct ValidationErrors: Sendable, Hashable, Sequence {
+    /// The field name for messages about the record as a whole (Rails' `base`).
+    public static let baseField = "base"
+
+    /// Fields in the order the server sent them, each with its messages.
+    public private(set) var fields: [(field: String, messages: [String])]
+
+    /// Creates validation errors from field–message pairs.
+    public init(_ fields: [(field: String, messages: [String])] = []) {
+        self.fields = fields
+    }
+
+    /// Creates validation errors from a dictionary, with fields sorted by name.
+    public init(_ dictionary: [String: [String]]) {
+        self.fields = dictionary.keys.sorted().map { ($0, dictionary[$0] ?? []) }
+    }
+
+    /// The messages for a field; empty when it has none.
+    ///
+    /// The field can be given as sent (`"number_of_cars"`) or as the Swift property (`"numberOfCars"`).
+    public subscript(field: String) -> [String] {
+        if let match = fields.first(where: { $0.field == field }) { return match.messages }
+        let snake = KeyMapping.snakeCased(field)
+        return fields.first(where: { $0.field == snake })?.messages ?? []
+    }
+
+    /// Whether there are no messages at all.
+    public var isEmpty: Bool { fields.allSatisfy { $0.messages.isEmpty } }
+
+    /// Every message as a sentence, Rails style: `"Company can't be blank"`.
+    ///
+    /// Messages on ``baseField`` (and Django's `non_field_errors`) are used as they are; a message that
+    /// already reads as a sentence (it starts with a capital letter) is joined with a colon.
+    public var fullMessages: [String] {
+        fields.flatMap { field, messages in
+            messages.map { Self.fullMessage(field: field, message: $0) }
+        }
+    }
+
+    /// Iterates field–message pairs.
+    public func makeIterator() -> IndexingIterator<[(field: String, messages: [String])]> {
+        fields.makeIterator()
+    }
+
+    static func fullMessage(field: String, message: String) -> String {
+        if field == baseField || field == "non_field_errors" || field.isEmpty { return message }
+        let name = humanize(field)
+        if let first = message.unicodeScalars.first, first.properties.isUppercase {
+            return "\(name): \(message)"
+        }
+        return "\(name) \(message)"
+    }
+
+    /// Rails' `humanize`: `"number_of_cars"` → `"Number of cars"`, `"train_id"` → `"Train"`,
+    /// `"cars.occupancy"` → `"Cars occupancy"`.
+    static func humanize(_ field: String) -> String {
+        var words = field
+        if words.hasSuffix("_id") { words.removeLast(3) }
+        words = KeyMapping.snakeCased(words)
+            .replacingOccurrences(of: ".", with: " ")
+            .replacingOccurrences(of: "_", with: " ")
+            .trimmingCharacters(in: .whitespaces)
+        guard let first = words.first else { return field }
+        return first.uppercased() + words.dropFirst()
+    }
+
+    public static func == (lhs: ValidationErrors, rhs: ValidationErrors) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.field == $1.field && $0.messages == $1.messages }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for (field, messages) in fields {
+            hasher.combine(field)
+            hasher.combine(messages)
+        }
+    }
+}
+
+// MARK: - Parsing
+
+extension ValidationErrors {
+    /// Reads validation errors from a response body, or returns `nil` when the body is in none of the
+    /// recognised shapes.
+    ///
+    /// - Parameters:
+    ///   - body: The parsed body.
+    ///   - roots: Root keys the record may be wrapped in (ApiModel's `{"train": {"errors": …}}`).
+    ///   - allowsBareFields: Accept Django REST framework's bare `{field: [message]}` shape.
+    public static func parse(_ body: JSONValue, roots: [String] = [], allowsBareFields: Bool = true) -> ValidationErrors? {
+        guard case .object(let object) = body else { return nil }
+        if let errors = object["errors"], let parsed = fromErrorsValue(errors) {
+            return parsed
+        }
+        for root in roots {
+            if let wrapped = object[root]?["errors"], let parsed = fromErrorsValue(wrapped) {
+                return parsed
+            }
+        }
+        if object.count == 1, let wrapped = object.values.first?["errors"], let parsed = fromErrorsValue(wrapped) {
+            return parsed
+        }
+        if allowsBareFields, !object.isEmpty, object["error"] == nil, object["detail"] == nil {
+            return fromFieldMap(object)
+        }
+        return nil
+    }
+
+    private static func fromErrorsValue(_ value: JSONValue) -> ValidationErrors? {
+        switch value {
+        case .object(let map):
+            return fromFieldMap(map)
+        case .array(let messages):
+            let strings = messages.compactMap(\.stringValue)
+            guard strings.count == messages.count, !strings.isEmpty else { return nil }
+            return ValidationErrors([(baseField, strings)])
+        case .string(let message):
+            return ValidationErrors([(baseField, [message])])
+        default:
+            return nil
+        }
+    }
+
+    /// `{field: [message]}` or `{field: message}`, with nested objects flattened to `parent.child`.
+    private static func fromFieldMap(_ map: [String: JSONValue], prefix: String = "") -> ValidationErrors? {
+        var fields: [(field: String, messages: [String])] = []
+        for key in map.keys.sorted() {
+            guard let value = map[key] else { continue }
+            let name = prefix.isEmpty ? key : "\(prefix).\(key)"
+            switch value {
+            case .string(let message):
+                fields.append((name, [message]))
+            case .array(let items):
+                let strings = items.compactMap(\.stringValue)
+                guard strings.count == items.count else { return nil }
+                fields.append((name, strings))
+            case .object(let nested):
+                guard let inner = fromFieldMap(nested, prefix: name) else { return nil }
+                fields.append(contentsOf: inner.fields)
+            default:
+                return nil
+            }
+        }
+        return fields.isEmpty ? nil : ValidationErrors(fields)
+    }
+}

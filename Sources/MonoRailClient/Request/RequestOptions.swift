@@ -1,0 +1,34 @@
+public import MonoRailTransport
+
+/// Per-call settings that override the client's configuration.
+public struct RequestOptions: Sendable {
+    /// Whether an identical GET already in flight may be shared. Default `true`.
+    public var deduplicates: Bool
+    /// A retry policy for this call only; `nil` uses the client's.
+    public var retryPolicy: RetryPolicy?
+    /// A timeout for this call only; `nil` uses the client's.
+    public var timeout: Duration?
+    /// A name for logs, such as `"Train.get"`.
+    public var operationName: String?
+    /// Called as the request body is sent.
+    public var uploadProgress: (@Sendable (TransferProgress) -> Void)?
+    /// Called as the response body arrives.
+    public var downloadProgress: (@Sendable (TransferProgress) -> Void)?
+
+    /// Creates options.
+    public init(
+        deduplicates: Bool = true,
+        retryPolicy: RetryPolicy? = nil,
+        timeout: Duration? = nil,
+        operationName: String? = nil,
+        uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) {
+        self.deduplicates = deduplicates
+        self.retryPolicy = retryPolicy
+        self.timeout = timeout
+        self.operationName = operationName
+        self.uploadProgress = uploadProgress
+        self.downloadProgress = downloadProgress
+    }
+}

@@ -1,0 +1,59 @@
+public import Foundation
+public import HTTPTypes
+
+/// A response as received: the head and the body bytes.
+public struct APIResponse: Sendable {
+    /// The request that was sent, after middleware.
+    public var request: HTTPRequest
+    /// The response head.
+    public var response: HTTPResponse
+    /// The body bytes.
+    public var body: Data
+    /// Decodes the body; set by the client that made the request.
+    let decoder: ResponseDecoder
+    /// Root keys to unwrap, from the request.
+    let roots: [String]
+
+    /// Creates a response.
+    public init(request: HTTPRequest, response: HTTPResponse, body: Data, decoder: ResponseDecoder, roots: [String] = []) {
+        self.request = request
+        self.response = response
+        self.body = body
+        self.decoder = decoder
+        self.roots = roots
+    }
+
+    /// The status code.
+    public var statusCode: Int { response.status.code }
+
+    /// Whether the status is 2xx (ApiModel's `isSuccessful`).
+    public var isSuccessful: Bool { response.status.kind == .successful }
+
+    /// The body parsed as JSON.
+    ///
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed`` for a body that is not JSON.
+    public func json() throws -> JSONValue {
+        try decoder.parse(body, response: response, request: request)
+    }
+
+    /// The body as an object, or `nil` (ApiModel's `response.dictionary`).
+    public var dictionary: [String: JSONValue]? { (try? json())?.objectValue }
+
+    /// The body as an array, or `nil` (ApiModel's `response.array`).
+    public var array: [JSONValue]? { (try? json())?.arrayValue }
+
+    /// Decodes the body into `type`, unwrapping the envelope.
+    ///
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed`` or
+    ///   ``APIError/Code/validationFailed`` (an `errors` body in a 2xx response).
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try envelope(type).value
+    }
+
+    /// Decodes the body into `type` and keeps the records beside the main one.
+    ///
+    /// - Throws: As ``decode(_:)``.
+    public func envelope<T: Decodable>(_ type: T.Type = T.self) throws -> Envelope<T> {
+        try decoder.decode(type, from: body, response: response, request: request, roots: roots)
+    }
+}

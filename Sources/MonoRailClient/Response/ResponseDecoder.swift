@@ -1,0 +1,139 @@
+public import Foundation
+public import HTTPTypes
+
+/// Turns response bodies into values: checks the content type, parses, unwraps the envelope
+/// (namespace path, then root key) and decodes, wrapping every failure in one ``APIError``.
+///
+/// ``APIClient`` uses one of these; it is public so the same path can be used on stored responses.
+///
+/// ```swift
+/// let decoder = ResponseDecoder(coding: CodingOptions(), envelope: EnvelopeStyle(rootNamespace: "data"))
+/// let trains = try decoder.decode([Train].self, from: body, roots: ["trains"]).value
+/// ```
+public struct ResponseDecoder: Sendable {
+    /// Key mapping, date formats and coercion.
+    public var coding: CodingOptions
+    /// Namespace and errors handling.
+    public var envelope: EnvelopeStyle
+    /// The JSON parser.
+    public var parser: JSONParser
+
+    /// Creates a response decoder.
+    public init(coding: CodingOptions = CodingOptions(), envelope: EnvelopeStyle = EnvelopeStyle(), parser: JSONParser = JSONParser()) {
+        self.coding = coding
+        self.envelope = envelope
+        self.parser = parser
+    }
+
+    /// Parses a body as JSON, checking that the content type (when given) is JSON.
+    ///
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed``.
+    public func parse(_ body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil) throws -> JSONValue {
+        if let contentType = response?.headerFields[.contentType], !Self.isJSON(contentType) {
+            throw APIError(
+                .decodingFailed, "expected a JSON response, got \(contentType)",
+                request: request, response: response, rawBody: body)
+        }
+        guard !body.isEmpty else {
+            throw APIError(.decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
+        }
+        do {
+            return try parser.parse(body)
+        } catch {
+            throw APIError(
+                .decodingFailed, "the response is not valid JSON: \(error)",
+                request: request, response: response, rawBody: body, underlyingError: error)
+        }
+    }
+
+    /// Decodes `type` from a body.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode; ``EmptyResponse`` accepts an empty body.
+    ///   - body: The body bytes.
+    ///   - response: The response head, for its content type and for errors.
+    ///   - request: The request, for errors.
+    ///   - roots: Root keys to unwrap, tried in order; when none is present the body is decoded bare.
+    /// - Returns: The value and the side-loaded members.
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed``, or
+    ///   ``APIError/Code/validationFailed`` for an `errors` member in place of the record.
+    public func decode<T: Decodable>(
+        _ type: T.Type,
+        from body: Data,
+        response: HTTPResponse? = nil,
+        request: HTTPRequest? = nil,
+        roots: [String] = []
+    ) throws -> Envelope<T> {
+        if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T {
+            return Envelope(value: empty, response: response)
+        }
+        let json = try parse(body, response: response, request: request)
+        return try decode(type, from: json, rawBody: body, response: response, request: request, roots: roots)
+    }
+
+    /// Decodes `type` from an already parsed body; see ``decode(_:from:response:request:roots:)-(_,Data,_,_,_)``.
+    public func decode<T: Decodable>(
+        _ type: T.Type,
+        from json: JSONValue,
+        rawBody: Data? = nil,
+        response: HTTPResponse? = nil,
+        request: HTTPRequest? = nil,
+        roots: [String] = []
+    ) throws -> Envelope<T> {
+        func failure(_ message: String, _ decodingFailure: DecodingFailure? = nil, _ underlying: (any Error)? = nil) -> APIError {
+            APIError(
+                .decodingFailed, message, request: request, response: response, rawBody: rawBody, parsedBody: json,
+                decodingFailure: decodingFailure, underlyingError: underlying)
+        }
+        var path: [WireKey] = []
+        var container = json
+        if let namespace = envelope.rootNamespace, !namespace.isEmpty {
+            guard let inner = json.value(atPath: namespace) else {
+                throw failure(
+                    "the response has no \"\(namespace)\" namespace",
+                    DecodingFailure(typeName: "\(T.self)", key: namespace, path: "$", reason: "missing namespace"))
+            }
+            container = inner
+            path = namespace.split(separator: ".").map { WireKey(stringValue: String($0)) }
+        }
+        var main = container
+        var sideloaded: [String: JSONValue] = [:]
+        if case .object(let object) = container, let root = roots.first(where: { object[$0] != nil }), let value = object[root] {
+            main = value
+            path.append(WireKey(stringValue: root))
+            sideloaded = object
+            sideloaded[root] = nil
+        } else if envelope.treatsErrorsMemberAsFailure, case .object(let object) = container,
+            object["errors"] != nil, !roots.isEmpty || object.count == 1, let errors = ValidationErrors.parse(container, roots: roots, allowsBareFields: false),
+            !errors.isEmpty
+        {
+            throw APIError(
+                .validationFailed, "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
+                request: request, response: response, rawBody: rawBody, parsedBody: json, validationErrors: errors)
+        }
+        do {
+            let value = try ValueDecoder(options: coding).decode(T.self, from: main, path: path)
+            return Envelope(value: value, sideloaded: sideloaded, response: response)
+        } catch let error as DecodingError {
+            let detail = DecodingFailure(typeName: "\(T.self)", error: error)
+            throw failure("the response cannot be decoded: \(detail)", detail, error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw failure("the response cannot be decoded as \(T.self): \(error)", nil, error)
+        }
+    }
+
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        return mediaType == "application/json" || mediaType == "text/json" || mediaType.hasSuffix("+json")
+    }
+}
+
+/// A response with no body worth decoding, such as `204 No Content`.
+public struct EmptyResponse: Decodable, Sendable, Hashable {
+    /// Creates an empty response.
+    public init() {}
+    /// Ignores whatever the body holds.
+    public init(from decoder: any Decoder) throws {}
+}

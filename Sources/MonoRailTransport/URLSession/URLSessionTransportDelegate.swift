@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Routes URLSession delegate callbacks to the request waiting on each task.
+///
+/// Per-task state lives in one `Mutex`; callbacks arrive on the session's serial delegate queue while
+/// cancellation arrives from any task, so the lock is what makes both safe.
+final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Exchange {
+        var continuation: CheckedContinuation<(HTTPResponse, Data), any Error>
+        var metadata: RequestMetadata
+        var originalURL: URL?
+        var body = Data()
+        var failure: TransportError?
+    }
+
+    private let exchanges = Mutex<[Int: Exchange]>([:])
+
+    func run(_ task: URLSessionTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (HTTPResponse, Data) {
+        let id = task.taskIdentifier
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                exchanges.withLock {
+                    $0[id] = Exchange(continuation: continuation, metadata: metadata, originalURL: originalURL)
+                }
+                if Task.isCancelled {
+                    task.cancel()
+                } else {
+                    task.resume()
+                }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    // MARK: - URLSessionDataDelegate
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        let expected = dataTask.countOfBytesExpectedToReceive
+        let (progress, received, tooLarge) = exchanges.withLock { table -> ((@Sendable (TransferProgress) -> Void)?, Int64, Bool) in
+            guard var exchange = table[id] else { return (nil, 0, false) }
+            if exchange.body.count + data.count > exchange.metadata.maxResponseBodySize {
+                exchange.failure = TransportError(
+                    .responseTooLarge,
+                    "the response body is larger than \(exchange.metadata.maxResponseBodySize) bytes")
+                table[id] = exchange
+                return (nil, 0, true)
+            }
+            exchange.body.append(data)
+            table[id] = exchange
+            return (exchange.metadata.downloadProgress, Int64(exchange.body.count), false)
+        }
+        if tooLarge {
+            dataTask.cancel()
+            return
+        }
+        progress?(TransferProgress(completedBytes: received, totalBytes: expected > 0 ? expected : nil))
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        let progress = exchanges.withLock { $0[task.taskIdentifier]?.metadata.uploadProgress }
+        progress?(
+            TransferProgress(
+                completedBytes: totalBytesSent,
+                totalBytes: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let original = exchanges.withLock { $0[task.taskIdentifier]?.originalURL }
+        var redirected = request
+        if let original, let target = request.url, !Self.sameOrigin(original, target) {
+            // Credentials belong to the origin they were meant for (SPEC §8).
+            redirected.setValue(nil, forHTTPHeaderField: "Authorization")
+            redirected.setValue(nil, forHTTPHeaderField: "Cookie")
+        }
+        completionHandler(redirected)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let failure = exchange.failure {
+            exchange.continuation.resume(throwing: failure)
+        } else if let error {
+            exchange.continuation.resume(throwing: Self.transportError(from: error, afterResponseHead: task.response != nil))
+        } else if let urlResponse = task.response as? HTTPURLResponse, let response = urlResponse.httpResponse {
+            exchange.continuation.resume(returning: (response, exchange.body))
+        } else {
+            exchange.continuation.resume(throwing: TransportError(.other, "the server sent no HTTP response"))
+        }
+    }
+
+    // MARK: - Helpers
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && a.port == b.port
+    }
+
+    static func transportError(from error: any Error, afterResponseHead: Bool) -> TransportError {
+        guard let urlError = error as? URLError else {
+            return TransportError(.other, error.localizedDescription, underlyingError: error)
+        }
+        // FoundationNetworking reports a body cut short as an unknown error ("transfer closed with N
+        // bytes remaining"); once the head has arrived, any such failure means the connection closed.
+        if afterResponseHead, [.unknown, .networkConnectionLost, .cannotParseResponse].contains(urlError.code) {
+            return TransportError(.connectionClosed, "the connection closed before the response was complete", underlyingError: error)
+        }
+        switch urlError.code {
+        case .timedOut:
+            return TransportError(.timedOut, "the request timed out", underlyingError: error)
+        case .cancelled:
+            return TransportError(.cancelled, "the request was cancelled", underlyingError: error)
+        case .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed:
+            return TransportError(.cannotConnect, "cannot connect to the server", underlyingError: error)
+        case .networkConnectionLost, .badServerResponse, .cannotParseResponse:
+            return TransportError(.connectionClosed, "the connection closed before the response was complete", underlyingError: error)
+        default:
+            return TransportError(.other, urlError.localizedDescription, underlyingError: error)
+        }
+    }
+}

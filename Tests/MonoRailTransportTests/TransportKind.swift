@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import MonoRailAsyncHTTPClient
+import MonoRailTransport
+import Testing
+
+/// The transports every conformance test runs against.
+enum TransportKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case urlSession
+    case asyncHTTPClient
+
+    var testDescription: String { rawValue }
+
+    func make(timeout: Duration = .seconds(30)) -> any Transport {
+        switch self {
+        case .urlSession: URLSessionTransport(configuration: .init(timeout: timeout))
+        case .asyncHTTPClient: AsyncHTTPClientTransport(configuration: .init(timeout: timeout))
+        }
+    }
+}
+
+func request(_ method: HTTPRequest.Method = .get, _ url: URL, path: String, headers: HTTPFields = [:]) -> HTTPRequest {
+    var request = HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(url.port ?? 80)", path: path)
+    request.headerFields = headers
+    return request
+}
+
+func json(_ data: Data) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+/// Collects progress reports from any thread.
+final class ProgressLog: Sendable {
+    private let reports = Mutex<[TransferProgress]>([])
+    func record(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
+    var all: [TransferProgress] { reports.withLock { $0 } }
+}
+
+import Synchronization
+
+/// Waits until `condition` holds, checking every 20 ms for at most `limit`; a bound, not a timing assertion.
+func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
+/// FNV-1a, the checksum the test server reports for request bodies.
+func fnv1a(_ data: Data) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return String(hash, radix: 16)
+}
