@@ -1,1 +1,2 @@
+@_exported public import HTTPTypes
 @_exported public import MonoRailTransport

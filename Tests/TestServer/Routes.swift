@@ -103,17 +103,23 @@ enum Routes {
         router.get("/trains/:id") { request, context in
             json([
                 "train": [
-                    "id": .string(context.parameters.get("id") ?? ""),
+                    "id": .string(decoded(context.parameters.get("id"))),
                     "raw_path": .string(request.uri.path),
                 ]
             ])
         }
         router.get("/trains/:id/cars") { request, context in
-            json(["cars": [], "raw_path": .string(request.uri.path), "id": .string(context.parameters.get("id") ?? "")])
+            json(["cars": [], "raw_path": .string(request.uri.path), "id": .string(decoded(context.parameters.get("id")))])
         }
     }
 
     struct ConnectionDropped: Error {}
+
+    /// Route parameters arrive percent-encoded; Rails would decode them.
+    static func decoded(_ parameter: String?) -> String {
+        guard let parameter else { return "" }
+        return parameter.removingPercentEncoding ?? parameter
+    }
 
     static func redirect(_ request: Request) -> Response {
         let target = request.uri.queryParameters.get("to") ?? "/echo"
@@ -133,7 +139,7 @@ enum Routes {
         }
         var query: [String: JSONValueLite] = [:]
         for (name, value) in request.uri.queryParameters {
-            let key = String(name)
+            let key = String(name).removingPercentEncoding ?? String(name)
             if case .array(let existing) = query[key] {
                 query[key] = .array(existing + [.string(String(value))])
             } else if let existing = query[key] {

@@ -65,6 +65,18 @@ final class WireKeyCache {
         self.mapping = mapping
     }
 
+    private var dictionaryKeyTypes: [ObjectIdentifier: Bool] = [:]
+
+    /// Whether `Key` is the key type of a `[String: Value]` dictionary, whose keys are data, not
+    /// property names, and so are never mapped.
+    func isDictionaryKey<Key: CodingKey>(_ type: Key.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        if let known = dictionaryKeyTypes[id] { return known }
+        let isDictionary = String(describing: type) == "_DictionaryCodingKey"
+        dictionaryKeyTypes[id] = isDictionary
+        return isDictionary
+    }
+
     @inline(__always) func wireKey(for name: String) -> String {
         if mapping.isIdentity { return name }
         if let cached = cache[name] { return cached }

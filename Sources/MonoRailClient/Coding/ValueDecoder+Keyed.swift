@@ -3,6 +3,13 @@ import Foundation
 struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let object: [String: JSONValue]
     let decoder: ValueDecoderImpl
+    let mapsKeys: Bool
+
+    init(object: [String: JSONValue], decoder: ValueDecoderImpl) {
+        self.object = object
+        self.decoder = decoder
+        self.mapsKeys = !decoder.context.keys.isDictionaryKey(Key.self)
+    }
 
     var codingPath: [any CodingKey] { decoder.codingPath }
 
@@ -12,7 +19,7 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     @inline(__always) private func wireKey(_ key: Key) -> String {
-        decoder.context.keys.wireKey(for: key.stringValue)
+        mapsKeys ? decoder.context.keys.wireKey(for: key.stringValue) : key.stringValue
     }
 
     @inline(__always) private func childPath(_ wireKey: String) -> PathNode {

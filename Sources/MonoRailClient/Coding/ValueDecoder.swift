@@ -101,6 +101,7 @@ final class ValueDecoderImpl: Decoder {
         case .null: found = "null"
         case .bool(let bool): found = "the Boolean \(bool)"
         case .int(let int): found = "the number \(int)"
+        case .uint(let uint): found = "the number \(uint)"
         case .double(let double): found = "the number \(double)"
         case .string(let string): found = "the string \"\(string.prefix(60))\""
         case .array: found = "an array"
@@ -130,6 +131,7 @@ final class ValueDecoderImpl: Decoder {
         switch value {
         case .string(let string): return string
         case .int(let int) where context.isLenient: return String(int)
+        case .uint(let uint) where context.isLenient: return String(uint)
         case .double(let double) where context.isLenient: return double.description
         case .bool(let bool) where context.isLenient: return bool ? "true" : "false"
         default: throw mismatch(String.self, value, path)
@@ -140,6 +142,8 @@ final class ValueDecoderImpl: Decoder {
         switch value {
         case .int(let int):
             if let exact = I(exactly: int) { return exact }
+        case .uint(let uint):
+            if let exact = I(exactly: uint) { return exact }
         case .double(let double):
             if let exact = I(exactly: double) { return exact }
         case .string(let string) where context.isLenient:
@@ -162,6 +166,7 @@ final class ValueDecoderImpl: Decoder {
         switch value {
         case .double(let double): return double
         case .int(let int): return Double(int)
+        case .uint(let uint): return Double(uint)
         case .string(let string) where context.isLenient:
             if let double = Double(string.trimmingCharacters(in: .whitespaces)), double.isFinite { return double }
         default: break
@@ -205,7 +210,7 @@ final class ValueDecoderImpl: Decoder {
                 .init(
                     codingPath: PathNode.keys(of: path),
                     debugDescription: "the date \"\(string.prefix(60))\" matches none of the formats: \(formats)"))
-        case .int, .double:
+        case .int, .uint, .double:
             return Date(timeIntervalSince1970: try unboxDouble(value, path))
         default:
             throw mismatch(Date.self, value, path)
@@ -225,6 +230,7 @@ final class ValueDecoderImpl: Decoder {
         let text: String
         switch value {
         case .int(let int): return Decimal(int)
+        case .uint(let uint): return Decimal(uint)
         // The shortest round-tripping description keeps "46.8" as 46.8 rather than 46.799999….
         case .double(let double): text = double.description
         case .string(let string) where context.isLenient: text = string

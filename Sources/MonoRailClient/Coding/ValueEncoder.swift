@@ -88,11 +88,10 @@ final class EncodingContext {
     }
 
     func boxInteger<I: FixedWidthInteger>(_ value: I, _ path: PathNode?) throws -> JSONValue {
-        guard let int = Int64(exactly: value) else {
-            // UInt64 values above Int64.max still fit a JSON number, at double precision.
-            return .double(Double(value))
-        }
-        return .int(int)
+        if let int = Int64(exactly: value) { return .int(int) }
+        if let uint = UInt64(exactly: value) { return .uint(uint) }
+        throw EncodingError.invalidValue(
+            value, .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) does not fit in 64 bits"))
     }
 }
 
@@ -170,6 +169,17 @@ extension ValueEncoderImpl: SingleValueEncodingContainer {
 struct KeyedEncoderContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: ValueEncoderImpl
     let node: EncodingNode
+    let mapsKeys: Bool
+
+    init(encoder: ValueEncoderImpl, node: EncodingNode) {
+        self.encoder = encoder
+        self.node = node
+        self.mapsKeys = !encoder.context.keys.isDictionaryKey(Key.self)
+    }
+
+    private func wireKey(_ key: Key) -> String {
+        mapsKeys ? encoder.context.keys.wireKey(for: key.stringValue) : key.stringValue
+    }
 
     var codingPath: [any CodingKey] { encoder.codingPath }
 
@@ -180,12 +190,12 @@ struct KeyedEncoderContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     private func set(_ child: EncodingNode, _ key: Key) {
         guard case .object(var members) = node.storage else { return }
         node.storage = .empty
-        members[encoder.context.keys.wireKey(for: key.stringValue)] = child
+        members[wireKey(key)] = child
         node.storage = .object(members)
     }
 
     private func childPath(_ key: Key) -> PathNode {
-        PathNode(parent: encoder.path, key: WireKey(stringValue: encoder.context.keys.wireKey(for: key.stringValue)))
+        PathNode(parent: encoder.path, key: WireKey(stringValue: wireKey(key)))
     }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }

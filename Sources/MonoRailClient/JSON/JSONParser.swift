@@ -286,6 +286,9 @@ private struct Reader {
             if accumulator != .min { return .int(-accumulator) }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        if isInteger, !isNegative, let unsigned = UInt64(text) {
+            return .uint(unsigned)
+        }
         guard let double = Double(text), double.isFinite else {
             throw JSONSyntaxError(offset: start, reason: "number out of range")
         }

@@ -14,8 +14,10 @@ public enum JSONValue: Sendable, Hashable {
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number written without fraction or exponent that fits in 64 bits.
+    /// A number written without fraction or exponent that fits in `Int64`.
     case int(Int64)
+    /// A number written without fraction or exponent, above `Int64.max` but within `UInt64`.
+    case uint(UInt64)
     /// Any other number.
     case double(Double)
     /// A string.
@@ -51,6 +53,7 @@ extension JSONValue {
     public var intValue: Int? {
         switch self {
         case .int(let value): Int(exactly: value)
+        case .uint(let value): Int(exactly: value)
         case .double(let value): Int(exactly: value)
         default: nil
         }
@@ -60,6 +63,7 @@ extension JSONValue {
     public var doubleValue: Double? {
         switch self {
         case .int(let value): Double(value)
+        case .uint(let value): Double(value)
         case .double(let value): value
         default: nil
         }
@@ -140,6 +144,8 @@ extension JSONValue: Codable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .int(value)
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .uint(value)
         } else if let value = try? container.decode(Double.self) {
             self = .double(value)
         } else if let value = try? container.decode(String.self) {
@@ -158,6 +164,7 @@ extension JSONValue: Codable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
+        case .uint(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)

@@ -16,6 +16,7 @@ enum JSONWriter {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let bool): output.append(contentsOf: (bool ? "true" : "false").utf8)
         case .int(let int): output.append(contentsOf: String(int).utf8)
+        case .uint(let uint): output.append(contentsOf: String(uint).utf8)
         case .double(let double):
             if double.isFinite {
                 output.append(contentsOf: double.description.utf8)

@@ -29,6 +29,7 @@ public enum QueryEncoder {
         case .null: result.append((name, ""))
         case .bool(let bool): result.append((name, bool ? "true" : "false"))
         case .int(let int): result.append((name, String(int)))
+        case .uint(let uint): result.append((name, String(uint)))
         case .double(let double): result.append((name, double.description))
         case .string(let string): result.append((name, string))
         case .array(let elements):

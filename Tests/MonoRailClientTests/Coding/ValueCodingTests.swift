@@ -1,0 +1,225 @@
+import Foundation
+import MonoRailClient
+import Testing
+
+struct Depot: Codable, Equatable, Sendable {
+    var name: String
+    var city: String
+    var capacity: Int
+}
+
+struct Train: Codable, Equatable, Sendable {
+    var id: Int?
+    var company: String
+    var numberOfCars: Int
+    var maxSpeed: Double
+    var inService: Bool
+    var builtAt: Date
+    var tags: [String]
+    var depot: Depot
+    var conductorID: Int?
+}
+
+enum Status: String, Codable, Sendable { case active, retired }
+
+struct Kitchen: Codable, Equatable, Sendable {
+    var int8: Int8
+    var uint16: UInt16
+    var int64: Int64
+    var uint64: UInt64
+    var float: Float
+    var decimal: Decimal
+    var url: URL
+    var uuid: UUID
+    var status: Status
+    var dictionary: [String: Int]
+    var free: JSONValue
+    var optional: String?
+    var data: Data
+}
+
+@Suite("Value coding")
+struct ValueCodingTests {
+    let trainJSON = #"""
+        {"id": 7, "company": "DB", "number_of_cars": 5, "max_speed": 46.8, "in_service": true,
+         "built_at": "2015-12-30T12:12:33.000Z", "tags": ["a", "b"],
+         "depot": {"name": "Rummelsburg", "city": "Berlin", "capacity": 40}, "conductor_id": 12}
+        """#
+
+    @Test("maps camelCase properties to snake_case keys, acronyms included", arguments: [
+        ("numberOfCars", "number_of_cars"), ("userID", "user_id"), ("URLString", "url_string"),
+        ("id", "id"), ("number_of_cars", "number_of_cars"), ("httpURLPath2", "http_url_path2"),
+        ("a", "a"), ("ABC", "abc"),
+    ])
+    func snakeCase(name: String, expected: String) {
+        #expect(KeyMapping.snakeCased(name) == expected)
+    }
+
+    @Test("decodes snake_case JSON into camelCase properties")
+    func decodesSnakeCase() throws {
+        let train = try ValueDecoder().decode(Train.self, from: Data(trainJSON.utf8))
+        #expect(train.numberOfCars == 5)
+        #expect(train.conductorID == 12)
+        #expect(train.depot.city == "Berlin")
+        #expect(train.builtAt == Date(timeIntervalSince1970: 1_451_477_553))
+    }
+
+    @Test("encodes camelCase properties as snake_case keys and round-trips")
+    func encodesSnakeCase() throws {
+        let train = try ValueDecoder().decode(Train.self, from: Data(trainJSON.utf8))
+        let encoded = try ValueEncoder().encode(train)
+        #expect(encoded["number_of_cars"] == 5)
+        #expect(encoded["conductor_id"] == 12)
+        #expect(encoded["built_at"] == "2015-12-30T12:12:33.000Z")
+        #expect(encoded["numberOfCars"] == nil)
+        let again = try ValueDecoder().decode(Train.self, from: encoded)
+        #expect(again == train)
+    }
+
+    @Test("explicit snake_case coding keys work unchanged under snake_case mapping")
+    func explicitKeysAreIdempotent() throws {
+        struct Explicit: Codable, Equatable {
+            var numberOfCars: Int
+            enum CodingKeys: String, CodingKey { case numberOfCars = "number_of_cars" }
+        }
+        let value = try ValueDecoder().decode(Explicit.self, from: Data(#"{"number_of_cars": 3}"#.utf8))
+        #expect(value.numberOfCars == 3)
+        #expect(try ValueEncoder().encode(value) == ["number_of_cars": 3])
+    }
+
+    @Test("identity and custom key mappings")
+    func otherMappings() throws {
+        struct Simple: Codable { var numberOfCars: Int }
+        var options = CodingOptions(keyMapping: .identity)
+        #expect(try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"numberOfCars": 1}"#.utf8)).numberOfCars == 1)
+        options.keyMapping = .custom { $0.uppercased() }
+        #expect(try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"NUMBEROFCARS": 2}"#.utf8)).numberOfCars == 2)
+        #expect(try ValueEncoder(options: options).encode(Simple(numberOfCars: 3)) == ["NUMBEROFCARS": 3])
+    }
+
+    @Test("decodes every field type")
+    func kitchenSink() throws {
+        let json = #"""
+            {"int8": -128, "uint16": 65535, "int64": -9223372036854775808, "uint64": 18446744073709551615,
+             "float": 1.5, "decimal": 46.8, "url": "https://example.com/a?b=c",
+             "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "status": "retired",
+             "dictionary": {"a": 1, "b_c": 2, "camelKey": 3}, "free": {"nested": [1, "two", null]}, "optional": null,
+             "data": "AAEC"}
+            """#
+        let kitchen = try ValueDecoder().decode(Kitchen.self, from: Data(json.utf8))
+        #expect(kitchen.int8 == -128)
+        #expect(kitchen.uint16 == 65535)
+        #expect(kitchen.int64 == .min)
+        #expect(kitchen.uint64 == .max)
+        #expect(kitchen.decimal == Decimal(string: "46.8"))
+        #expect(kitchen.url.host == "example.com")
+        #expect(kitchen.status == .retired)
+        #expect(kitchen.dictionary == ["a": 1, "b_c": 2, "camelKey": 3], "dictionary keys are data and never mapped")
+        #expect(kitchen.free == ["nested": [1, "two", nil]])
+        #expect(kitchen.optional == nil)
+        #expect(kitchen.data == Data([0, 1, 2]))
+        #expect(try ValueEncoder().encode(kitchen)["dictionary"]?["camelKey"] == 3)
+        let again = try ValueDecoder().decode(Kitchen.self, from: try ValueEncoder().encode(kitchen))
+        #expect(again == kitchen)
+    }
+
+    @Test("tries date formats in order", arguments: [
+        ("2015-12-30T12:12:33Z", 1_451_477_553.0),
+        ("2015-12-30T12:12:33.250Z", 1_451_477_553.25),
+        ("2015-12-30T18:12:33.000-05:00", 1_451_517_153.0),
+        ("2015-12-30T18:12:33.000-0500", 1_451_517_153.0),
+        ("2015-12-30T13:12:33+01:00", 1_451_477_553.0),
+        ("2000-02-29T00:00:00Z", 951_782_400.0),
+    ])
+    func dateFormats(text: String, seconds: Double) throws {
+        let date = try ValueDecoder().decode(Date.self, from: .string(text))
+        #expect(abs(date.timeIntervalSince1970 - seconds) < 0.001)
+    }
+
+    @Test("a custom date format can be added to the list")
+    func customDateFormat() throws {
+        let options = CodingOptions(dateFormats: DateFormat.defaults + [.custom("yyyy/MM/dd HH:mm:ss Z")])
+        let date = try ValueDecoder(options: options).decode(Date.self, from: .string("2015/12/30 12:12:33 +0000"))
+        #expect(date.timeIntervalSince1970 == 1_451_477_553)
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Date.self, from: .string("2015/12/30 12:12:33 +0000")) }
+    }
+
+    @Test("an ISO date without fractional seconds does not match the fractional format, and vice versa")
+    func strictFormats() {
+        #expect(DateFormat.iso8601WithFractionalSeconds.date(from: "2015-12-30T12:12:33Z") == nil)
+        #expect(DateFormat.iso8601.date(from: "2015-12-30T12:12:33.5Z") == nil)
+        #expect(DateFormat.rails.date(from: "2015-12-30T12:12:33.000+01:00") == nil)
+        #expect(DateFormat.rails.date(from: "2015-12-30T12:12:33.000+0100") != nil)
+        #expect(DateFormat.iso8601.date(from: "2015-02-30T12:12:33Z") == nil)
+        #expect(DateFormat.rails.string(from: Date(timeIntervalSince1970: 1_451_477_553.25)) == "2015-12-30T12:12:33.250+0000")
+    }
+
+    @Test("a decoding error names the wire key and the JSON path")
+    func errorPath() throws {
+        let json = #"{"trains": [{"id": 1, "company": "DB", "number_of_cars": "many"}]}"#
+        struct Wrapper: Decodable { var trains: [Train] }
+        do {
+            _ = try ValueDecoder().decode(Wrapper.self, from: Data(json.utf8))
+            Issue.record("expected a failure")
+        } catch let error as DecodingError {
+            guard case .typeMismatch(_, let context) = error else {
+                Issue.record("expected a type mismatch, got \(error)")
+                return
+            }
+            #expect(WireKey.jsonPath(context.codingPath) == "$.trains[0].number_of_cars")
+            #expect(context.debugDescription.contains("found the string \"many\""))
+        }
+    }
+
+    @Test("a missing key is reported with its wire name")
+    func missingKey() {
+        do {
+            _ = try ValueDecoder().decode(Depot.self, from: ["name": "x", "city": "y"])
+            Issue.record("expected a failure")
+        } catch DecodingError.keyNotFound(let key, _) {
+            #expect(key.stringValue == "capacity")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("strict coercion rejects, lenient coercion converts", arguments: [
+        (JSONValue.string("5"), 5),
+        (JSONValue.string(" 12 "), 12),
+        (JSONValue.double(3.0), 3),
+        (JSONValue.bool(true), 1),
+    ])
+    func lenientIntegers(input: JSONValue, expected: Int) throws {
+        let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
+        #expect(try lenient.decode(Int.self, from: input) == expected)
+        if case .double = input {
+            #expect(try ValueDecoder().decode(Int.self, from: input) == expected)
+        } else {
+            #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int.self, from: input) }
+        }
+    }
+
+    @Test("lenient Booleans and strings")
+    func lenientOthers() throws {
+        let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
+        #expect(try lenient.decode(Bool.self, from: "true") == true)
+        #expect(try lenient.decode(Bool.self, from: 0) == false)
+        #expect(try lenient.decode(String.self, from: 42) == "42")
+        #expect(try lenient.decode(Double.self, from: "46.8") == 46.8)
+        #expect(throws: DecodingError.self) { try lenient.decode(Bool.self, from: "maybe") }
+        #expect(throws: DecodingError.self) { try lenient.decode(Int.self, from: 2.5) }
+    }
+
+    @Test("numbers out of range are errors, not truncations")
+    func ranges() {
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int8.self, from: 128) }
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(UInt.self, from: -1) }
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Float.self, from: .double(1e300)) }
+    }
+
+    @Test("non-finite numbers cannot be encoded")
+    func nonFinite() {
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(["x": Double.nan]) }
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(Float.infinity) }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+import Logging
+import MonoRail
+import Synchronization
+import TestServer
+import Testing
+
+/// A clock whose sleeps return at once and are recorded, so retry delays can be asserted exactly.
+final class RecordingClock: Clock, Sendable {
+    typealias Instant = ContinuousClock.Instant
+    private let state = Mutex<(now: ContinuousClock.Instant, sleeps: [Duration])>((ContinuousClock.now, []))
+
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    var sleeps: [Duration] { state.withLock { $0.sleeps } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try Task.checkCancellation()
+        state.withLock { state in
+            state.sleeps.append(deadline - state.now)
+            state.now = deadline
+        }
+    }
+}
+
+/// A client for the shared test server, on the platform's default transport, with retries that
+/// never really wait.
+func makeClient(
+    _ server: TestServer,
+    transport: (any Transport)? = nil,
+    clock: RecordingClock = RecordingClock(),
+    _ configure: (inout APIClient.Configuration) -> Void = { _ in }
+) -> APIClient {
+    var configuration = APIClient.Configuration(baseURL: server.baseURL, transport: transport ?? MonoRail.defaultTransport)
+    configuration.clock = clock
+    configure(&configuration)
+    return APIClient(configuration: configuration)
+}
+
+/// What `/echo` reports about a request.
+struct Echo: Decodable, Sendable {
+    var method: String
+    var path: String
+    var rawQuery: String
+    var query: [String: JSONValue]
+    var headers: [String: String]
+    var body: String
+    var bodyLength: Int
+
+    var bodyJSON: JSONValue? { try? JSONParser().parse(Data(body.utf8)) }
+}
+
+/// Percent-encodes a value for the `/respond` endpoint's query.
+func q(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+}
+
+/// Waits until `condition` holds, checking every 20 ms for at most `limit`; a bound, not a timing assertion.
+func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
+/// Captures log records in memory.
+final class LogCapture: Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let records = Mutex<[Record]>([])
+    var all: [Record] { records.withLock { $0 } }
+
+    func append(_ record: Record) { records.withLock { $0.append(record) } }
+
+    func logger(level: Logger.Level = .trace) -> Logger {
+        var logger = Logger(label: "test") { _ in CaptureHandler(capture: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    struct CaptureHandler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let flattened = (event.metadata ?? [:]).mapValues { "\($0)" }
+            capture.append(Record(level: event.level, message: "\(event.message)", metadata: flattened))
+        }
+    }
+}
