@@ -54,8 +54,7 @@ struct TransportConformanceTests {
     func fileBody(kind: TransportKind) async throws {
         let server = try await TestServer.shared()
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString).bin")
-        var generator = SystemRandomNumberGenerator()
-        let payload = Data((0..<(5 * 1024 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let payload = randomData(count: 5 * 1024 * 1024)
         try payload.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         let body = try RequestBody.file(at: url)

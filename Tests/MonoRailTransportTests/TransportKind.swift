@@ -51,6 +51,20 @@ func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) 
 /// FNV-1a, the checksum the test server reports for request bodies.
 func fnv1a(_ data: Data) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    data.withUnsafeBytes { bytes in
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    }
     return String(hash, radix: 16)
+}
+
+/// Random bytes, filled a word at a time: byte-by-byte generation takes seconds in debug builds and
+/// would starve the two-thread cooperative pool the other tests share.
+func randomData(count: Int) -> Data {
+    var generator = SystemRandomNumberGenerator()
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { bytes in
+        let words = bytes.bindMemory(to: UInt64.self)
+        for index in words.indices { words[index] = generator.next() }
+    }
+    return data
 }

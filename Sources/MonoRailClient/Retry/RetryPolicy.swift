@@ -118,7 +118,9 @@ public struct RetryPolicy: Sendable, Hashable {
     private func backoff(_ attempt: Int, _ generator: inout some RandomNumberGenerator) -> Decision {
         let exponent = pow(multiplier, Double(attempt - 1))
         let base = min(maxDelay, baseDelay * exponent)
-        let random = Double.random(in: 0...1, using: &generator)
+        // One draw from the generator, mapped straight to [0, 1): no rejection loop, so a scripted
+        // generator gives a predictable delay.
+        let random = Double(generator.next() >> 11) * 0x1p-53
         return .retry(after: base * (1 - jitter) + base * (jitter * random))
     }
 
