@@ -1,5 +1,5 @@
 #if os(Linux)
-import MonoRailAsyncHTTPClient
+    import MonoRailAsyncHTTPClient
 #endif
 
 /// The MonoRail namespace: defaults shared by the whole package.
@@ -12,9 +12,9 @@ public enum MonoRail {
     /// ```
     public static var defaultTransport: any Transport {
         #if os(Linux)
-        AsyncHTTPClientTransport()
+            AsyncHTTPClientTransport()
         #else
-        URLSessionTransport.shared
+            URLSessionTransport.shared
         #endif
     }
 }

@@ -150,8 +150,10 @@ public struct AsyncHTTPClientTransport: Transport {
         }
     }
 
-    private func collect(_ response: HTTPClientResponse, metadata: RequestMetadata) async throws -> (HTTPResponse, Data) {
-        var head = HTTPResponse(status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase))
+    private func collect(_ response: HTTPClientResponse, metadata: RequestMetadata) async throws -> (HTTPResponse, Data)
+    {
+        var head = HTTPResponse(
+            status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase))
         for header in response.headers {
             if let name = HTTPField.Name(header.name) {
                 head.headerFields.append(HTTPField(name: name, value: header.value))
@@ -159,14 +161,16 @@ public struct AsyncHTTPClientTransport: Transport {
         }
         let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
         if let expected, expected > metadata.maxResponseBodySize {
-            throw TransportError(.responseTooLarge, "the response body is larger than \(metadata.maxResponseBodySize) bytes")
+            throw TransportError(
+                .responseTooLarge, "the response body is larger than \(metadata.maxResponseBodySize) bytes")
         }
         var body = Data()
         if let expected { body.reserveCapacity(Int(expected)) }
         do {
             for try await var chunk in response.body {
                 guard body.count + chunk.readableBytes <= metadata.maxResponseBodySize else {
-                    throw TransportError(.responseTooLarge, "the response body is larger than \(metadata.maxResponseBodySize) bytes")
+                    throw TransportError(
+                        .responseTooLarge, "the response body is larger than \(metadata.maxResponseBodySize) bytes")
                 }
                 chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
                 chunk.moveReaderIndex(to: chunk.writerIndex)
@@ -215,8 +219,11 @@ public struct AsyncHTTPClientTransport: Transport {
         if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode) {
             return TransportError(.cannotConnect, "cannot connect to the server", underlyingError: error)
         }
-        if error is HTTPParserError || (error as? ChannelError) == .eof || (error as? ChannelError) == .ioOnClosedChannel {
-            return TransportError(.connectionClosed, "the connection closed before the response was complete", underlyingError: error)
+        if error is HTTPParserError || (error as? ChannelError) == .eof
+            || (error as? ChannelError) == .ioOnClosedChannel
+        {
+            return TransportError(
+                .connectionClosed, "the connection closed before the response was complete", underlyingError: error)
         }
         return TransportError(.other, String(describing: error), underlyingError: error)
     }

@@ -38,5 +38,7 @@ public protocol Transport: Sendable {
     ///   - metadata: Per-request settings: timeout, body size limit, progress handlers.
     /// - Returns: The response head and the collected response body.
     /// - Throws: ``TransportError`` when the exchange fails before a complete response was read.
-    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (HTTPResponse, Data)
+    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, Data
+    )
 }

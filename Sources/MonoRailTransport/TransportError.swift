@@ -63,4 +63,3 @@ public struct TransportError: Error, Sendable, CustomStringConvertible, CustomDe
         return text
     }
 }
-

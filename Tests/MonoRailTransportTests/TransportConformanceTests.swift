@@ -165,7 +165,8 @@ struct TransportConformanceTests {
     func sameOriginRedirect(kind: TransportKind) async throws {
         let server = try await TestServer.shared()
         let (response, data) = try await kind.make().send(
-            request(.get, server.baseURL, path: "/redirect?to=/echo/landed", headers: [.authorization: "Bearer secret"]),
+            request(
+                .get, server.baseURL, path: "/redirect?to=/echo/landed", headers: [.authorization: "Bearer secret"]),
             body: nil, metadata: RequestMetadata())
         #expect(response.status == .ok)
         let echo = try json(data)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import MonoRailAsyncHTTPClient
 import MonoRailTransport
+import Synchronization
 import Testing
 
 /// The transports every conformance test runs against.
@@ -35,8 +36,6 @@ final class ProgressLog: Sendable {
     func record(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
     var all: [TransferProgress] { reports.withLock { $0 } }
 }
-
-import Synchronization
 
 /// Waits until `condition` holds, checking every 20 ms for at most `limit`; a bound, not a timing assertion.
 func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {

@@ -108,8 +108,35 @@ enum Routes {
                 ]
             ])
         }
+        // A tiny trains collection for the README's quick start: index with a company filter, and
+        // create with Rails-style validation.
+        router.get("/trains") { request, _ in
+            let company = request.uri.queryParameters.get("company").map { String($0) }
+            let trains = state.trains.withLock { $0 }
+                .compactMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+                .filter { company == nil || $0["company"] as? String == company }
+            return jsonObject(["trains": trains], status: .ok)
+        }
+        router.post("/trains") { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                var train = object["train"] as? [String: Any]
+            else {
+                return jsonObject(["error": "Bad Request"], status: .badRequest)
+            }
+            guard let company = train["company"] as? String, !company.isEmpty else {
+                return jsonObject(["errors": ["company": ["can't be blank"]]], status: .unprocessableContent)
+            }
+            let id = state.trains.withLock { $0.count + 1 }
+            train["id"] = id
+            let stored = (try? JSONSerialization.data(withJSONObject: train)) ?? Data()
+            state.trains.withLock { $0.append(stored) }
+            return jsonObject(["train": train], status: .created)
+        }
         router.get("/trains/:id/cars") { request, context in
-            json(["cars": [], "raw_path": .string(request.uri.path), "id": .string(decoded(context.parameters.get("id")))])
+            json([
+                "cars": [], "raw_path": .string(request.uri.path), "id": .string(decoded(context.parameters.get("id"))),
+            ])
         }
     }
 
@@ -183,7 +210,15 @@ enum Routes {
             headers[field] = String(value)
         }
         let body = parameters.get("body").map { String($0) } ?? ""
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return Response(
+            status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func jsonObject(_ value: [String: Any], status: HTTPResponse.Status) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func json(_ value: JSONValueLite) -> Response {
@@ -215,9 +250,10 @@ indirect enum JSONValueLite: ExpressibleByDictionaryLiteral, ExpressibleByArrayL
             return String(text.dropFirst().dropLast())
         case .array(let elements): return "[" + elements.map(\.serialized).joined(separator: ",") + "]"
         case .object(let members):
-            return "{" + members.keys.sorted().map { key in
-                JSONValueLite.string(key).serialized + ":" + (members[key]?.serialized ?? "null")
-            }.joined(separator: ",") + "}"
+            return "{"
+                + members.keys.sorted().map { key in
+                    JSONValueLite.string(key).serialized + ":" + (members[key]?.serialized ?? "null")
+                }.joined(separator: ",") + "}"
         }
     }
 }

@@ -71,6 +71,8 @@ private let otherServer = Task { try await TestServer.start() }
 final class ServerState: Sendable {
     let counts = Mutex<[String: Int]>([:])
     let aborted = Mutex<Set<String>>([])
+    /// Created trains, stored as JSON text so the storage is Sendable.
+    let trains = Mutex<[Data]>([])
 
     @discardableResult
     func increment(_ key: String) -> Int {

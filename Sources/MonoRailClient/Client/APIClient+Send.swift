@@ -82,7 +82,8 @@ extension APIClient {
         let status = result.response.status
         guard status.kind != .successful else { return }
         let parsed = result.body.isEmpty ? nil : try? responseDecoder.parser.parse(result.body)
-        let reason = status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
+        let reason =
+            status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
         if configuration.validationStatuses.contains(status.code), let parsed {
             let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
             if let errors = ValidationErrors.parse(parsed, roots: roots), !errors.isEmpty {
@@ -118,7 +119,8 @@ extension APIClient {
                 }
             }
         }
-        next = Self.wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
+        next = Self.wrap(
+            LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
         next = retrying(options.retryPolicy ?? configuration.retryPolicy, next)
         for middleware in configuration.middleware.reversed() {
             next = Self.wrap(middleware, around: next)

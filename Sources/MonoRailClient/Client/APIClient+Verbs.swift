@@ -24,7 +24,8 @@ extension APIClient {
         options: RequestOptions = RequestOptions()
     ) async throws -> T {
         try await send(
-            APIRequest(method: .get, path: path, query: parameters, responseRoots: root.map { [$0] } ?? [], options: options)
+            APIRequest(
+                method: .get, path: path, query: parameters, responseRoots: root.map { [$0] } ?? [], options: options)
         ).decode(type)
     }
 

@@ -77,7 +77,9 @@ struct UnkeyedValueContainer: UnkeyedDecodingContainer {
         return try decoder.unbox(value, as: type, path: path)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         let (value, path) = try next([String: JSONValue].self)
         return try ValueDecoderImpl(value: value, path: path, context: decoder.context).container(keyedBy: type)
     }

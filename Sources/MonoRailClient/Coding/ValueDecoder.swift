@@ -108,9 +108,11 @@ final class ValueDecoderImpl: Decoder {
         case .object: found = "an object"
         }
         if value == .null {
-            return .valueNotFound(type, .init(codingPath: PathNode.keys(of: path), debugDescription: "expected \(type), found null"))
+            return .valueNotFound(
+                type, .init(codingPath: PathNode.keys(of: path), debugDescription: "expected \(type), found null"))
         }
-        return .typeMismatch(type, .init(codingPath: PathNode.keys(of: path), debugDescription: "expected \(type), found \(found)"))
+        return .typeMismatch(
+            type, .init(codingPath: PathNode.keys(of: path), debugDescription: "expected \(type), found \(found)"))
     }
 
     func unbox<T: Decodable>(_ value: JSONValue, as type: T.Type, path: PathNode?) throws -> T {
@@ -157,7 +159,9 @@ final class ValueDecoderImpl: Decoder {
         }
         if value.doubleValue != nil {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: PathNode.keys(of: path), debugDescription: "the number \(value) does not fit in \(I.self)"))
+                .init(
+                    codingPath: PathNode.keys(of: path),
+                    debugDescription: "the number \(value) does not fit in \(I.self)"))
         }
         throw mismatch(I.self, value, path)
     }
@@ -179,7 +183,9 @@ final class ValueDecoderImpl: Decoder {
         let float = Float(double)
         guard float.isFinite else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: PathNode.keys(of: path), debugDescription: "the number \(double) does not fit in Float"))
+                .init(
+                    codingPath: PathNode.keys(of: path), debugDescription: "the number \(double) does not fit in Float")
+            )
         }
         return float
     }

@@ -82,7 +82,8 @@ final class EncodingContext {
     func boxDouble(_ value: Double, _ path: PathNode?) throws -> JSONValue {
         guard value.isFinite else {
             throw EncodingError.invalidValue(
-                value, .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) cannot be written as JSON"))
+                value,
+                .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) cannot be written as JSON"))
         }
         return .double(value)
     }
@@ -201,7 +202,9 @@ struct KeyedEncoderContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), key) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { set(try encoder.context.boxDouble(value, childPath(key)), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        set(try encoder.context.boxDouble(value, childPath(key)), key)
+    }
     mutating func encode(_ value: Float, forKey key: Key) throws {
         set(try encoder.context.boxDouble(Double(value), childPath(key)), key)
     }
@@ -214,7 +217,9 @@ struct KeyedEncoderContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.int(Int64(value)), key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(try encoder.context.boxInteger(value, nil), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        set(try encoder.context.boxInteger(value, nil), key)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         set(try encoder.context.box(value, path: childPath(key)), key)
@@ -292,7 +297,9 @@ struct UnkeyedEncoderContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) throws { append(try encoder.context.boxInteger(value, nil)) }
     mutating func encode<T: Encodable>(_ value: T) throws { append(try encoder.context.box(value, path: childPath)) }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let child = EncodingNode()
         child.storage = .object([:])
         let path = childPath
@@ -306,7 +313,8 @@ struct UnkeyedEncoderContainer: UnkeyedEncodingContainer {
         child.storage = .array([])
         let path = childPath
         append(child)
-        return UnkeyedEncoderContainer(encoder: ValueEncoderImpl(context: encoder.context, path: path, storage: child), node: child)
+        return UnkeyedEncoderContainer(
+            encoder: ValueEncoderImpl(context: encoder.context, path: path, storage: child), node: child)
     }
 
     mutating func superEncoder() -> any Encoder {

@@ -139,7 +139,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         }
         if let response { lines.append("  response: \(response.status.code) \(domain ?? "")") }
         if let decodingFailure { lines.append("  decoding: \(decodingFailure)") }
-        if let validationErrors { lines.append("  validation: \(validationErrors.fullMessages.joined(separator: "; "))") }
+        if let validationErrors {
+            lines.append("  validation: \(validationErrors.fullMessages.joined(separator: "; "))")
+        }
         if let rawBody, !rawBody.isEmpty {
             lines.append("  body: \(String(decoding: rawBody.prefix(500), as: UTF8.self))")
         }
@@ -174,7 +176,9 @@ extension APIError {
         case is CancellationError:
             return APIError(.cancelled, "the request was cancelled", request: request, underlyingError: error)
         case let error as EncodingError:
-            return APIError(.encodingFailed, "the request body cannot be encoded: \(error)", request: request, underlyingError: error)
+            return APIError(
+                .encodingFailed, "the request body cannot be encoded: \(error)", request: request,
+                underlyingError: error)
         default:
             return APIError(.transport, String(describing: error), request: request, underlyingError: error)
         }

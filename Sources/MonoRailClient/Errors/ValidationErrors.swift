@@ -80,10 +80,12 @@ public struct ValidationErrors: Sendable, Hashable, Sequence {
         return first.uppercased() + words.dropFirst()
     }
 
+    /// Whether both hold the same fields and messages in the same order.
     public static func == (lhs: ValidationErrors, rhs: ValidationErrors) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.field == $1.field && $0.messages == $1.messages }
     }
 
+    /// Hashes the fields and messages in order.
     public func hash(into hasher: inout Hasher) {
         for (field, messages) in fields {
             hasher.combine(field)
@@ -102,7 +104,9 @@ extension ValidationErrors {
     ///   - body: The parsed body.
     ///   - roots: Root keys the record may be wrapped in (ApiModel's `{"train": {"errors": …}}`).
     ///   - allowsBareFields: Accept Django REST framework's bare `{field: [message]}` shape.
-    public static func parse(_ body: JSONValue, roots: [String] = [], allowsBareFields: Bool = true) -> ValidationErrors? {
+    public static func parse(_ body: JSONValue, roots: [String] = [], allowsBareFields: Bool = true)
+        -> ValidationErrors?
+    {
         guard case .object(let object) = body else { return nil }
         if let errors = object["errors"], let parsed = fromErrorsValue(errors) {
             return parsed

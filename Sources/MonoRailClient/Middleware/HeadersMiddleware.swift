@@ -79,7 +79,8 @@ public struct ParametersMiddleware: Middleware {
         if let query = path.split(separator: "?", maxSplits: 1).dropFirst().first {
             let present = Set(query.split(separator: "&").map { $0.split(separator: "=").first.map(String.init) ?? "" })
             parameters = parameters.filter { key, _ in
-                !present.contains(APIPath.percentEncode(key)) && !present.contains { $0.hasPrefix(APIPath.percentEncode(key) + "%5B") }
+                !present.contains(APIPath.percentEncode(key))
+                    && !present.contains { $0.hasPrefix(APIPath.percentEncode(key) + "%5B") }
             }
         }
         request.path = QueryEncoder.appending(parameters, to: path)

@@ -43,7 +43,9 @@ public struct HooksMiddleware: Middleware {
 
 extension Middleware where Self == HooksMiddleware {
     /// Before- and after-request hooks.
-    public static func hooks(before: HooksMiddleware.Before? = nil, after: HooksMiddleware.After? = nil) -> HooksMiddleware {
+    public static func hooks(before: HooksMiddleware.Before? = nil, after: HooksMiddleware.After? = nil)
+        -> HooksMiddleware
+    {
         HooksMiddleware(before: before, after: after)
     }
 }
@@ -73,7 +75,9 @@ public struct ResponseObserverMiddleware: Middleware {
 
 extension Middleware where Self == ResponseObserverMiddleware {
     /// Observes the status and headers of every response.
-    public static func observeResponses(_ observer: @escaping @Sendable (HTTPResponse) async -> Void) -> ResponseObserverMiddleware {
+    public static func observeResponses(_ observer: @escaping @Sendable (HTTPResponse) async -> Void)
+        -> ResponseObserverMiddleware
+    {
         ResponseObserverMiddleware(observer)
     }
 }

@@ -36,7 +36,9 @@ public struct LoggingMiddleware: Middleware {
         if let operation = metadata.operationName { logMetadata["operation"] = "\(operation)" }
         if metadata.attempt > 1 { logMetadata["attempt"] = "\(metadata.attempt)" }
         if logger.logLevel <= .trace {
-            logger.trace("request headers", metadata: logMetadata.merging(["headers": "\(Self.redacted(request.headerFields))"]) { $1 })
+            logger.trace(
+                "request headers",
+                metadata: logMetadata.merging(["headers": "\(Self.redacted(request.headerFields))"]) { $1 })
         }
         do {
             let (response, data) = try await next(request, body, metadata)
@@ -48,14 +50,18 @@ public struct LoggingMiddleware: Middleware {
                 "\(request.method.rawValue) \(url) → \(response.status.code) \(response.status.reasonPhrase) (\(duration) ms)",
                 metadata: logMetadata)
             if logger.logLevel <= .trace {
-                logger.trace("response headers", metadata: logMetadata.merging(["headers": "\(Self.redacted(response.headerFields))"]) { $1 })
+                logger.trace(
+                    "response headers",
+                    metadata: logMetadata.merging(["headers": "\(Self.redacted(response.headerFields))"]) { $1 })
             }
             return (response, data)
         } catch {
             let duration = Self.milliseconds(since: started)
             logMetadata["duration_ms"] = "\(duration)"
             logMetadata["error"] = "\(error)"
-            logger.log(level: level, "\(request.method.rawValue) \(url) failed after \(duration) ms: \(error)", metadata: logMetadata)
+            logger.log(
+                level: level, "\(request.method.rawValue) \(url) failed after \(duration) ms: \(error)",
+                metadata: logMetadata)
             throw error
         }
     }

@@ -51,7 +51,8 @@ public struct NetworkingDelegateMiddleware: Middleware {
         let delegate = self.delegate
         let headers = HeadersMiddleware(delegate.additionalHeaders())
         let parameters = ParametersMiddleware(delegate.additionalParameters())
-        let (response, data) = try await headers.intercept(request, body: body, metadata: metadata) { request, body, metadata in
+        let (response, data) = try await headers.intercept(request, body: body, metadata: metadata) {
+            request, body, metadata in
             try await parameters.intercept(request, body: body, metadata: metadata, next: next)
         }
         delegate.newResponse(headers: response.headerFields)

@@ -21,7 +21,9 @@ actor RequestCoalescer {
 
     static func key(for request: HTTPRequest) -> String {
         var key = "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
-        for field in request.headerFields.sorted(by: { ($0.name.canonicalName, $0.value) < ($1.name.canonicalName, $1.value) }) {
+        for field in request.headerFields.sorted(by: {
+            ($0.name.canonicalName, $0.value) < ($1.name.canonicalName, $1.value)
+        }) {
             key += "\n\(field.name.canonicalName):\(field.value)"
         }
         return key

@@ -15,7 +15,9 @@ public struct APIResponse: Sendable {
     let roots: [String]
 
     /// Creates a response.
-    public init(request: HTTPRequest, response: HTTPResponse, body: Data, decoder: ResponseDecoder, roots: [String] = []) {
+    public init(
+        request: HTTPRequest, response: HTTPResponse, body: Data, decoder: ResponseDecoder, roots: [String] = []
+    ) {
         self.request = request
         self.response = response
         self.body = body

@@ -19,7 +19,10 @@ public struct ResponseDecoder: Sendable {
     public var parser: JSONParser
 
     /// Creates a response decoder.
-    public init(coding: CodingOptions = CodingOptions(), envelope: EnvelopeStyle = EnvelopeStyle(), parser: JSONParser = JSONParser()) {
+    public init(
+        coding: CodingOptions = CodingOptions(), envelope: EnvelopeStyle = EnvelopeStyle(),
+        parser: JSONParser = JSONParser()
+    ) {
         self.coding = coding
         self.envelope = envelope
         self.parser = parser
@@ -35,7 +38,8 @@ public struct ResponseDecoder: Sendable {
                 request: request, response: response, rawBody: body)
         }
         guard !body.isEmpty else {
-            throw APIError(.decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
+            throw APIError(
+                .decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
         }
         do {
             return try parser.parse(body)
@@ -80,7 +84,9 @@ public struct ResponseDecoder: Sendable {
         request: HTTPRequest? = nil,
         roots: [String] = []
     ) throws -> Envelope<T> {
-        func failure(_ message: String, _ decodingFailure: DecodingFailure? = nil, _ underlying: (any Error)? = nil) -> APIError {
+        func failure(_ message: String, _ decodingFailure: DecodingFailure? = nil, _ underlying: (any Error)? = nil)
+            -> APIError
+        {
             APIError(
                 .decodingFailed, message, request: request, response: response, rawBody: rawBody, parsedBody: json,
                 decodingFailure: decodingFailure, underlyingError: underlying)
@@ -98,13 +104,16 @@ public struct ResponseDecoder: Sendable {
         }
         var main = container
         var sideloaded: [String: JSONValue] = [:]
-        if case .object(let object) = container, let root = roots.first(where: { object[$0] != nil }), let value = object[root] {
+        if case .object(let object) = container, let root = roots.first(where: { object[$0] != nil }),
+            let value = object[root]
+        {
             main = value
             path.append(WireKey(stringValue: root))
             sideloaded = object
             sideloaded[root] = nil
         } else if envelope.treatsErrorsMemberAsFailure, case .object(let object) = container,
-            object["errors"] != nil, !roots.isEmpty || object.count == 1, let errors = ValidationErrors.parse(container, roots: roots, allowsBareFields: false),
+            object["errors"] != nil, !roots.isEmpty || object.count == 1,
+            let errors = ValidationErrors.parse(container, roots: roots, allowsBareFields: false),
             !errors.isEmpty
         {
             throw APIError(

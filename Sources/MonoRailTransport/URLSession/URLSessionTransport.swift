@@ -4,7 +4,7 @@ import HTTPTypesFoundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// A transport built on Foundation's `URLSession`, the default on Apple platforms.

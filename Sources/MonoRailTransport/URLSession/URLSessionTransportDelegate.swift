@@ -4,7 +4,7 @@ import HTTPTypesFoundation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Routes URLSession delegate callbacks to the request waiting on each task.
@@ -22,7 +22,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     private let exchanges = Mutex<[Int: Exchange]>([:])
 
-    func run(_ task: URLSessionTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (HTTPResponse, Data) {
+    func run(_ task: URLSessionTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (HTTPResponse, Data)
+    {
         let id = task.taskIdentifier
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -45,7 +46,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         let expected = dataTask.countOfBytesExpectedToReceive
-        let (progress, received, tooLarge) = exchanges.withLock { table -> ((@Sendable (TransferProgress) -> Void)?, Int64, Bool) in
+        let (progress, received, tooLarge) = exchanges.withLock {
+            table -> ((@Sendable (TransferProgress) -> Void)?, Int64, Bool) in
             guard var exchange = table[id] else { return (nil, 0, false) }
             if exchange.body.count + data.count > exchange.metadata.maxResponseBodySize {
                 exchange.failure = TransportError(
@@ -101,7 +103,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         if let failure = exchange.failure {
             exchange.continuation.resume(throwing: failure)
         } else if let error {
-            exchange.continuation.resume(throwing: Self.transportError(from: error, afterResponseHead: task.response != nil))
+            exchange.continuation.resume(
+                throwing: Self.transportError(from: error, afterResponseHead: task.response != nil))
         } else if let urlResponse = task.response as? HTTPURLResponse, let response = urlResponse.httpResponse {
             exchange.continuation.resume(returning: (response, exchange.body))
         } else {
@@ -123,7 +126,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         // FoundationNetworking reports a body cut short as an unknown error ("transfer closed with N
         // bytes remaining"); once the head has arrived, any such failure means the connection closed.
         if afterResponseHead, [.unknown, .networkConnectionLost, .cannotParseResponse].contains(urlError.code) {
-            return TransportError(.connectionClosed, "the connection closed before the response was complete", underlyingError: error)
+            return TransportError(
+                .connectionClosed, "the connection closed before the response was complete", underlyingError: error)
         }
         switch urlError.code {
         case .timedOut:
@@ -133,7 +137,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         case .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed:
             return TransportError(.cannotConnect, "cannot connect to the server", underlyingError: error)
         case .networkConnectionLost, .badServerResponse, .cannotParseResponse:
-            return TransportError(.connectionClosed, "the connection closed before the response was complete", underlyingError: error)
+            return TransportError(
+                .connectionClosed, "the connection closed before the response was complete", underlyingError: error)
         default:
             return TransportError(.other, urlError.localizedDescription, underlyingError: error)
         }

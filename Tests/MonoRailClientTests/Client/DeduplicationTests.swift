@@ -30,7 +30,8 @@ struct DeduplicationTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<5 {
                 group.addTask {
-                    let _: JSONValue = try await client.get("/count/\(key)?delay_ms=200", options: RequestOptions(deduplicates: false))
+                    let _: JSONValue = try await client.get(
+                        "/count/\(key)?delay_ms=200", options: RequestOptions(deduplicates: false))
                 }
             }
             try await group.waitForAll()

@@ -6,7 +6,9 @@ import Testing
 /// Every bad input the foundation issue lists, each asserting the exact typed error.
 @Suite("Errors and bad input", .timeLimit(.minutes(1)))
 struct ErrorTests {
-    func respond(status: Int = 200, contentType: String = "application/json", body: String, extra: String = "") -> APIPath {
+    func respond(status: Int = 200, contentType: String = "application/json", body: String, extra: String = "")
+        -> APIPath
+    {
         "/respond?status=\(status)&content_type=\(verbatim: q(contentType))&body=\(verbatim: q(body))\(verbatim: extra)"
     }
 
@@ -19,7 +21,8 @@ struct ErrorTests {
     @Test("a 404 carries status, domain, raw body and parsed body")
     func notFound() async throws {
         let server = try await TestServer.shared()
-        let error = try #require(await failure(makeClient(server), respond(status: 404, body: #"{"error":"Not Found"}"#)))
+        let error = try #require(
+            await failure(makeClient(server), respond(status: 404, body: #"{"error":"Not Found"}"#)))
         #expect(error.code == .httpStatus)
         #expect(error.statusCode == 404)
         #expect(error.domain == "Not Found")
@@ -73,7 +76,9 @@ struct ErrorTests {
     @Test("a wrong content type is a decoding error naming it")
     func wrongContentType() async throws {
         let server = try await TestServer.shared()
-        let error = try #require(await failure(makeClient(server), respond(contentType: "text/plain", body: #"{"car":{"id":1,"occupancy":2}}"#)))
+        let error = try #require(
+            await failure(
+                makeClient(server), respond(contentType: "text/plain", body: #"{"car":{"id":1,"occupancy":2}}"#)))
         #expect(error.code == .decodingFailed)
         #expect(error.message.contains("text/plain"))
     }
@@ -81,7 +86,8 @@ struct ErrorTests {
     @Test("valid JSON of the wrong shape names the type, the key and the JSON path")
     func wrongShape() async throws {
         let server = try await TestServer.shared()
-        let error = try #require(await failure(makeClient(server), respond(body: #"{"car": {"id": 1, "occupancy": "full"}}"#)))
+        let error = try #require(
+            await failure(makeClient(server), respond(body: #"{"car": {"id": 1, "occupancy": "full"}}"#)))
         #expect(error.code == .decodingFailed)
         let detail = try #require(error.decodingFailure)
         #expect(detail.typeName == "Car")
@@ -134,8 +140,9 @@ struct ErrorTests {
 
     @Test("a refused connection is cannotConnect")
     func refused() async throws {
-        let client = APIClient(configuration: .init(
-            baseURL: URL(string: "http://127.0.0.1:1")!, transport: MonoRail.defaultTransport, retryPolicy: .none))
+        let client = APIClient(
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:1")!, transport: MonoRail.defaultTransport, retryPolicy: .none))
         let error = await #expect(throws: APIError.self) {
             let _: Car = try await client.get("/cars/1")
         }
@@ -185,7 +192,8 @@ struct ErrorTests {
     @Test("the debug description carries the evidence")
     func debugDescription() async throws {
         let server = try await TestServer.shared()
-        let error = try #require(await failure(makeClient(server), respond(status: 404, body: #"{"error":"Not Found"}"#)))
+        let error = try #require(
+            await failure(makeClient(server), respond(status: 404, body: #"{"error":"Not Found"}"#)))
         let text = String(reflecting: error)
         #expect(text.contains("APIError.httpStatus"))
         #expect(text.contains("404 Not Found"))

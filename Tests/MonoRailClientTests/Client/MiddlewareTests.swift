@@ -62,7 +62,8 @@ struct MiddlewareTests {
         let echo: Echo = try await client.get("/echo")
         #expect(echo.headers["authorization"] == "Bearer abc")
         #expect(echo.query["api_version"] == "2")
-        _ = try? await client.send(APIRequest(method: .get, path: "/respond?status=500&header_name=X-Token&header_value=rotated"))
+        _ = try? await client.send(
+            APIRequest(method: .get, path: "/respond?status=500&header_name=X-Token&header_value=rotated"))
         #expect(delegate.seen.withLock { $0 } == ["-", "rotated"], "error responses are observed too")
     }
 
@@ -81,7 +82,9 @@ struct MiddlewareTests {
                 .hooks(
                     before: { _ in events.withLock { $0.append("inner before") } },
                     after: { request, _, _ in
-                        events.withLock { $0.append("inner after \(request.headerFields[.init("X-Login-Token")!] ?? "")") }
+                        events.withLock {
+                            $0.append("inner after \(request.headerFields[.init("X-Login-Token")!] ?? "")")
+                        }
                     }),
             ]
         }
@@ -112,7 +115,8 @@ struct MiddlewareTests {
             $0.requestLogLevel = .info
             $0.middleware = [.headers([.authorization: "Bearer top-secret", .cookie: "session=hunter2"])]
         }
-        _ = try await client.get("/echo", parameters: ["access_token": "tok123", "api_key": "k1", "page": 2], as: Echo.self)
+        _ = try await client.get(
+            "/echo", parameters: ["access_token": "tok123", "api_key": "k1", "page": 2], as: Echo.self)
         let records = capture.all
         let summary = try #require(records.first { $0.level == .info })
         #expect(summary.message.hasPrefix("GET http://127.0.0.1:\(server.port)/echo?"))
@@ -121,7 +125,8 @@ struct MiddlewareTests {
         #expect(summary.message.contains("page=2"))
         #expect(summary.metadata["status"] == "200")
         #expect(summary.metadata["duration_ms"] != nil)
-        let everything = records.map { $0.message + " " + $0.metadata.values.joined(separator: " ") }.joined(separator: "\n")
+        let everything = records.map { $0.message + " " + $0.metadata.values.joined(separator: " ") }.joined(
+            separator: "\n")
         for secret in ["tok123", "k1&", "top-secret", "hunter2"] {
             #expect(!everything.contains(secret), "\(secret) leaked into the log")
         }
@@ -135,7 +140,8 @@ struct MiddlewareTests {
         let server = try await TestServer.shared()
         let capture = LogCapture()
         let client = makeClient(server) { $0.logger = capture.logger() }
-        _ = try await client.send(APIRequest(method: .get, path: "/respond?body=%7B%7D&header_name=Set-Cookie&header_value=sid%3Dabc"))
+        _ = try await client.send(
+            APIRequest(method: .get, path: "/respond?body=%7B%7D&header_name=Set-Cookie&header_value=sid%3Dabc"))
         let everything = capture.all.map { $0.metadata.values.joined(separator: " ") }.joined(separator: "\n")
         #expect(everything.lowercased().contains("set-cookie: [redacted]"))
         #expect(!everything.contains("sid=abc"))

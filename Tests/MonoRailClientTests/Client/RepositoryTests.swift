@@ -20,7 +20,9 @@ struct GistsRepository: Repository {
         request(.get, "/stream/\(key)?chunks=100&interval_ms=50")
     }
 
-    func echo(_ body: JSONValue, completion: @escaping @Sendable (Result<Echo, APIError>) -> Void) -> RequestHandle<Echo> {
+    func echo(_ body: JSONValue, completion: @escaping @Sendable (Result<Echo, APIError>) -> Void) -> RequestHandle<
+        Echo
+    > {
         request(.post, "/echo", body: body, completion: completion)
     }
 }

@@ -5,14 +5,16 @@ import Testing
 
 @Suite("Request building", .timeLimit(.minutes(1)))
 struct RequestBuildingTests {
-    @Test("joins paths to a base URL that has a path of its own", arguments: [
-        ("http://127.0.0.1:3000", "/trains", "http://127.0.0.1:3000/trains"),
-        ("http://127.0.0.1:3000/", "/trains", "http://127.0.0.1:3000/trains"),
-        ("http://127.0.0.1:3000/api/v1", "/trains", "http://127.0.0.1:3000/api/v1/trains"),
-        ("http://127.0.0.1:3000/api/v1/", "trains", "http://127.0.0.1:3000/api/v1/trains"),
-        ("https://example.com/api", "/posts.json?page=2", "https://example.com/api/posts.json?page=2"),
-        ("http://127.0.0.1:3000/api", "https://other.example/x", "https://other.example/x"),
-    ])
+    @Test(
+        "joins paths to a base URL that has a path of its own",
+        arguments: [
+            ("http://127.0.0.1:3000", "/trains", "http://127.0.0.1:3000/trains"),
+            ("http://127.0.0.1:3000/", "/trains", "http://127.0.0.1:3000/trains"),
+            ("http://127.0.0.1:3000/api/v1", "/trains", "http://127.0.0.1:3000/api/v1/trains"),
+            ("http://127.0.0.1:3000/api/v1/", "trains", "http://127.0.0.1:3000/api/v1/trains"),
+            ("https://example.com/api", "/posts.json?page=2", "https://example.com/api/posts.json?page=2"),
+            ("http://127.0.0.1:3000/api", "https://other.example/x", "https://other.example/x"),
+        ])
     func joinsBaseURL(base: String, path: String, expected: String) throws {
         let client = APIClient(baseURL: try #require(URL(string: base)))
         #expect(try client.url(for: APIPath(verbatim: path)).absoluteString == expected)
@@ -45,7 +47,10 @@ struct RequestBuildingTests {
         arguments: ["a/b", "..", ".", "../admin", "a?b=c", "a#b", "with space", "Zürich", "日本", "%2F", "a+b"])
     func idsStayInTheirSegment(id: String) async throws {
         let server = try await TestServer.shared()
-        struct Shown: Decodable { var id: String; var rawPath: String }
+        struct Shown: Decodable {
+            var id: String
+            var rawPath: String
+        }
         let shown: Shown = try await makeClient(server).get("/trains/\(id)", root: "train")
         #expect(shown.id == id, "the server's router must see exactly one segment holding the id")
         #expect(shown.rawPath.hasPrefix("/trains/"))
@@ -61,7 +66,11 @@ struct RequestBuildingTests {
 
     @Test("sends JSON bodies with snake_case keys, wrapped in the root")
     func jsonBody() async throws {
-        struct NewTrain: Encodable, Sendable { var company: String; var maxSpeed: Double; var builtAt: Date }
+        struct NewTrain: Encodable, Sendable {
+            var company: String
+            var maxSpeed: Double
+            var builtAt: Date
+        }
         let server = try await TestServer.shared()
         let echo: Echo = try await makeClient(server).post(
             "/echo", body: NewTrain(company: "DB", maxSpeed: 46.8, builtAt: Date(timeIntervalSince1970: 0)), root: nil)
@@ -70,7 +79,10 @@ struct RequestBuildingTests {
         #expect(echo.headers["accept"] == "application/json")
         #expect(echo.bodyJSON == ["company": "DB", "max_speed": 46.8, "built_at": "1970-01-01T00:00:00.000Z"])
 
-        var request = APIRequest(method: .patch, path: "/echo", body: .encodable(NewTrain(company: "X", maxSpeed: 1, builtAt: Date(timeIntervalSince1970: 0))), bodyRoot: "train")
+        var request = APIRequest(
+            method: .patch, path: "/echo",
+            body: .encodable(NewTrain(company: "X", maxSpeed: 1, builtAt: Date(timeIntervalSince1970: 0))),
+            bodyRoot: "train")
         request.headers[.init("X-Trace")!] = "1"
         let wrapped = try await makeClient(server).send(request).decode(Echo.self)
         #expect(wrapped.method == "PATCH")
@@ -96,7 +108,8 @@ struct RequestBuildingTests {
     @Test("the raw response is available as JSON")
     func rawResponse() async throws {
         let server = try await TestServer.shared()
-        let response = try await makeClient(server).send(APIRequest(method: .get, path: "/respond?body=\(verbatim: q("[1,2]"))"))
+        let response = try await makeClient(server).send(
+            APIRequest(method: .get, path: "/respond?body=\(verbatim: q("[1,2]"))"))
         #expect(response.statusCode == 200)
         #expect(response.array == [1, 2])
         #expect(try response.json() == [1, 2])

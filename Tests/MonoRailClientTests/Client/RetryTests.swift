@@ -52,7 +52,8 @@ struct RetryTests {
         let server = try await TestServer.shared()
         let key = "after-\(UUID().uuidString)"
         let clock = RecordingClock()
-        let _: JSONValue = try await makeClient(server, clock: clock).get("/flaky/\(key)?fail=1&status=429&retry_after=7")
+        let _: JSONValue = try await makeClient(server, clock: clock).get(
+            "/flaky/\(key)?fail=1&status=429&retry_after=7")
         #expect(clock.sleeps == [.seconds(7)])
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(RetryPolicy.retryAfterDelay("Tue, 14 Nov 2023 22:13:30 GMT", now: now) == .seconds(10))
@@ -65,7 +66,8 @@ struct RetryTests {
         let key = "later-\(UUID().uuidString)"
         let clock = RecordingClock()
         let error = await #expect(throws: APIError.self) {
-            let _: JSONValue = try await makeClient(server, clock: clock).get("/flaky/\(key)?fail=1&status=503&retry_after=3600")
+            let _: JSONValue = try await makeClient(server, clock: clock).get(
+                "/flaky/\(key)?fail=1&status=503&retry_after=3600")
         }
         #expect(error?.statusCode == 503)
         #expect(clock.sleeps.isEmpty)
@@ -96,24 +98,40 @@ struct RetryTests {
         var low = FixedGenerator(value: 0)
         var high = FixedGenerator(value: .max)
         let unavailable = RetryPolicy.Outcome.response(HTTPResponse(status: .serviceUnavailable))
-        #expect(policy.decision(for: unavailable, attempt: 1, method: .get, bodyIsReplayable: true, using: &low) == .retry(after: .milliseconds(125)))
-        guard case .retry(let longest) = policy.decision(for: unavailable, attempt: 2, method: .get, bodyIsReplayable: true, using: &high) else {
+        #expect(
+            policy.decision(for: unavailable, attempt: 1, method: .get, bodyIsReplayable: true, using: &low)
+                == .retry(after: .milliseconds(125)))
+        guard
+            case .retry(let longest) = policy.decision(
+                for: unavailable, attempt: 2, method: .get, bodyIsReplayable: true, using: &high)
+        else {
             Issue.record("expected a retry")
             return
         }
         #expect(longest > .milliseconds(499) && longest < .milliseconds(500))
-        #expect(policy.decision(for: unavailable, attempt: 3, method: .get, bodyIsReplayable: true, using: &low) == .stop)
-        #expect(policy.decision(for: unavailable, attempt: 1, method: .post, bodyIsReplayable: true, using: &low) == .stop)
-        #expect(policy.decision(for: unavailable, attempt: 1, method: .put, bodyIsReplayable: false, using: &low) == .stop)
-        #expect(policy.decision(for: .response(HTTPResponse(status: .notFound)), attempt: 1, method: .get, bodyIsReplayable: true, using: &low) == .stop)
+        #expect(
+            policy.decision(for: unavailable, attempt: 3, method: .get, bodyIsReplayable: true, using: &low) == .stop)
+        #expect(
+            policy.decision(for: unavailable, attempt: 1, method: .post, bodyIsReplayable: true, using: &low) == .stop)
+        #expect(
+            policy.decision(for: unavailable, attempt: 1, method: .put, bodyIsReplayable: false, using: &low) == .stop)
+        #expect(
+            policy.decision(
+                for: .response(HTTPResponse(status: .notFound)), attempt: 1, method: .get, bodyIsReplayable: true,
+                using: &low) == .stop)
         let timeout = RetryPolicy.Outcome.failure(TransportError(.timedOut, "slow"))
-        #expect(policy.decision(for: timeout, attempt: 1, method: .delete, bodyIsReplayable: true, using: &low) != .stop)
+        #expect(
+            policy.decision(for: timeout, attempt: 1, method: .delete, bodyIsReplayable: true, using: &low) != .stop)
         let cancelled = RetryPolicy.Outcome.failure(TransportError(.cancelled, "stop"))
         #expect(policy.decision(for: cancelled, attempt: 1, method: .get, bodyIsReplayable: true, using: &low) == .stop)
         var capped = RetryPolicy(maxAttempts: 20, maxDelay: .seconds(2), jitter: 0)
         capped.baseDelay = .seconds(1)
-        #expect(capped.decision(for: unavailable, attempt: 10, method: .get, bodyIsReplayable: true, using: &low) == .retry(after: .seconds(2)))
-        #expect(RetryPolicy.none.decision(for: unavailable, attempt: 1, method: .get, bodyIsReplayable: true, using: &low) == .stop)
+        #expect(
+            capped.decision(for: unavailable, attempt: 10, method: .get, bodyIsReplayable: true, using: &low)
+                == .retry(after: .seconds(2)))
+        #expect(
+            RetryPolicy.none.decision(for: unavailable, attempt: 1, method: .get, bodyIsReplayable: true, using: &low)
+                == .stop)
     }
 
     @Test("a per-call policy overrides the client's")
@@ -121,7 +139,8 @@ struct RetryTests {
         let server = try await TestServer.shared()
         let key = "percall-\(UUID().uuidString)"
         let error = await #expect(throws: APIError.self) {
-            let _: JSONValue = try await makeClient(server).get("/flaky/\(key)?fail=1", options: RequestOptions(retryPolicy: RetryPolicy.none))
+            let _: JSONValue = try await makeClient(server).get(
+                "/flaky/\(key)?fail=1", options: RequestOptions(retryPolicy: RetryPolicy.none))
         }
         #expect(error?.statusCode == 503)
         #expect(server.count(key) == 1)

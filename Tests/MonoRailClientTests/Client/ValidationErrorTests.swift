@@ -36,12 +36,14 @@ struct ValidationErrorTests {
         let body = #"{"company": ["This field is required."], "non_field_errors": ["Duplicate."]}"#
         let client = makeClient(server) { $0.validationStatuses = [400, 422] }
         let error = await #expect(throws: APIError.self) {
-            try await client.post("/respond?status=400&body=\(verbatim: q(body))", body: ["a": 1] as JSONValue, as: EmptyResponse.self)
+            try await client.post(
+                "/respond?status=400&body=\(verbatim: q(body))", body: ["a": 1] as JSONValue, as: EmptyResponse.self)
         }
         #expect(error?.code == .validationFailed)
         #expect(error?.errors.fullMessages == ["Company: This field is required.", "Duplicate."])
         let plain = await #expect(throws: APIError.self) {
-            try await makeClient(server).post("/respond?status=400&body=\(verbatim: q(body))", body: ["a": 1] as JSONValue, as: EmptyResponse.self)
+            try await makeClient(server).post(
+                "/respond?status=400&body=\(verbatim: q(body))", body: ["a": 1] as JSONValue, as: EmptyResponse.self)
         }
         #expect(plain?.code == .httpStatus, "400 is not a validation status by default")
     }
@@ -50,7 +52,8 @@ struct ValidationErrorTests {
     func unrecognised() async throws {
         let server = try await TestServer.shared()
         let error = await #expect(throws: APIError.self) {
-            try await makeClient(server).post("/respond?status=422&body=\(verbatim: q("[1,2]"))", body: [1] as JSONValue, as: EmptyResponse.self)
+            try await makeClient(server).post(
+                "/respond?status=422&body=\(verbatim: q("[1,2]"))", body: [1] as JSONValue, as: EmptyResponse.self)
         }
         #expect(error?.code == .httpStatus)
         #expect(error?.parsedBody == [1, 2])
@@ -58,9 +61,10 @@ struct ValidationErrorTests {
 
     @Test("parses messages as arrays, strings, nested objects and base errors")
     func parsing() throws {
-        let errors = try #require(ValidationErrors.parse([
-            "errors": ["name": "is taken", "depot": ["city": ["is unknown"]], "train_id": ["must exist"]],
-        ]))
+        let errors = try #require(
+            ValidationErrors.parse([
+                "errors": ["name": "is taken", "depot": ["city": ["is unknown"]], "train_id": ["must exist"]]
+            ]))
         #expect(errors["name"] == ["is taken"])
         #expect(errors["depot.city"] == ["is unknown"])
         #expect(errors.fullMessages == ["Depot city is unknown", "Name is taken", "Train must exist"])

@@ -12,7 +12,9 @@ struct JSONParserTests {
         .appendingPathComponent("shared/data/JSONTestSuite/test_parsing")
 
     static let files: [String] =
-        ((try? FileManager.default.contentsOfDirectory(atPath: suiteDirectory.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: suiteDirectory.path)) ?? []).filter {
+            $0.hasSuffix(".json")
+        }.sorted()
 
     @Test("JSONTestSuite is present")
     func suiteIsPresent() {
@@ -39,8 +41,15 @@ struct JSONParserTests {
 
     @Test("keeps integers and doubles apart, including the Int64 bounds")
     func numbers() throws {
-        let value = try JSONParser().parse(Data(#"[1, -0, 9223372036854775807, -9223372036854775808, 9223372036854775808, 1.5, 1e2, 18446744073709551616]"#.utf8))
-        #expect(value == [.int(1), .int(0), .int(.max), .int(.min), .uint(9_223_372_036_854_775_808), 1.5, 100.0, .double(18_446_744_073_709_551_616)])
+        let value = try JSONParser().parse(
+            Data(
+                #"[1, -0, 9223372036854775807, -9223372036854775808, 9223372036854775808, 1.5, 1e2, 18446744073709551616]"#
+                    .utf8))
+        #expect(
+            value == [
+                .int(1), .int(0), .int(.max), .int(.min), .uint(9_223_372_036_854_775_808), 1.5, 100.0,
+                .double(18_446_744_073_709_551_616),
+            ])
     }
 
     @Test("decodes escapes and surrogate pairs")

@@ -46,11 +46,13 @@ struct ValueCodingTests {
          "depot": {"name": "Rummelsburg", "city": "Berlin", "capacity": 40}, "conductor_id": 12}
         """#
 
-    @Test("maps camelCase properties to snake_case keys, acronyms included", arguments: [
-        ("numberOfCars", "number_of_cars"), ("userID", "user_id"), ("URLString", "url_string"),
-        ("id", "id"), ("number_of_cars", "number_of_cars"), ("httpURLPath2", "http_url_path2"),
-        ("a", "a"), ("ABC", "abc"),
-    ])
+    @Test(
+        "maps camelCase properties to snake_case keys, acronyms included",
+        arguments: [
+            ("numberOfCars", "number_of_cars"), ("userID", "user_id"), ("URLString", "url_string"),
+            ("id", "id"), ("number_of_cars", "number_of_cars"), ("httpURLPath2", "http_url_path2"),
+            ("a", "a"), ("ABC", "abc"),
+        ])
     func snakeCase(name: String, expected: String) {
         #expect(KeyMapping.snakeCased(name) == expected)
     }
@@ -91,9 +93,13 @@ struct ValueCodingTests {
     func otherMappings() throws {
         struct Simple: Codable { var numberOfCars: Int }
         var options = CodingOptions(keyMapping: .identity)
-        #expect(try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"numberOfCars": 1}"#.utf8)).numberOfCars == 1)
+        #expect(
+            try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"numberOfCars": 1}"#.utf8))
+                .numberOfCars == 1)
         options.keyMapping = .custom { $0.uppercased() }
-        #expect(try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"NUMBEROFCARS": 2}"#.utf8)).numberOfCars == 2)
+        #expect(
+            try ValueDecoder(options: options).decode(Simple.self, from: Data(#"{"NUMBEROFCARS": 2}"#.utf8))
+                .numberOfCars == 2)
         #expect(try ValueEncoder(options: options).encode(Simple(numberOfCars: 3)) == ["NUMBEROFCARS": 3])
     }
 
@@ -123,14 +129,16 @@ struct ValueCodingTests {
         #expect(again == kitchen)
     }
 
-    @Test("tries date formats in order", arguments: [
-        ("2015-12-30T12:12:33Z", 1_451_477_553.0),
-        ("2015-12-30T12:12:33.250Z", 1_451_477_553.25),
-        ("2015-12-30T18:12:33.000-05:00", 1_451_517_153.0),
-        ("2015-12-30T18:12:33.000-0500", 1_451_517_153.0),
-        ("2015-12-30T13:12:33+01:00", 1_451_477_553.0),
-        ("2000-02-29T00:00:00Z", 951_782_400.0),
-    ])
+    @Test(
+        "tries date formats in order",
+        arguments: [
+            ("2015-12-30T12:12:33Z", 1_451_477_553.0),
+            ("2015-12-30T12:12:33.250Z", 1_451_477_553.25),
+            ("2015-12-30T18:12:33.000-05:00", 1_451_517_153.0),
+            ("2015-12-30T18:12:33.000-0500", 1_451_517_153.0),
+            ("2015-12-30T13:12:33+01:00", 1_451_477_553.0),
+            ("2000-02-29T00:00:00Z", 951_782_400.0),
+        ])
     func dateFormats(text: String, seconds: Double) throws {
         let date = try ValueDecoder().decode(Date.self, from: .string(text))
         #expect(abs(date.timeIntervalSince1970 - seconds) < 0.001)
@@ -141,7 +149,9 @@ struct ValueCodingTests {
         let options = CodingOptions(dateFormats: DateFormat.defaults + [.custom("yyyy/MM/dd HH:mm:ss Z")])
         let date = try ValueDecoder(options: options).decode(Date.self, from: .string("2015/12/30 12:12:33 +0000"))
         #expect(date.timeIntervalSince1970 == 1_451_477_553)
-        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Date.self, from: .string("2015/12/30 12:12:33 +0000")) }
+        #expect(throws: DecodingError.self) {
+            try ValueDecoder().decode(Date.self, from: .string("2015/12/30 12:12:33 +0000"))
+        }
     }
 
     @Test("an ISO date without fractional seconds does not match the fractional format, and vice versa")
@@ -151,7 +161,9 @@ struct ValueCodingTests {
         #expect(DateFormat.rails.date(from: "2015-12-30T12:12:33.000+01:00") == nil)
         #expect(DateFormat.rails.date(from: "2015-12-30T12:12:33.000+0100") != nil)
         #expect(DateFormat.iso8601.date(from: "2015-02-30T12:12:33Z") == nil)
-        #expect(DateFormat.rails.string(from: Date(timeIntervalSince1970: 1_451_477_553.25)) == "2015-12-30T12:12:33.250+0000")
+        #expect(
+            DateFormat.rails.string(from: Date(timeIntervalSince1970: 1_451_477_553.25))
+                == "2015-12-30T12:12:33.250+0000")
     }
 
     @Test("a decoding error names the wire key and the JSON path")
@@ -183,12 +195,14 @@ struct ValueCodingTests {
         }
     }
 
-    @Test("strict coercion rejects, lenient coercion converts", arguments: [
-        (JSONValue.string("5"), 5),
-        (JSONValue.string(" 12 "), 12),
-        (JSONValue.double(3.0), 3),
-        (JSONValue.bool(true), 1),
-    ])
+    @Test(
+        "strict coercion rejects, lenient coercion converts",
+        arguments: [
+            (JSONValue.string("5"), 5),
+            (JSONValue.string(" 12 "), 12),
+            (JSONValue.double(3.0), 3),
+            (JSONValue.bool(true), 1),
+        ])
     func lenientIntegers(input: JSONValue, expected: Int) throws {
         let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
         #expect(try lenient.decode(Int.self, from: input) == expected)

@@ -32,7 +32,8 @@ func makeClient(
     clock: RecordingClock = RecordingClock(),
     _ configure: (inout APIClient.Configuration) -> Void = { _ in }
 ) -> APIClient {
-    var configuration = APIClient.Configuration(baseURL: server.baseURL, transport: transport ?? MonoRail.defaultTransport)
+    var configuration = APIClient.Configuration(
+        baseURL: server.baseURL, transport: transport ?? MonoRail.defaultTransport)
     configuration.clock = clock
     configure(&configuration)
     return APIClient(configuration: configuration)
