@@ -37,16 +37,6 @@ final class ProgressLog: Sendable {
     var all: [TransferProgress] { reports.withLock { $0 } }
 }
 
-/// Waits until `condition` holds, checking every 20 ms for at most `limit`; a bound, not a timing assertion.
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// FNV-1a, the checksum the test server reports for request bodies.
 func fnv1a(_ data: Data) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325

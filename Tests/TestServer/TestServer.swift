@@ -82,3 +82,14 @@ final class ServerState: Sendable {
         }
     }
 }
+
+/// Waits until `condition` holds, checking every 20 ms for at most `limit`: a bound on waiting for
+/// something another task or the server does, not a timing assertion.
+public func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}

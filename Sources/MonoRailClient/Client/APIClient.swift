@@ -119,3 +119,23 @@ public final class APIClient: Sendable {
         get async { await coalescer.inFlightCount }
     }
 }
+
+extension APIClient {
+    /// A client with a changed copy of this client's configuration, for endpoints that follow other
+    /// conventions (ApiModel's per-call `apiConfig`).
+    ///
+    /// ```swift
+    /// let legacy = api.configured { $0.envelope.rootNamespace = "data"; $0.coding.keyMapping = .identity }
+    /// ```
+    ///
+    /// The new client shares nothing mutable with this one; requests are not de-duplicated across them.
+    ///
+    /// - Parameter change: Edits the configuration copy.
+    /// - Returns: A new client.
+    public func configured(_ change: (inout Configuration) -> Void) -> APIClient {
+        var configuration = self.configuration
+        configuration.transport = transport
+        change(&configuration)
+        return APIClient(configuration: configuration)
+    }
+}

@@ -30,6 +30,9 @@ public struct LoggingMiddleware: Middleware {
         metadata: RequestMetadata,
         next: MiddlewareNext
     ) async throws -> (HTTPResponse, Data) {
+        // Redacting and formatting cost more than the request's own client-side work; skip them
+        // entirely when the summary would be dropped anyway.
+        guard logger.logLevel <= level else { return try await next(request, body, metadata) }
         let url = Self.redactedURL(request)
         let started = ContinuousClock.now
         var logMetadata: Logger.Metadata = ["method": "\(request.method.rawValue)", "url": "\(url)"]

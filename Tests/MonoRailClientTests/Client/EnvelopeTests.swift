@@ -53,6 +53,24 @@ struct EnvelopeTests {
         #expect(envelope.sideloaded["cars"] == [["id": 6, "occupancy": 1]])
     }
 
+    @Test("a configured copy of a client follows other conventions without changing the original")
+    func configuredCopy() async throws {
+        let server = try await TestServer.shared()
+        let client = makeClient(server)
+        let legacy = client.configured {
+            $0.envelope.rootNamespace = "data"
+            $0.coding.keyMapping = .identity
+        }
+        struct Legacy: Decodable { var maxSpeed: Double }
+        let value: Legacy = try await legacy.get(respond(#"{"data": {"maxSpeed": 3.5}}"#))
+        #expect(value.maxSpeed == 3.5)
+        #expect(client.configuration.envelope.rootNamespace == nil)
+        let error = await #expect(throws: APIError.self) {
+            let _: Legacy = try await client.get(respond(#"{"data": {"maxSpeed": 3.5}}"#))
+        }
+        #expect(error?.decodingFailure?.key == "max_speed")
+    }
+
     @Test("a missing namespace is a decoding error naming it")
     func missingNamespace() async throws {
         let server = try await TestServer.shared()

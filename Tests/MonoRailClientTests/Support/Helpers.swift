@@ -57,16 +57,6 @@ func q(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
 }
 
-/// Waits until `condition` holds, checking every 20 ms for at most `limit`; a bound, not a timing assertion.
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// Captures log records in memory.
 final class LogCapture: Sendable {
     struct Record: Sendable {

@@ -1,0 +1,26 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks for MonoRail, run with `swift package benchmark` (release builds). Not part of CI.
+let package = Package(
+    name: "MonoRailBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "MonoRail", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ClientBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+                .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Benchmarks/ClientBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)
