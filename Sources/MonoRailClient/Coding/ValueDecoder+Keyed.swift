@@ -95,6 +95,34 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try decoder.unbox(value, as: type, path: childPath(wire))
     }
 
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        let wire = wireKey(key)
+        guard let value = object[wire], value != .null else { return nil }
+        if case .string(let string) = value { return string }
+        return try decoder.unboxString(value, childPath(wire))
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        let wire = wireKey(key)
+        guard let value = object[wire], value != .null else { return nil }
+        if case .int(let int) = value, let exact = Int(exactly: int) { return exact }
+        return try decoder.unboxInteger(value, as: Int.self, childPath(wire))
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        let wire = wireKey(key)
+        guard let value = object[wire], value != .null else { return nil }
+        if case .double(let double) = value { return double }
+        return try decoder.unboxDouble(value, childPath(wire))
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        let wire = wireKey(key)
+        guard let value = object[wire], value != .null else { return nil }
+        if case .bool(let bool) = value { return bool }
+        return try decoder.unboxBool(value, childPath(wire))
+    }
+
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
         forKey key: Key
