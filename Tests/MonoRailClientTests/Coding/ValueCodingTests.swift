@@ -224,6 +224,27 @@ struct ValueCodingTests {
         #expect(throws: DecodingError.self) { try lenient.decode(Int.self, from: 2.5) }
     }
 
+    @Test("optional scalars: present, null, missing and wrong")
+    func optionals() throws {
+        struct Optionals: Decodable, Equatable {
+            var name: String?
+            var count: Int?
+            var speed: Double?
+            var active: Bool?
+        }
+        let decoder = ValueDecoder()
+        #expect(
+            try decoder.decode(Optionals.self, from: ["name": "a", "count": 2, "speed": 1, "active": true])
+                == Optionals(name: "a", count: 2, speed: 1, active: true))
+        #expect(
+            try decoder.decode(Optionals.self, from: ["name": nil, "count": nil])
+                == Optionals(name: nil, count: nil, speed: nil, active: nil))
+        #expect(throws: DecodingError.self) { try decoder.decode(Optionals.self, from: ["count": "2"]) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Optionals.self, from: ["active": 1]) }
+        let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
+        #expect(try lenient.decode(Optionals.self, from: ["count": "2", "active": 1, "name": 5]).count == 2)
+    }
+
     @Test("numbers out of range are errors, not truncations")
     func ranges() {
         #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int8.self, from: 128) }
