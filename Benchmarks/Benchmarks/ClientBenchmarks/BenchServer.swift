@@ -6,29 +6,34 @@ import Synchronization
 
 /// A loopback Hummingbird server for the transport benchmarks: `/train` answers the one-record
 /// payload, `/count` counts requests after a short delay.
+final class RequestCounter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
 final class BenchServer: Sendable {
     let port: Int
-    let counter: Mutex<Int>
+    let counter: RequestCounter
 
-    init(port: Int, counter: Mutex<Int>) {
+    init(port: Int, counter: RequestCounter) {
         self.port = port
         self.counter = counter
     }
 
-    var count: Int { counter.withLock { $0 } }
+    var count: Int { counter.count }
 
     static let shared = Task { try await BenchServer.start() }
 
     static func start() async throws -> BenchServer {
-        let server = BenchServer(port: 0, counter: Mutex(0))
+        let counter = RequestCounter()
         let router = Router()
         let body = ByteBuffer(bytes: Payload.train1)
         router.get("/train") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
         }
-        let counter = server
         router.get("/count") { _, _ in
-            counter.counter.withLock { $0 += 1 }
+            counter.increment()
             try await Task.sleep(for: .milliseconds(200))
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
         }
@@ -45,7 +50,7 @@ final class BenchServer: Sendable {
             logger: logger)
         Task { try await app.runService(gracefulShutdownSignals: []) }
         for await port in stream {
-            return BenchServer(port: port, counter: server.counter)
+            return BenchServer(port: port, counter: counter)
         }
         throw CancellationError()
     }

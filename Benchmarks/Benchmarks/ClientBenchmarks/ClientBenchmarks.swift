@@ -3,109 +3,138 @@ import Foundation
 import MonoRail
 import MonoRailAsyncHTTPClient
 
-// Every budget is a ratio against a baseline measured in the same run:
+// Every budget is a ratio against a baseline measured in the same process. Baseline and MonoRail
+// runs are interleaved inside each iteration (A, B, A, B, …), so machine drift — which on this 2-core
+// host moved whole benchmarks by 25% between runs — hits both sides equally. Each iteration records
+// both sides and their ratio as custom metrics:
 // - decode: MonoRail's envelope + codec path vs raw JSONDecoder into the same structs (≤ 1.15×);
 // - small GET p50: APIClient vs the raw transport, per transport (≤ 1.1×);
 // - 32 concurrent clients: APIClient throughput vs the raw transport's (≥ 0.9×);
 // - 100 concurrent identical GETs: the server counts exactly 1.
 
+func metric(_ name: String) -> BenchmarkMetric {
+    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
+}
+
+func microseconds(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+}
+
+func median(_ values: [Int]) -> Int {
+    values.sorted()[values.count / 2]
+}
+
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],
-        warmupIterations: 3,
-        maxDuration: .seconds(10),
-        maxIterations: 200)
-
-    // MARK: - Decoding 10,000 records
-
     let rawDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
     let monoRail = ResponseDecoder()
+    let clock = ContinuousClock()
 
-    Benchmark("decode 10k trains: raw JSONDecoder (baseline)") { benchmark in
+    // MARK: - Decoding 10,000 records
+
+    let decodeMetrics = [metric("raw JSONDecoder (ms)"), metric("MonoRail (ms)"), metric("ratio MonoRail/raw (%)")]
+    Benchmark(
+        "decode 10k trains, paired",
+        configuration: .init(metrics: decodeMetrics + [.mallocCountTotal], warmupIterations: 2, maxDuration: .seconds(30), maxIterations: 40)
+    ) { benchmark in
         let data = Payload.trains
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try rawDecoder.decode(BenchTrainsRoot.self, from: data).trains.count)
+        for iteration in benchmark.scaledIterations {
+            var raw = Duration.zero
+            var ours = Duration.zero
+            for side in iteration % 2 == 0 ? [0, 1] : [1, 0] {
+                let start = clock.now
+                if side == 0 {
+                    blackHole(try rawDecoder.decode(BenchTrainsRoot.self, from: data).trains.count)
+                    raw = clock.now - start
+                } else {
+                    blackHole(try monoRail.decode([BenchTrain].self, from: data, roots: ["trains"]).value.count)
+                    ours = clock.now - start
+                }
+            }
+            benchmark.measurement(decodeMetrics[0], microseconds(raw) / 1000)
+            benchmark.measurement(decodeMetrics[1], microseconds(ours) / 1000)
+            benchmark.measurement(decodeMetrics[2], microseconds(ours) * 100 / max(1, microseconds(raw)))
         }
     }
 
-    Benchmark("decode 10k trains: MonoRail envelope + codec") { benchmark in
-        let data = Payload.trains
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try monoRail.decode([BenchTrain].self, from: data, roots: ["trains"]).value.count)
-        }
-    }
-
-    // MARK: - Small GETs, per transport
+    // MARK: - Small GETs and 32 concurrent clients, per transport
 
     let transports: [(String, any Transport)] = [
         ("AsyncHTTPClient", AsyncHTTPClientTransport()),
         ("URLSession", URLSessionTransport.shared),
     ]
-    let latency = Benchmark.Configuration(
-        metrics: [.wallClock, .throughput], warmupIterations: 50, maxDuration: .seconds(8), maxIterations: 4000)
     for (name, transport) in transports {
-        Benchmark("small GET p50 \(name): raw transport (baseline)", configuration: latency) { benchmark in
+        let latencyMetrics = [metric("raw p50 (µs)"), metric("APIClient p50 (µs)"), metric("ratio APIClient/raw p50 (%)")]
+        Benchmark(
+            "small GET \(name), paired",
+            configuration: .init(metrics: latencyMetrics, warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 20)
+        ) { benchmark in
             let server = try await BenchServer.shared.value
             let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/train")
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
-                let (_, body) = try await transport.send(request, body: nil, metadata: RequestMetadata())
-                blackHole(try rawDecoder.decode(BenchTrain.self, from: body))
-            }
-        }
-        Benchmark("small GET p50 \(name): APIClient", configuration: latency) { benchmark in
-            let server = try await BenchServer.shared.value
             let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
-            benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                blackHole(try await client.get("/train", as: BenchTrain.self))
+                var raw: [Int] = []
+                var ours: [Int] = []
+                for _ in 0..<200 {
+                    var start = clock.now
+                    let (_, body) = try await transport.send(request, body: nil, metadata: RequestMetadata())
+                    blackHole(try rawDecoder.decode(BenchTrain.self, from: body))
+                    raw.append(microseconds(clock.now - start))
+                    start = clock.now
+                    blackHole(try await client.get("/train", as: BenchTrain.self))
+                    ours.append(microseconds(clock.now - start))
+                }
+                benchmark.measurement(latencyMetrics[0], median(raw))
+                benchmark.measurement(latencyMetrics[1], median(ours))
+                benchmark.measurement(latencyMetrics[2], median(ours) * 100 / max(1, median(raw)))
             }
         }
 
-        let concurrent = Benchmark.Configuration(
-            metrics: [.wallClock, .throughput], warmupIterations: 1, maxDuration: .seconds(15), maxIterations: 12)
+        let throughputMetrics = [
+            .custom("raw (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
+            .custom("APIClient (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
+            .custom("ratio APIClient/raw throughput (%)", polarity: .prefersLarger, useScalingFactor: false),
+        ] as [BenchmarkMetric]
         let perClient = 50
-        Benchmark("32 concurrent clients \(name): raw transport (baseline), 1600 GETs", configuration: concurrent) { benchmark in
-            let server = try await BenchServer.shared.value
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for worker in 0..<32 {
-                        group.addTask {
-                            for index in 0..<perClient {
-                                let request = HTTPRequest(
-                                    method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
-                                    path: "/train?n=\(worker * perClient + index)")
-                                let (_, body) = try await transport.send(request, body: nil, metadata: RequestMetadata())
-                                blackHole(try rawDecoder.decode(BenchTrain.self, from: body))
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
-        }
-        Benchmark("32 concurrent clients \(name): APIClient, 1600 GETs", configuration: concurrent) { benchmark in
+        Benchmark(
+            "32 concurrent clients \(name), 1600 GETs a side, paired",
+            configuration: .init(metrics: throughputMetrics, warmupIterations: 1, maxDuration: .seconds(90), maxIterations: 12)
+        ) { benchmark in
             let server = try await BenchServer.shared.value
             let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
-            benchmark.startMeasurement()
-            for _ in benchmark.scaledIterations {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for worker in 0..<32 {
-                        group.addTask {
-                            for index in 0..<perClient {
-                                blackHole(try await client.get("/train", parameters: ["n": .int(Int64(worker * perClient + index))], as: BenchTrain.self))
+            for iteration in benchmark.scaledIterations {
+                var rawRate = 0
+                var oursRate = 0
+                for side in iteration % 2 == 0 ? [0, 1] : [1, 0] {
+                    let start = clock.now
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for worker in 0..<32 {
+                            group.addTask {
+                                for index in 0..<perClient {
+                                    let n = worker * perClient + index
+                                    if side == 0 {
+                                        let request = HTTPRequest(
+                                            method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
+                                            path: "/train?n=\(n)")
+                                        let (_, body) = try await transport.send(request, body: nil, metadata: RequestMetadata())
+                                        blackHole(try rawDecoder.decode(BenchTrain.self, from: body))
+                                    } else {
+                                        blackHole(try await client.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self))
+                                    }
+                                }
                             }
                         }
+                        try await group.waitForAll()
                     }
-                    try await group.waitForAll()
+                    let rate = 32 * perClient * 1_000_000 / max(1, microseconds(clock.now - start))
+                    if side == 0 { rawRate = rate } else { oursRate = rate }
                 }
+                benchmark.measurement(throughputMetrics[0], rawRate)
+                benchmark.measurement(throughputMetrics[1], oursRate)
+                benchmark.measurement(throughputMetrics[2], oursRate * 100 / max(1, rawRate))
             }
         }
     }
@@ -113,8 +142,8 @@ let benchmarks: @Sendable () -> Void = {
     // MARK: - De-duplication
 
     Benchmark(
-        "100 concurrent identical GETs: server requests",
-        configuration: .init(metrics: [.wallClock, .custom("server requests per 100 GETs", useScalingFactor: false)], maxIterations: 5)
+        "100 concurrent identical GETs",
+        configuration: .init(metrics: [.wallClock, metric("server requests per 100 GETs")], maxIterations: 5)
     ) { benchmark in
         let server = try await BenchServer.shared.value
         let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: MonoRail.defaultTransport)
@@ -126,7 +155,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
                 try await group.waitForAll()
             }
-            benchmark.measurement(.custom("server requests per 100 GETs", useScalingFactor: false), server.count - before)
+            benchmark.measurement(metric("server requests per 100 GETs"), server.count - before)
         }
     }
 }

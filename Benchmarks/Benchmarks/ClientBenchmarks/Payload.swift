@@ -40,7 +40,7 @@ enum Payload {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("shared/bench/make-trains-json.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
