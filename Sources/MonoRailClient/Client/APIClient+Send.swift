@@ -103,13 +103,27 @@ extension APIClient {
 
     /// Middleware → retries → log → de-duplication → transport.
     func chain(for options: RequestOptions) -> MiddlewareNext {
-        let transport = self.transport
+        let deduplicates = configuration.deduplicatesRequests && options.deduplicates
+        guard let retryPolicy = options.retryPolicy else {
+            return deduplicates ? defaultChains.deduplicating : defaultChains.direct
+        }
+        return Self.makeChain(
+            configuration, transport: transport, coalescer: coalescer, deduplicates: deduplicates,
+            retryPolicy: retryPolicy)
+    }
+
+    static func makeChain(
+        _ configuration: Configuration,
+        transport: any Transport,
+        coalescer: RequestCoalescer,
+        deduplicates: Bool,
+        retryPolicy: RetryPolicy?
+    ) -> MiddlewareNext {
         var next: MiddlewareNext = { request, body, metadata in
             try await transport.send(request, body: body, metadata: metadata)
         }
-        if configuration.deduplicatesRequests && options.deduplicates {
+        if deduplicates {
             let inner = next
-            let coalescer = self.coalescer
             next = { request, body, metadata in
                 guard request.method == .get || request.method == .head, body == nil else {
                     return try await inner(request, body, metadata)
@@ -119,11 +133,10 @@ extension APIClient {
                 }
             }
         }
-        next = Self.wrap(
-            LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
-        next = retrying(options.retryPolicy ?? configuration.retryPolicy, next)
+        next = wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
+        next = retrying(retryPolicy ?? configuration.retryPolicy, clock: configuration.clock, next)
         for middleware in configuration.middleware.reversed() {
-            next = Self.wrap(middleware, around: next)
+            next = wrap(middleware, around: next)
         }
         return next
     }
@@ -134,9 +147,12 @@ extension APIClient {
         }
     }
 
-    func retrying(_ policy: RetryPolicy, _ next: @escaping MiddlewareNext) -> MiddlewareNext {
+    static func retrying(
+        _ policy: RetryPolicy,
+        clock: any Clock<Duration>,
+        _ next: @escaping MiddlewareNext
+    ) -> MiddlewareNext {
         guard policy.maxAttempts > 1 else { return next }
-        let clock = configuration.clock
         return { request, body, metadata in
             var generator = SystemRandomNumberGenerator()
             var attempt = 1

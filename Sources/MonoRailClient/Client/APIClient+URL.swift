@@ -30,14 +30,18 @@ extension APIClient {
             if let existing = absolute.query { rest += "?" + existing }
             return (scheme, authority, QueryEncoder.appending(query, to: rest))
         }
-        let base = configuration.baseURL
-        guard let scheme = base.scheme, let host = base.host else {
-            throw APIError(.invalidRequest, "the base URL \(base) has no scheme or host")
+        guard let base else {
+            throw APIError(.invalidRequest, "the base URL \(configuration.baseURL) has no scheme or host")
         }
-        let authority = base.port.map { "\(host):\($0)" } ?? host
-        var basePath = base.path(percentEncoded: true)
-        while basePath.hasSuffix("/") { basePath.removeLast() }
         let relative = text.hasPrefix("/") ? text : "/" + text
-        return (scheme, authority, QueryEncoder.appending(query, to: basePath + relative))
+        return (base.scheme, base.authority, QueryEncoder.appending(query, to: base.path + relative))
+    }
+
+    static func baseComponents(_ url: URL) -> (scheme: String, authority: String, path: String)? {
+        guard let scheme = url.scheme, let host = url.host else { return nil }
+        let authority = url.port.map { "\(host):\($0)" } ?? host
+        var path = url.path(percentEncoded: true)
+        while path.hasSuffix("/") { path.removeLast() }
+        return (scheme, authority, path)
     }
 }

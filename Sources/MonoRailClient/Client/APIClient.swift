@@ -97,12 +97,25 @@ public final class APIClient: Sendable {
     /// The decoder for responses, built from the configuration.
     public let responseDecoder: ResponseDecoder
     let coalescer = RequestCoalescer()
+    /// The base URL's scheme, authority and path without a trailing slash, worked out once.
+    let base: (scheme: String, authority: String, path: String)?
+    /// The chains for calls with default options, built once: with and without de-duplication.
+    let defaultChains: (deduplicating: MiddlewareNext, direct: MiddlewareNext)
 
     /// Creates a client.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.transport = configuration.transport ?? URLSessionTransport.shared
+        let transport = configuration.transport ?? URLSessionTransport.shared
+        self.transport = transport
         self.responseDecoder = ResponseDecoder(coding: configuration.coding, envelope: configuration.envelope)
+        self.base = Self.baseComponents(configuration.baseURL)
+        let coalescer = self.coalescer
+        self.defaultChains = (
+            APIClient.makeChain(
+                configuration, transport: transport, coalescer: coalescer, deduplicates: true, retryPolicy: nil),
+            APIClient.makeChain(
+                configuration, transport: transport, coalescer: coalescer, deduplicates: false, retryPolicy: nil)
+        )
     }
 
     /// Creates a client with default settings.
@@ -115,9 +128,7 @@ public final class APIClient: Sendable {
     }
 
     /// The number of de-duplicated requests in flight.
-    public var requestsInFlight: Int {
-        get async { await coalescer.inFlightCount }
-    }
+    public var requestsInFlight: Int { coalescer.inFlightCount }
 }
 
 extension APIClient {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How Swift property names map to the keys on the wire.
 ///
 /// The mapping always runs from the Swift name to the wire key, never the other way round, so it is
@@ -33,6 +35,18 @@ public struct KeyMapping: Sendable {
 
     /// Converts camelCase to snake_case, keeping acronyms together.
     public static func snakeCased(_ name: String) -> String {
+        // Fast path: keys that are already lower-case ASCII (explicit snake_case coding keys, most
+        // one-word properties) are returned as they are, without allocating.
+        var hasUpper = false
+        var isASCII = true
+        for byte in name.utf8 {
+            if byte >= 0x80 {
+                isASCII = false
+                break
+            }
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUpper = true }
+        }
+        if isASCII && !hasUpper { return name }
         let scalars = Array(name.unicodeScalars)
         guard scalars.contains(where: { $0.properties.isUppercase }) else { return name }
         var result = String.UnicodeScalarView()
@@ -72,7 +86,7 @@ final class WireKeyCache {
     func isDictionaryKey<Key: CodingKey>(_ type: Key.Type) -> Bool {
         let id = ObjectIdentifier(type)
         if let known = dictionaryKeyTypes[id] { return known }
-        let isDictionary = String(describing: type) == "_DictionaryCodingKey"
+        let isDictionary = DictionaryKeyTypes.shared.isDictionaryKey(type)
         dictionaryKeyTypes[id] = isDictionary
         return isDictionary
     }
@@ -83,5 +97,20 @@ final class WireKeyCache {
         let key = mapping.wireKey(for: name)
         cache[name] = key
         return key
+    }
+}
+
+/// Remembers which key types belong to dictionaries: finding out takes the type's name, which costs
+/// microseconds, so it is done once per type per process.
+final class DictionaryKeyTypes: Sendable {
+    static let shared = DictionaryKeyTypes()
+    private let known = Mutex<[ObjectIdentifier: Bool]>([:])
+
+    func isDictionaryKey<Key: CodingKey>(_ type: Key.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        if let answer = known.withLock({ $0[id] }) { return answer }
+        let answer = String(describing: type) == "_DictionaryCodingKey"
+        known.withLock { $0[id] = answer }
+        return answer
     }
 }

@@ -1,80 +1,96 @@
 import Foundation
 import HTTPTypes
 import MonoRailTransport
+import Synchronization
 
 /// Shares one in-flight request between concurrent identical GETs.
 ///
 /// Identical means same method, URL and header fields, so two users' requests with different
-/// credentials are never merged. The shared request is cancelled only when every caller waiting for
-/// it has been cancelled; a caller that is cancelled while others still wait gets the shared result.
-actor RequestCoalescer {
-    private struct Entry {
-        let token: UUID
-        let task: Task<(HTTPResponse, Data), any Error>
-        var waiters: Int
+/// credentials are never merged. The first caller runs the request in its own task, with no extra
+/// task or actor hop; later callers wait for its result. A waiter that is cancelled stops waiting at
+/// once. When the first caller is cancelled, its request stops and every waiter transparently runs
+/// the request again, so one caller's cancellation never fails another.
+final class RequestCoalescer: Sendable {
+    typealias Exchange = (HTTPResponse, Data)
+
+    /// A waiter's outcome: the shared result, or `nil` to run the request again.
+    private typealias Waiter = CheckedContinuation<Result<Exchange, any Error>?, Never>
+
+    private struct State {
+        var nextWaiter = 0
+        var inFlight: [String: [Int: Waiter]] = [:]
     }
 
-    private var entries: [String: Entry] = [:]
+    private let state = Mutex(State())
 
     /// The number of requests in flight, for tests.
-    var inFlightCount: Int { entries.count }
+    var inFlightCount: Int { state.withLock { $0.inFlight.count } }
 
     static func key(for request: HTTPRequest) -> String {
         var key = "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
-        for field in request.headerFields.sorted(by: {
-            ($0.name.canonicalName, $0.value) < ($1.name.canonicalName, $1.value)
-        }) {
+        for field in request.headerFields {
             key += "\n\(field.name.canonicalName):\(field.value)"
         }
         return key
     }
 
-    func run(
-        key: String,
-        operation: @escaping @Sendable () async throws -> (HTTPResponse, Data)
-    ) async throws -> (HTTPResponse, Data) {
-        let entry: Entry
-        if var existing = entries[key] {
-            existing.waiters += 1
-            entries[key] = existing
-            entry = existing
-        } else {
-            let token = UUID()
-            let task = Task { [weak self] in
-                do {
-                    let exchange = try await operation()
-                    await self?.finish(key: key, token: token)
-                    return exchange
-                } catch {
-                    await self?.finish(key: key, token: token)
-                    throw error
+    func run(key: String, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
+        while true {
+            let waiterID: Int? = state.withLock { state in
+                if state.inFlight[key] == nil {
+                    state.inFlight[key] = [:]
+                    return nil
+                }
+                state.nextWaiter += 1
+                return state.nextWaiter
+            }
+            guard let waiterID else {
+                return try await own(key: key, operation: operation)
+            }
+            if let outcome = await wait(key: key, id: waiterID) {
+                return try outcome.get()
+            }
+            try Task.checkCancellation()
+        }
+    }
+
+    private func own(key: String, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
+        let result: Result<Exchange, any Error>
+        do {
+            result = .success(try await operation())
+        } catch {
+            result = .failure(error)
+        }
+        let ownerWasCancelled = Task.isCancelled
+        let waiters = state.withLock { $0.inFlight.removeValue(forKey: key) ?? [:] }
+        for waiter in waiters.values {
+            waiter.resume(returning: ownerWasCancelled ? nil : result)
+        }
+        return try result.get()
+    }
+
+    private func wait(key: String, id: Int) async -> Result<Exchange, any Error>? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Waiter) in
+                let registered = state.withLock { state -> Bool in
+                    guard state.inFlight[key] != nil else { return false }
+                    state.inFlight[key]?[id] = continuation
+                    return true
+                }
+                if !registered {
+                    // The owner finished between our two looks: run the request again.
+                    continuation.resume(returning: nil)
+                } else if Task.isCancelled {
+                    cancelWaiter(key: key, id: id)
                 }
             }
-            entry = Entry(token: token, task: task, waiters: 1)
-            entries[key] = entry
-        }
-        let token = entry.token
-        return try await withTaskCancellationHandler {
-            try await entry.task.value
         } onCancel: {
-            Task { await self.leave(key: key, token: token) }
+            cancelWaiter(key: key, id: id)
         }
     }
 
-    private func finish(key: String, token: UUID) {
-        if entries[key]?.token == token {
-            entries[key] = nil
-        }
-    }
-
-    private func leave(key: String, token: UUID) {
-        guard var entry = entries[key], entry.token == token else { return }
-        entry.waiters -= 1
-        if entry.waiters == 0 {
-            entry.task.cancel()
-            entries[key] = nil
-        } else {
-            entries[key] = entry
-        }
+    private func cancelWaiter(key: String, id: Int) {
+        let waiter = state.withLock { $0.inFlight[key]?.removeValue(forKey: id) }
+        waiter?.resume(returning: .failure(CancellationError()))
     }
 }

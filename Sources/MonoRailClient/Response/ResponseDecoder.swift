@@ -134,6 +134,11 @@ public struct ResponseDecoder: Sendable {
     }
 
     static func isJSON(_ contentType: String) -> Bool {
+        let prefix = "application/json".utf8
+        if contentType.utf8.starts(with: prefix) {
+            let rest = contentType.utf8.dropFirst(prefix.count)
+            if rest.isEmpty || rest.first == UInt8(ascii: ";") || rest.first == UInt8(ascii: " ") { return true }
+        }
         let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         return mediaType == "application/json" || mediaType == "text/json" || mediaType.hasSuffix("+json")
     }

@@ -19,7 +19,7 @@ struct DeduplicationTests {
         #expect(results.count == 50)
         #expect(results.allSatisfy { $0["count"] == 1 })
         #expect(server.count(key) == 1)
-        #expect(await client.requestsInFlight == 0)
+        #expect(client.requestsInFlight == 0)
     }
 
     @Test("each call can opt out")
@@ -57,17 +57,39 @@ struct DeduplicationTests {
         #expect(server.count(key) == 2)
     }
 
-    @Test("one cancelled caller does not cancel the others' shared request")
-    func cancellationIsPerCaller() async throws {
+    @Test("a cancelled waiter stops waiting and the shared request carries on")
+    func waiterCancelled() async throws {
         let server = try await TestServer.shared()
         let client = makeClient(server)
-        let key = "cancel-share-\(UUID().uuidString)"
-        let survivor = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
-        let quitter = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
-        try await Task.sleep(for: .milliseconds(100))
-        quitter.cancel()
-        let value = try await survivor.value
-        #expect(value["count"] == 1)
+        let key = "cancel-waiter-\(UUID().uuidString)"
+        let owner = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        #expect(try await eventually { server.count(key) == 1 })
+        let waiter = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        #expect(try await eventually { client.requestsInFlight == 1 })
+        waiter.cancel()
+        let waiterResult = await waiter.result
+        #expect(throws: APIError.self) { try waiterResult.get() }
+        #expect(try await owner.value["count"] == 1)
         #expect(server.count(key) == 1)
+    }
+
+    @Test("when the caller that owns the request is cancelled, the others run it again")
+    func ownerCancelled() async throws {
+        let server = try await TestServer.shared()
+        let client = makeClient(server)
+        let key = "cancel-owner-\(UUID().uuidString)"
+        let owner = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        #expect(try await eventually { server.count(key) == 1 })
+        let waiter = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        try await Task.sleep(for: .milliseconds(50))
+        owner.cancel()
+        let ownerResult = await owner.result
+        guard case .failure(let error as APIError) = ownerResult else {
+            Issue.record("expected the owner to be cancelled, got \(ownerResult)")
+            return
+        }
+        #expect(error.code == .cancelled)
+        #expect(try await waiter.value["count"] == 2, "the waiter ran the request itself")
+        #expect(server.count(key) == 2)
     }
 }
