@@ -25,6 +25,7 @@ func median(_ values: [Int]) -> Int {
 }
 
 let benchmarks: @Sendable () -> Void = {
+    overheadBenchmarks()
     let rawDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -156,6 +157,48 @@ let benchmarks: @Sendable () -> Void = {
                 try await group.waitForAll()
             }
             benchmark.measurement(metric("server requests per 100 GETs"), server.count - before)
+        }
+    }
+}
+
+/// Answers every request with the one-record payload at once, so the client's own CPU cost can be
+/// measured without a network or a server.
+struct InMemoryTransport: Transport {
+    let body: Data
+    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (HTTPResponse, Data) {
+        (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), self.body)
+    }
+}
+
+let overheadBenchmarks: @Sendable () -> Void = {
+    let rawDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+    let overheadMetrics = [metric("raw decode (ns)"), metric("APIClient.get (ns)"), metric("MonoRail decode only (ns)")]
+    Benchmark(
+        "client CPU per small GET, in-memory transport",
+        configuration: .init(metrics: overheadMetrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20)
+    ) { benchmark in
+        let transport = InMemoryTransport(body: Payload.train1)
+        let client = APIClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: transport)
+        let decoder = ResponseDecoder()
+        let clock = ContinuousClock()
+        for _ in benchmark.scaledIterations {
+            let rounds = 2000
+            var start = clock.now
+            for _ in 0..<rounds { blackHole(try rawDecoder.decode(BenchTrain.self, from: Payload.train1)) }
+            let raw = clock.now - start
+            start = clock.now
+            for n in 0..<rounds { blackHole(try await client.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self)) }
+            let ours = clock.now - start
+            start = clock.now
+            for _ in 0..<rounds { blackHole(try decoder.decode(BenchTrain.self, from: Payload.train1).value) }
+            let decodeOnly = clock.now - start
+            benchmark.measurement(overheadMetrics[0], microseconds(raw) * 1000 / rounds)
+            benchmark.measurement(overheadMetrics[1], microseconds(ours) * 1000 / rounds)
+            benchmark.measurement(overheadMetrics[2], microseconds(decodeOnly) * 1000 / rounds)
         }
     }
 }

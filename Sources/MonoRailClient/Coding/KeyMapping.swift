@@ -70,32 +70,41 @@ public struct KeyMapping: Sendable {
 }
 
 /// A per-call cache of wire keys: one decode or encode sees the same handful of keys thousands of
-/// times, so each is mapped once. Not shared between calls, so it needs no lock.
+/// times, so each is mapped once. Not shared between calls, so it needs no lock. Kept as parallel
+/// arrays searched linearly: for the dozen or so keys of a typical payload, comparing small strings
+/// is cheaper than hashing them, and a new cache costs no dictionary growth.
 final class WireKeyCache {
     private let mapping: KeyMapping
-    private var cache: [String: String] = [:]
+    private var names: [String] = []
+    private var wires: [String] = []
+    private var overflow: [String: String] = [:]
+    private var keyTypes: [(ObjectIdentifier, Bool)] = []
 
     init(_ mapping: KeyMapping) {
         self.mapping = mapping
     }
 
-    private var dictionaryKeyTypes: [ObjectIdentifier: Bool] = [:]
-
     /// Whether `Key` is the key type of a `[String: Value]` dictionary, whose keys are data, not
     /// property names, and so are never mapped.
     func isDictionaryKey<Key: CodingKey>(_ type: Key.Type) -> Bool {
         let id = ObjectIdentifier(type)
-        if let known = dictionaryKeyTypes[id] { return known }
-        let isDictionary = DictionaryKeyTypes.shared.isDictionaryKey(type)
-        dictionaryKeyTypes[id] = isDictionary
-        return isDictionary
+        for (known, answer) in keyTypes where known == id { return answer }
+        let answer = DictionaryKeyTypes.shared.isDictionaryKey(type)
+        keyTypes.append((id, answer))
+        return answer
     }
 
     @inline(__always) func wireKey(for name: String) -> String {
         if mapping.isIdentity { return name }
-        if let cached = cache[name] { return cached }
+        for index in names.indices where names[index] == name { return wires[index] }
+        if let cached = overflow[name] { return cached }
         let key = mapping.wireKey(for: name)
-        cache[name] = key
+        if names.count < 32 {
+            names.append(name)
+            wires.append(key)
+        } else {
+            overflow[name] = key
+        }
         return key
     }
 }
