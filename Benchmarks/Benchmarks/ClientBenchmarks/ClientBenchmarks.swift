@@ -105,7 +105,10 @@ let benchmarks: @Sendable () -> Void = {
             configuration: .init(metrics: throughputMetrics, warmupIterations: 1, maxDuration: .seconds(90), maxIterations: 12)
         ) { benchmark in
             let server = try await BenchServer.shared.value
-            let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
+            var configuration = APIClient.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
+            // BENCH_NO_DEDUPE=1 measures the client without the request coalescer, to see its cost.
+            configuration.deduplicatesRequests = ProcessInfo.processInfo.environment["BENCH_NO_DEDUPE"] == nil
+            let client = APIClient(configuration: configuration)
             for iteration in benchmark.scaledIterations {
                 var rawRate = 0
                 var oursRate = 0
