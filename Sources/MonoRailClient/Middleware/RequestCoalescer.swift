@@ -18,7 +18,7 @@ final class RequestCoalescer: Sendable {
 
     private struct State {
         var nextWaiter = 0
-        var inFlight: [String: [Int: Waiter]] = [:]
+        var inFlight: [Key: [Int: Waiter]] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,15 +26,22 @@ final class RequestCoalescer: Sendable {
     /// The number of requests in flight, for tests.
     var inFlightCount: Int { state.withLock { $0.inFlight.count } }
 
-    static func key(for request: HTTPRequest) -> String {
-        var key = "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
-        for field in request.headerFields {
-            key += "\n\(field.name.canonicalName):\(field.value)"
-        }
-        return key
+    /// What makes two requests identical: method, URL and header fields, in order.
+    struct Key: Hashable, Sendable {
+        var method: HTTPRequest.Method
+        var scheme: String?
+        var authority: String?
+        var path: String?
+        var headerFields: HTTPFields
     }
 
-    func run(key: String, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
+    static func key(for request: HTTPRequest) -> Key {
+        Key(
+            method: request.method, scheme: request.scheme, authority: request.authority, path: request.path,
+            headerFields: request.headerFields)
+    }
+
+    func run(key: Key, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
         while true {
             let waiterID: Int? = state.withLock { state in
                 if state.inFlight[key] == nil {
@@ -54,7 +61,7 @@ final class RequestCoalescer: Sendable {
         }
     }
 
-    private func own(key: String, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
+    private func own(key: Key, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {
         let result: Result<Exchange, any Error>
         do {
             result = .success(try await operation())
@@ -69,7 +76,7 @@ final class RequestCoalescer: Sendable {
         return try result.get()
     }
 
-    private func wait(key: String, id: Int) async -> Result<Exchange, any Error>? {
+    private func wait(key: Key, id: Int) async -> Result<Exchange, any Error>? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
                 let registered = state.withLock { state -> Bool in
@@ -89,7 +96,7 @@ final class RequestCoalescer: Sendable {
         }
     }
 
-    private func cancelWaiter(key: String, id: Int) {
+    private func cancelWaiter(key: Key, id: Int) {
         let waiter = state.withLock { $0.inFlight[key]?.removeValue(forKey: id) }
         waiter?.resume(returning: .failure(CancellationError()))
     }
