@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "MonoRailClient", targets: ["MonoRailClient"]),
         .library(name: "MonoRailTransport", targets: ["MonoRailTransport"]),
         .library(name: "MonoRailAsyncHTTPClient", targets: ["MonoRailAsyncHTTPClient"]),
+        .library(name: "MonoRailServer", targets: ["MonoRailServer"]),
+        .executable(name: "monorail", targets: ["monorail"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -24,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Layer 1: transport abstraction and the Foundation URLSession transport.
@@ -62,6 +66,23 @@ let package = Package(
                 .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
             ]
         ),
+        // Layer 5: the reference server, a real backend speaking the Rails conventions.
+        .target(
+            name: "MonoRailServer",
+            dependencies: [
+                "MonoRailClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Layer 5: the `monorail` command.
+        .executableTarget(
+            name: "monorail",
+            dependencies: [
+                "MonoRailServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // A small Hummingbird server the tests talk to over loopback.
         .target(
             name: "TestServer",
@@ -74,6 +95,10 @@ let package = Package(
         .testTarget(
             name: "MonoRailTransportTests",
             dependencies: ["MonoRailTransport", "MonoRailAsyncHTTPClient", "TestServer"]
+        ),
+        .testTarget(
+            name: "MonoRailServerTests",
+            dependencies: ["MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

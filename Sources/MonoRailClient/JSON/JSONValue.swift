@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A JSON value: free-form data, request parameters, and the tree responses are decoded from.
 ///
 /// Literals build it naturally:
@@ -170,6 +172,16 @@ extension JSONValue: Codable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+}
+
+extension JSONValue {
+    /// The value as compact UTF-8 JSON.
+    ///
+    /// - Parameter sortedKeys: Write object members in key order, for stable output.
+    /// - Returns: The JSON bytes. Non-finite doubles, which JSON cannot express, are written as `null`.
+    public func jsonData(sortedKeys: Bool = false) -> Data {
+        JSONWriter.serialize(self, sortedKeys: sortedKeys)
     }
 }
 

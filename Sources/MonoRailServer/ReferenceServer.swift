@@ -1,0 +1,112 @@
+public import Foundation
+import Hummingbird
+public import Logging
+
+/// MonoRail's reference server: a real HTTP backend that speaks the Rails conventions for the
+/// resources of a ``ServerSchema``, storing them in SQLite.
+///
+/// ```swift
+/// let server = try ReferenceServer(schema: .trains, configuration: .init(port: 0))
+/// let running = try await server.start()
+/// print(running.baseURL)  // http://127.0.0.1:54321
+/// ```
+public struct ReferenceServer: Sendable {
+    /// Where and how the server listens and stores.
+    public struct Configuration: Sendable {
+        /// The address to bind; loopback by default.
+        public var host: String
+        /// The port; 0 picks a free one.
+        public var port: Int
+        /// The SQLite file, or `:memory:`.
+        public var databasePath: String
+        /// The largest request body accepted.
+        public var maxBodySize: Int
+        /// Where the one-line-per-request log goes; `nil` for none.
+        public var logger: Logger?
+
+        /// Creates a configuration.
+        public init(
+            host: String = "127.0.0.1", port: Int = 3000, databasePath: String = ":memory:",
+            maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.databasePath = databasePath
+            self.maxBodySize = maxBodySize
+            self.logger = logger
+        }
+    }
+
+    /// The records.
+    public let store: RecordStore
+    /// The configuration.
+    public let configuration: Configuration
+
+    /// Opens the database and prepares the routes.
+    ///
+    /// - Throws: ``SchemaError`` or a database error.
+    public init(schema: ServerSchema, configuration: Configuration = Configuration()) throws {
+        self.store = try RecordStore(schema: schema, path: configuration.databasePath)
+        self.configuration = configuration
+    }
+
+    private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        let router = Router()
+        if let logger = configuration.logger {
+            router.add(middleware: RequestLogMiddleware(logger: logger))
+        }
+        router.add(middleware: JSONErrorMiddleware())
+        ResourceRoutes(store: store, maxBodySize: configuration.maxBodySize).install(on: router)
+        var quiet = Logger(label: "MonoRailServer")
+        quiet.logLevel = .critical
+        return Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "MonoRail"),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? 0) },
+            logger: configuration.logger ?? quiet)
+    }
+
+    /// Serves until the process gets SIGINT or SIGTERM, then stops cleanly.
+    ///
+    /// - Parameter onRunning: Called with the port once the server listens.
+    public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        try await makeApplication(onRunning: onRunning).runService()
+    }
+
+    /// Starts serving in the background, for tests and the demo.
+    ///
+    /// - Returns: The running server, with its port.
+    public func start() async throws -> RunningReferenceServer {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = makeApplication { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+        for await port in ports {
+            return RunningReferenceServer(port: port, task: task, store: store)
+        }
+        throw CancellationError()
+    }
+}
+
+/// A reference server serving in the background.
+public struct RunningReferenceServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    let task: Task<Void, any Error>
+    /// Its records.
+    public let store: RecordStore
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Stops serving.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}

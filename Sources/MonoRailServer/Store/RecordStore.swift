@@ -1,0 +1,285 @@
+import Foundation
+import GRDB
+public import MonoRailClient
+
+/// The reference server's records, in SQLite through GRDB: one table per resource, one column per
+/// field, writes in transactions (WAL for files, so readers never wait for writers).
+public final class RecordStore: Sendable {
+    let schema: ServerSchema
+    private let writer: any DatabaseWriter
+
+    /// Opens (or creates) the database and its tables, and seeds it when it is empty.
+    ///
+    /// - Parameters:
+    ///   - schema: The resources.
+    ///   - path: A file path, or `:memory:` for a private in-memory database.
+    /// - Throws: ``SchemaError`` for an invalid schema; GRDB's `DatabaseError` when the file cannot be used.
+    public init(schema: ServerSchema, path: String) throws {
+        try schema.validate()
+        self.schema = schema
+        var configuration = Configuration()
+        // Concurrent requests wait for the write lock instead of failing with "database is locked".
+        configuration.busyMode = .timeout(10)
+        if path == ":memory:" {
+            writer = try DatabaseQueue(configuration: configuration)
+        } else {
+            writer = try DatabasePool(path: path, configuration: configuration)
+        }
+        try migrate()
+    }
+
+    private func migrate() throws {
+        try writer.write { db in
+            for resource in schema.resources {
+                var columns = [idColumnDefinition]
+                for column in resource.columns(idType: schema.idType) {
+                    columns.append("\(quoted(column.name)) \(sqlType(column.type))")
+                }
+                columns.append("\"created_at\" TEXT NOT NULL")
+                columns.append("\"updated_at\" TEXT NOT NULL")
+                try db.execute(
+                    sql:
+                        "CREATE TABLE IF NOT EXISTS \(quoted(resource.pluralName)) (\(columns.joined(separator: ", ")))"
+                )
+                // Columns added to the schema since the file was created.
+                let existing = try Set(db.columns(in: resource.pluralName).map(\.name))
+                for column in resource.columns(idType: schema.idType) where !existing.contains(column.name) {
+                    try db.execute(
+                        sql:
+                            "ALTER TABLE \(quoted(resource.pluralName)) ADD COLUMN \(quoted(column.name)) \(sqlType(column.type))"
+                    )
+                }
+            }
+        }
+        let isEmpty = try writer.read { db in
+            try schema.resources.allSatisfy {
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted($0.pluralName))") == 0
+            }
+        }
+        guard isEmpty, let seed = schema.seed else { return }
+        try writer.write { db in
+            for resource in schema.resources {
+                for record in seed[resource.pluralName] ?? [] {
+                    guard case .object(let attributes) = record else { continue }
+                    _ = try insert(attributes, into: resource, db: db)
+                }
+            }
+        }
+    }
+
+    private var idColumnDefinition: String {
+        schema.idType == .string ? "\"id\" TEXT PRIMARY KEY NOT NULL" : "\"id\" INTEGER PRIMARY KEY AUTOINCREMENT"
+    }
+
+    // MARK: - Reading
+
+    /// Records of a resource whose columns equal the given filters; unknown filter names are ignored.
+    public func list(_ resource: ResourceSchema, filters: [String: String], limit: Int? = nil, offset: Int = 0) throws
+        -> (records: [JSONValue], total: Int)
+    {
+        let (clause, arguments) = whereClause(resource, filters: filters)
+        return try writer.read { db in
+            let total =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM \(quoted(resource.pluralName))\(clause)", arguments: arguments) ?? 0
+            var sql = "SELECT * FROM \(quoted(resource.pluralName))\(clause) ORDER BY rowid"
+            if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            return (rows.map { json(from: $0, resource: resource) }, total)
+        }
+    }
+
+    /// One record, with the relationships the resource embeds.
+    public func find(_ resource: ResourceSchema, id: String) throws -> JSONValue? {
+        try writer.read { db in try find(resource, id: id, embedding: true, db: db) }
+    }
+
+    private func find(_ resource: ResourceSchema, id: String, embedding: Bool, db: Database) throws -> JSONValue? {
+        guard let key = idValue(id),
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
+        else { return nil }
+        var record = json(from: row, resource: resource)
+        if embedding, case .object(var members) = record {
+            for name in resource.embeds ?? [] {
+                guard let relationship = resource.relationships?.first(where: { $0.name == name }),
+                    let target = schema.resources.first(where: { $0.name == relationship.targetName })
+                else { continue }
+                members[name] = try related(
+                    relationship, of: resource, id: key, record: members, target: target, db: db)
+            }
+            record = .object(members)
+        }
+        return record
+    }
+
+    private func related(
+        _ relationship: RelationshipSchema, of owner: ResourceSchema, id: any DatabaseValueConvertible,
+        record: [String: JSONValue], target: ResourceSchema, db: Database
+    ) throws -> JSONValue {
+        switch relationship.kind {
+        case .belongsTo:
+            guard let foreign = record[relationship.foreignKeyName(owner: owner)], foreign != .null,
+                let text = foreign.intValue.map(String.init) ?? foreign.stringValue
+            else { return .null }
+            return try find(target, id: text, embedding: false, db: db) ?? .null
+        case .hasMany, .hasOne:
+            let column = relationship.foreignKeyName(owner: owner)
+            guard target.columns(idType: schema.idType).contains(where: { $0.name == column }) else {
+                return relationship.kind == .hasMany ? [] : .null
+            }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM \(quoted(target.pluralName)) WHERE \(quoted(column)) = ? ORDER BY rowid",
+                arguments: [id])
+            let records = rows.map { json(from: $0, resource: target) }
+            return relationship.kind == .hasMany ? .array(records) : (records.first ?? .null)
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Validates and inserts a record, returning it as stored.
+    ///
+    /// - Throws: ``RecordValidationError`` with Rails-style messages; nothing is written then.
+    public func create(_ resource: ResourceSchema, attributes: [String: JSONValue]) throws -> JSONValue {
+        try writer.write { db in
+            let id = try insert(attributes, into: resource, db: db)
+            return try find(resource, id: id, embedding: false, db: db) ?? .null
+        }
+    }
+
+    /// Validates and applies the given attributes to a record; `nil` when there is no such record.
+    ///
+    /// - Throws: ``RecordValidationError``; nothing is written then.
+    public func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue]) throws -> JSONValue? {
+        try writer.write { db in
+            guard let existing = try find(resource, id: id, embedding: false, db: db)?.objectValue,
+                let key = idValue(id)
+            else { return nil }
+            var merged = existing
+            for (name, value) in attributes { merged[name] = value }
+            let values = try validated(merged, for: resource, db: db)
+            let assignments = values.keys.sorted()
+            guard !assignments.isEmpty else { return try find(resource, id: id, embedding: false, db: db) }
+            var arguments = StatementArguments(assignments.map { values[$0] ?? nil })
+            arguments += [now(), key]
+            try db.execute(
+                sql:
+                    "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
+                arguments: arguments)
+            return try find(resource, id: id, embedding: false, db: db)
+        }
+    }
+
+    /// Deletes a record; `false` when there was none.
+    public func delete(_ resource: ResourceSchema, id: String) throws -> Bool {
+        guard let key = idValue(id) else { return false }
+        return try writer.write { db in
+            try db.execute(sql: "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
+            return db.changesCount > 0
+        }
+    }
+
+    private func insert(_ attributes: [String: JSONValue], into resource: ResourceSchema, db: Database) throws -> String
+    {
+        let values = try validated(attributes, for: resource, db: db)
+        var names = values.keys.sorted()
+        var arguments = StatementArguments(names.map { values[$0] ?? nil })
+        let timestamp = now()
+        names += ["created_at", "updated_at"]
+        arguments += [timestamp, timestamp]
+        var id: String?
+        if schema.idType == .string {
+            let generated = Self.randomID()
+            names.insert("id", at: 0)
+            arguments = [generated] + arguments
+            id = generated
+        }
+        try db.execute(
+            sql:
+                "INSERT INTO \(quoted(resource.pluralName)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+            arguments: arguments)
+        return id ?? String(db.lastInsertedRowID)
+    }
+
+    // MARK: - Helpers
+
+    private func whereClause(_ resource: ResourceSchema, filters: [String: String]) -> (String, StatementArguments) {
+        var conditions: [String] = []
+        var arguments = StatementArguments()
+        for name in filters.keys.sorted() {
+            guard let text = filters[name] else { continue }
+            if name == "id" {
+                conditions.append("\"id\" = ?")
+                arguments += [idValue(text) ?? text]
+            } else if let column = resource.columns(idType: schema.idType).first(where: { $0.name == name }) {
+                conditions.append("\(quoted(name)) = ?")
+                arguments += [Self.filterValue(text, type: column.type)]
+            }
+        }
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    static func filterValue(_ text: String, type: FieldSchema.FieldType) -> (any DatabaseValueConvertible)? {
+        switch type {
+        case .integer: Int64(text) ?? text
+        case .float: Double(text) ?? text
+        case .boolean:
+            switch text {
+            case "true", "1": 1
+            case "false", "0": 0
+            default: text
+            }
+        case .string, .datetime, .json: text
+        }
+    }
+
+    private func idValue(_ text: String) -> (any DatabaseValueConvertible)? {
+        if schema.idType == .string { return text.isEmpty ? nil : text }
+        return Int64(text)
+    }
+
+    private func json(from row: Row, resource: ResourceSchema) -> JSONValue {
+        var object: [String: JSONValue] = [:]
+        let types = Dictionary(
+            resource.columns(idType: schema.idType).map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+        for (column, value) in row {
+            object[column] = Self.json(from: value, type: types[column])
+        }
+        return .object(object)
+    }
+
+    static func json(from value: DatabaseValue, type: FieldSchema.FieldType?) -> JSONValue {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let int): return type == .boolean ? .bool(int != 0) : .int(int)
+        case .double(let double): return .double(double)
+        case .string(let string):
+            if type == .json { return (try? JSONParser().parse(Data(string.utf8))) ?? .string(string) }
+            return .string(string)
+        case .blob(let data): return .string(data.base64EncodedString())
+        }
+    }
+
+    private func now() -> String {
+        DateFormat.iso8601WithFractionalSeconds.string(from: Date())
+    }
+
+    static func randomID() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<10).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
+    }
+}
+
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+func sqlType(_ type: FieldSchema.FieldType) -> String {
+    switch type {
+    case .string, .datetime, .json: "TEXT"
+    case .integer, .boolean: "INTEGER"
+    case .float: "REAL"
+    }
+}

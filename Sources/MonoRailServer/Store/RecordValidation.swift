@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import MonoRailClient
+
+/// A record the server refuses, with Rails-style messages per field: `{"company": ["can't be blank"]}`.
+public struct RecordValidationError: Error, Sendable {
+    /// Messages by field name.
+    public var messages: [String: [String]]
+}
+
+extension RecordStore {
+    /// Checks types and validations and returns the column values to store.
+    ///
+    /// Unknown attributes are ignored, as Rails' strong parameters would. `id` and the timestamps
+    /// cannot be set by clients.
+    func validated(_ attributes: [String: JSONValue], for resource: ResourceSchema, db: Database) throws -> [String: (
+        any DatabaseValueConvertible
+    )?] {
+        var values: [String: (any DatabaseValueConvertible)?] = [:]
+        var errors: [String: [String]] = [:]
+        func fail(_ field: String, _ message: String) { errors[field, default: []].append(message) }
+
+        for field in resource.columns(idType: schema.idType) {
+            let value = attributes[field.name]
+            let isBlank: Bool
+            switch value {
+            case nil, .null?: isBlank = true
+            case .string(let string)?: isBlank = string.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            default: isBlank = false
+            }
+            if isBlank {
+                if field.required == true { fail(field.name, "can't be blank") }
+                if let value { values[field.name] = value == .null ? nil : Self.databaseValue(value, type: field.type) }
+                continue
+            }
+            guard let value else { continue }
+            switch (field.type, value) {
+            case (.string, .string(let string)):
+                let length = string.count
+                if let minimum = field.minLength, length < minimum {
+                    fail(field.name, "is too short (minimum is \(minimum) characters)")
+                }
+                if let maximum = field.maxLength, length > maximum {
+                    fail(field.name, "is too long (maximum is \(maximum) characters)")
+                }
+                values[field.name] = string
+            case (.integer, _):
+                guard let int = value.intValue else {
+                    fail(field.name, value.doubleValue == nil ? "is not a number" : "must be an integer")
+                    continue
+                }
+                checkRange(Double(int), field, fail)
+                values[field.name] = Int64(int)
+            case (.float, _):
+                guard let double = value.doubleValue else {
+                    fail(field.name, "is not a number")
+                    continue
+                }
+                checkRange(double, field, fail)
+                values[field.name] = double
+            case (.boolean, .bool(let bool)):
+                values[field.name] = bool
+            case (.datetime, .string(let string)):
+                guard let date = DateFormat.defaults.lazy.compactMap({ $0.date(from: string) }).first else {
+                    fail(field.name, "is not a valid datetime")
+                    continue
+                }
+                values[field.name] = DateFormat.iso8601WithFractionalSeconds.string(from: date)
+            case (.json, _):
+                values[field.name] = String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self)
+            case (.string, _):
+                fail(field.name, "must be a string")
+            case (.boolean, _):
+                fail(field.name, "must be true or false")
+            case (.datetime, _):
+                fail(field.name, "is not a valid datetime")
+            }
+        }
+        // belongs_to: the referenced record must exist, as in Rails 5+.
+        for relationship in resource.relationships ?? [] where relationship.kind == .belongsTo {
+            let column = relationship.foreignKeyName(owner: resource)
+            guard let foreign = values[column] ?? nil,
+                let target = schema.resources.first(where: { $0.name == relationship.targetName })
+            else { continue }
+            let exists =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS(SELECT 1 FROM \(quoted(target.pluralName)) WHERE id = ?)",
+                    arguments: [foreign]) ?? false
+            if !exists { fail(relationship.name, "must exist") }
+        }
+        guard errors.isEmpty else { throw RecordValidationError(messages: errors) }
+        return values
+    }
+
+    private func checkRange(_ number: Double, _ field: FieldSchema, _ fail: (String, String) -> Void) {
+        if let minimum = field.min, number < minimum {
+            fail(field.name, "must be greater than or equal to \(Self.format(minimum))")
+        }
+        if let maximum = field.max, number > maximum {
+            fail(field.name, "must be less than or equal to \(Self.format(maximum))")
+        }
+    }
+
+    static func format(_ number: Double) -> String {
+        number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    }
+
+    static func databaseValue(_ value: JSONValue, type: FieldSchema.FieldType) -> (any DatabaseValueConvertible)? {
+        switch value {
+        case .string(let string): return string
+        default: return nil
+        }
+    }
+}

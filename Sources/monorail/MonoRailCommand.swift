@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MonoRailServer
+
+@main
+struct MonoRailCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monorail",
+        abstract: "MonoRail's tools: a reference server that speaks the Rails conventions.",
+        subcommands: [Serve.self])
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the resources of a schema file over HTTP, Rails style, stored in SQLite.")
+
+    @Option(help: "A JSON schema file; without it, the built-in Train / Car / Conductor example.")
+    var schema: String?
+
+    @Option(help: "The SQLite database file, or :memory:.")
+    var db: String = ":memory:"
+
+    @Option(help: "The port to listen on.")
+    var port: Int = 3000
+
+    @Option(help: "The address to bind.")
+    var host: String = "127.0.0.1"
+
+    func run() async throws {
+        let schema: ServerSchema
+        do {
+            schema = try self.schema.map { try ServerSchema.load(from: URL(fileURLWithPath: $0)) } ?? .trains
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var logger = Logger(label: "monorail")
+        logger.logLevel = .info
+        let server = try ReferenceServer(
+            schema: schema, configuration: .init(host: host, port: port, databasePath: db, logger: logger))
+        let names = schema.resources.map { "/\($0.pluralName)" }.joined(separator: ", ")
+        let host = self.host
+        try await server.run { port in
+            print("monorail serve: http://\(host):\(port) — \(names) — Ctrl-C to stop")
+        }
+    }
+}
