@@ -23,17 +23,30 @@ public struct ReferenceServer: Sendable {
         public var maxBodySize: Int
         /// Where the one-line-per-request log goes; `nil` for none.
         public var logger: Logger?
+        /// How bodies are wrapped. Default ``ServerEnvelope/rails``.
+        public var envelope: ServerEnvelope
+        /// When set, every request needs `Authorization: Bearer <token>`; others get 401.
+        public var bearerToken: String?
+        /// Latency, failures and dropped connections for client tests; all off by default.
+        public var faults: FaultInjection
+        /// Answers CORS preflights and adds `Access-Control-Allow-Origin: *`; off by default.
+        public var allowsCORS: Bool
 
         /// Creates a configuration.
         public init(
             host: String = "127.0.0.1", port: Int = 3000, databasePath: String = ":memory:",
-            maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil
+            maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil, envelope: ServerEnvelope = .rails,
+            bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false
         ) {
             self.host = host
             self.port = port
             self.databasePath = databasePath
             self.maxBodySize = maxBodySize
             self.logger = logger
+            self.envelope = envelope
+            self.bearerToken = bearerToken
+            self.faults = faults
+            self.allowsCORS = allowsCORS
         }
     }
 
@@ -56,7 +69,17 @@ public struct ReferenceServer: Sendable {
             router.add(middleware: RequestLogMiddleware(logger: logger))
         }
         router.add(middleware: JSONErrorMiddleware())
-        ResourceRoutes(store: store, maxBodySize: configuration.maxBodySize).install(on: router)
+        if configuration.allowsCORS {
+            router.add(middleware: CORSMiddleware(allowOrigin: .all))
+        }
+        if let token = configuration.bearerToken {
+            router.add(middleware: BearerTokenMiddleware(token: token))
+        }
+        if configuration.faults.isActive {
+            router.add(middleware: FaultMiddleware(faults: configuration.faults))
+        }
+        ResourceRoutes(store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope)
+            .install(on: router)
         var quiet = Logger(label: "MonoRailServer")
         quiet.logLevel = .critical
         return Application(

@@ -9,11 +9,17 @@ import NIOCore
 struct ResourceRoutes: Sendable {
     let store: RecordStore
     let maxBodySize: Int
+    let envelope: ServerEnvelope
 
+    /// Query parameters that steer a response rather than filter records.
+    static let reservedParameters: Set<String> = ["page", "per_page", "include"]
+
+    /// Hummingbird matches `/trains/` like `/trains`, so Django-style trailing slashes need no routes
+    /// of their own.
     func install(on router: Router<BasicRequestContext>) {
         router.get("/:resource") { request, context in try index(request, context) }
         router.post("/:resource") { request, context in try await create(request, context) }
-        router.get("/:resource/:id") { _, context in try show(context) }
+        router.get("/:resource/:id") { request, context in try show(request, context) }
         router.put("/:resource/:id") { request, context in try await update(request, context) }
         router.patch("/:resource/:id") { request, context in try await update(request, context) }
         router.delete("/:resource/:id") { _, context in try destroy(context) }
@@ -37,18 +43,102 @@ struct ResourceRoutes: Sendable {
         var filters: [String: String] = [:]
         for (name, value) in request.uri.queryParameters {
             let key = String(name).removingPercentEncoding ?? String(name)
-            filters[key] = String(value)
+            if !Self.reservedParameters.contains(key) { filters[key] = String(value) }
         }
-        let (records, total) = try store.list(resource, filters: filters)
-        var response = JSONResponse.make(.ok, ["\(resource.pluralName)": .array(records)])
+        let parameters = request.uri.queryParameters
+        let page = parameters.get("page", as: Int.self).map { max(1, $0) }
+        let perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
+        let limit = page != nil || perPage != nil ? (perPage ?? 25) : nil
+        let offset = ((page ?? 1) - 1) * (limit ?? 0)
+        let (records, total) = try store.list(resource, filters: filters, limit: limit, offset: offset)
+        var body: [String: JSONValue] = [resource.pluralName: .array(records)]
+        try sideload(include(request), for: resource, records: records, into: &body)
+        var response = try respond(request, .ok, wrap(body, main: resource.pluralName))
         response.headers[.init("X-Total-Count")!] = String(total)
+        if let limit {
+            response.headers[.init("Link")!] = Self.links(
+                path: "/\(resource.pluralName)", query: request.uri.query, page: page ?? 1, perPage: limit, total: total
+            )
+        }
         return response
     }
 
-    private func show(_ context: BasicRequestContext) throws -> Response {
+    private func show(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let resource = try resource(context)
         guard let record = try store.find(resource, id: id(context)) else { throw APIProblem(.notFound) }
-        return JSONResponse.make(.ok, [resource.name: record])
+        var body: [String: JSONValue] = [resource.name: record]
+        try sideload(include(request), for: resource, records: [record], into: &body)
+        return try respond(request, .ok, wrap(body, main: resource.name))
+    }
+
+    private func include(_ request: Request) -> [String] {
+        guard let value = request.uri.queryParameters.get("include") else { return [] }
+        return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Adds `?include=` relationships beside the main records, under the related resource's plural
+    /// (`{"train": {…}, "cars": […]}`). Names that are no relationship are ignored.
+    private func sideload(
+        _ names: [String], for resource: ResourceSchema, records: [JSONValue], into body: inout [String: JSONValue]
+    ) throws {
+        guard envelope != .bare else { return }
+        for name in names {
+            guard let relationship = resource.relationships?.first(where: { $0.name == name }),
+                let target = store.schema.resources.first(where: { $0.name == relationship.targetName })
+            else { continue }
+            var related: [JSONValue] = []
+            var seen = Set<JSONValue>()
+            for record in records {
+                for item in try store.related(relationship, of: resource, record: record, target: target)
+                where seen.insert(item["id"] ?? .null).inserted {
+                    related.append(item)
+                }
+            }
+            body[target.pluralName] = .array(related)
+        }
+    }
+
+    /// Applies the server's envelope style to a Rails-shaped body.
+    private func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
+        switch envelope {
+        case .rails: return .object(body)
+        case .bare: return body[main] ?? .null
+        case .namespace(let key): return [key: .object(body)]
+        }
+    }
+
+    /// Answers a GET with an ETag, or 304 when the client already has this representation.
+    private func respond(_ request: Request, _ status: HTTPResponse.Status, _ body: JSONValue) throws -> Response {
+        let data = body.jsonData(sortedKeys: true)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        data.withUnsafeBytes { bytes in
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        let etag = "\"\(String(hash, radix: 16))\""
+        if let match = request.headers[.ifNoneMatch],
+            match == "*"
+                || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+        {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .eTag: etag],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// RFC 8288 links to the first, previous, next and last pages.
+    static func links(path: String, query: String?, page: Int, perPage: Int, total: Int) -> String {
+        let last = max(1, (total + perPage - 1) / perPage)
+        let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("page=") && !$0.hasPrefix("per_page=") }
+        func link(_ target: Int, _ relation: String) -> String {
+            let parameters = kept + ["page=\(target)", "per_page=\(perPage)"]
+            return "<\(path)?\(parameters.joined(separator: "&"))>; rel=\"\(relation)\""
+        }
+        var links = [link(1, "first")]
+        if page > 1 { links.append(link(min(page - 1, last), "prev")) }
+        if page < last { links.append(link(page + 1, "next")) }
+        links.append(link(last, "last"))
+        return links.joined(separator: ", ")
     }
 
     private func create(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -56,13 +146,13 @@ struct ResourceRoutes: Sendable {
         let attributes = try await self.attributes(of: request, for: resource)
         do {
             let record = try store.create(resource, attributes: attributes)
-            var response = JSONResponse.make(.created, [resource.name: record])
+            var response = JSONResponse.make(.created, wrap([resource.name: record], main: resource.name))
             if let id = record["id"], let text = id.intValue.map(String.init) ?? id.stringValue {
                 response.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
             }
             return response
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error)
+            return JSONResponse.validation(error, envelope: envelope)
         }
     }
 
@@ -73,9 +163,9 @@ struct ResourceRoutes: Sendable {
             guard let record = try store.update(resource, id: id(context), attributes: attributes) else {
                 throw APIProblem(.notFound)
             }
-            return JSONResponse.make(.ok, [resource.name: record])
+            return JSONResponse.make(.ok, wrap([resource.name: record], main: resource.name))
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error)
+            return JSONResponse.validation(error, envelope: envelope)
         }
     }
 
@@ -102,7 +192,7 @@ struct ResourceRoutes: Sendable {
         guard case .object(let object) = json else {
             throw APIProblem(.badRequest, "the body must be a JSON object")
         }
-        if object.count == 1, case .object(let wrapped)? = object[resource.name] {
+        if envelope != .bare, object.count == 1, case .object(let wrapped)? = object[resource.name] {
             return wrapped
         }
         return object
@@ -133,8 +223,10 @@ enum JSONResponse {
             body: .init(byteBuffer: ByteBuffer(bytes: body.jsonData(sortedKeys: true))))
     }
 
-    static func validation(_ error: RecordValidationError) -> Response {
+    /// Rails answers 422 `{"errors": {…}}`; Django REST framework 400 `{field: [message]}`.
+    static func validation(_ error: RecordValidationError, envelope: ServerEnvelope) -> Response {
         let errors = JSONValue.object(error.messages.mapValues { .array($0.map(JSONValue.string)) })
+        if envelope == .bare { return make(.badRequest, errors) }
         return make(.unprocessableContent, ["errors": errors])
     }
 }

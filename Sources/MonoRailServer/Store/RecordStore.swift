@@ -113,6 +113,23 @@ public final class RecordStore: Sendable {
         return record
     }
 
+    /// The records a relationship of `record` points at, as a list (empty or one for singular kinds).
+    func related(
+        _ relationship: RelationshipSchema, of owner: ResourceSchema, record: JSONValue, target: ResourceSchema
+    ) throws -> [JSONValue] {
+        guard let members = record.objectValue, let id = members["id"],
+            let key = idValue(id.intValue.map(String.init) ?? id.stringValue ?? "")
+        else { return [] }
+        let value = try writer.read { db in
+            try related(relationship, of: owner, id: key, record: members, target: target, db: db)
+        }
+        switch value {
+        case .array(let items): return items
+        case .null: return []
+        default: return [value]
+        }
+    }
+
     private func related(
         _ relationship: RelationshipSchema, of owner: ResourceSchema, id: any DatabaseValueConvertible,
         record: [String: JSONValue], target: ResourceSchema, db: Database
