@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // Layer 1: transport abstraction and the Foundation URLSession transport.
@@ -73,6 +75,8 @@ let package = Package(
                 "MonoRailClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // Layer 5: the `monorail` command.
@@ -98,7 +102,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailServerTests",
-            dependencies: ["MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer"]
+            dependencies: [
+                "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "MonoRailClientTests",

@@ -31,13 +31,23 @@ public struct ReferenceServer: Sendable {
         public var faults: FaultInjection
         /// Answers CORS preflights and adds `Access-Control-Allow-Origin: *`; off by default.
         public var allowsCORS: Bool
+        /// Where `POST /uploads` stores files; a new temporary folder by default.
+        public var uploadsDirectory: URL
+        /// The largest upload accepted.
+        public var maxUploadSize: Int
 
         /// Creates a configuration.
         public init(
             host: String = "127.0.0.1", port: Int = 3000, databasePath: String = ":memory:",
             maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil, envelope: ServerEnvelope = .rails,
-            bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false
+            bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false,
+            uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30
         ) {
+            self.uploadsDirectory =
+                uploadsDirectory
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "monorail-uploads-\(UUID().uuidString)")
+            self.maxUploadSize = maxUploadSize
             self.host = host
             self.port = port
             self.databasePath = databasePath
@@ -78,6 +88,8 @@ public struct ReferenceServer: Sendable {
         if configuration.faults.isActive {
             router.add(middleware: FaultMiddleware(faults: configuration.faults))
         }
+        UploadRoutes(directory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
+            .install(on: router)
         ResourceRoutes(store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope)
             .install(on: router)
         var quiet = Logger(label: "MonoRailServer")

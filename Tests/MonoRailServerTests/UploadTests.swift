@@ -1,0 +1,96 @@
+import Crypto
+import Foundation
+import MonoRail
+import MonoRailServer
+import Testing
+
+/// Builds a multipart/form-data body by hand: the client's own multipart encoder is a later issue.
+func multipartBody(boundary: String, parts: [(disposition: String, contentType: String?, data: Data)]) -> Data {
+    var body = Data()
+    for part in parts {
+        body.append(Data("--\(boundary)\r\nContent-Disposition: \(part.disposition)\r\n".utf8))
+        if let contentType = part.contentType { body.append(Data("Content-Type: \(contentType)\r\n".utf8)) }
+        body.append(Data("\r\n".utf8))
+        body.append(part.data)
+        body.append(Data("\r\n".utf8))
+    }
+    body.append(Data("--\(boundary)--\r\n".utf8))
+    return body
+}
+
+@Suite("Reference server: uploads", .timeLimit(.minutes(2)))
+struct UploadTests {
+    @Test("a multi-MB file streamed from disk is stored byte for byte, with its SHA-256")
+    func largeUpload() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "monorail-up-\(UUID().uuidString)")
+        try await withConfiguredServer(.init(uploadsDirectory: directory)) { _, client in
+            var generator = SystemRandomNumberGenerator()
+            var payload = Data(count: 6 * 1024 * 1024)
+            payload.withUnsafeMutableBytes { bytes in
+                for index in bytes.bindMemory(to: UInt64.self).indices {
+                    bytes.bindMemory(to: UInt64.self)[index] = generator.next()
+                }
+            }
+            let boundary = "monorail-\(UUID().uuidString)"
+            let body = multipartBody(
+                boundary: boundary,
+                parts: [
+                    (#"form-data; name="title""#, nil, Data("Holiday".utf8)),
+                    (
+                        #"form-data; name="image"; filename="a \"quoted\" name.bin"; filename*=UTF-8''Z%C3%BCrich%20%E2%9C%93.bin"#,
+                        "application/x-test", payload
+                    ),
+                ])
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "monorail-body-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let response = try await client.send(
+                APIRequest(
+                    method: .post, path: "/uploads",
+                    body: .raw(try .file(at: file), contentType: "multipart/form-data; boundary=\(boundary)")))
+            #expect(response.statusCode == 201)
+            let json = try response.json()
+            let upload = try #require(json["uploads"]?[0])
+            let expected = SHA256.hash(data: payload).map { String(format: "%02x", $0) }.joined()
+            #expect(upload["sha256"]?.stringValue == expected)
+            #expect(upload["size"]?.intValue == payload.count)
+            #expect(upload["filename"] == "Zürich ✓.bin")
+            #expect(upload["content_type"] == "application/x-test")
+            #expect(json["fields"]?["title"] == "Holiday")
+            let stored = directory.appendingPathComponent(upload["stored_as"]?.stringValue ?? "")
+            #expect(try Data(contentsOf: stored) == payload)
+            let permissions = try FileManager.default.attributesOfItem(atPath: stored.path)[.posixPermissions] as? Int
+            #expect(permissions == 0o600)
+        }
+    }
+
+    @Test("a quoted file name is read with its escapes")
+    func quotedName() {
+        #expect(UploadTestsSupport.fileName(#"form-data; name="f"; filename="a \"b\".txt""#) == #"a "b".txt"#)
+    }
+
+    @Test("bad multipart bodies are 400s, with a JSON error")
+    func badBodies() async throws {
+        try await withConfiguredServer(.init()) { _, client in
+            let noBoundary = await #expect(throws: APIError.self) {
+                try await client.send(
+                    APIRequest(
+                        method: .post, path: "/uploads",
+                        body: .raw(.data(Data("x".utf8)), contentType: "multipart/form-data")))
+            }
+            #expect(noBoundary?.statusCode == 400)
+            let truncated = Data(
+                "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\nhalf a fi".utf8)
+            let cut = await #expect(throws: APIError.self) {
+                try await client.send(
+                    APIRequest(
+                        method: .post, path: "/uploads",
+                        body: .raw(.data(truncated), contentType: "multipart/form-data; boundary=b")))
+            }
+            #expect(cut?.statusCode == 400)
+            #expect(cut?.parsedBody?["error"] == "Bad Request")
+        }
+    }
+}
