@@ -31,14 +31,16 @@ struct Train: Codable, Sendable {
     var updatedAt: Date?
 }
 
-/// Starts a reference server with the built-in schema on a free port, and a client for it.
+/// Starts a reference server on a free port (the built-in schema unless told otherwise) and a
+/// client for it without retries, runs `body`, and stops the server.
 func withServer(
     schema: ServerSchema = .trains,
-    databasePath: String = ":memory:",
+    configuration: ReferenceServer.Configuration = .init(),
     _ body: (RunningReferenceServer, APIClient) async throws -> Void
 ) async throws {
-    let server = try ReferenceServer(schema: schema, configuration: .init(port: 0, databasePath: databasePath))
-    let running = try await server.start()
+    var configuration = configuration
+    configuration.port = 0
+    let running = try await ReferenceServer(schema: schema, configuration: configuration).start()
     let client = APIClient(
         configuration: .init(baseURL: running.baseURL, transport: MonoRail.defaultTransport, retryPolicy: .none))
     do {
@@ -222,15 +224,14 @@ struct ReferenceServerTests {
 
     @Test("a body over the limit is refused with 413")
     func hugeBody() async throws {
-        let server = try ReferenceServer(schema: .trains, configuration: .init(port: 0, maxBodySize: 1000))
-        let running = try await server.start()
-        let client = APIClient(baseURL: running.baseURL, transport: MonoRail.defaultTransport)
-        let error = await #expect(throws: APIError.self) {
-            try await client.post(
-                "/trains", body: ["company": .string(String(repeating: "x", count: 5000))] as JSONValue, root: "train",
-                as: Train.self)
+        try await withServer(configuration: .init(maxBodySize: 1000)) { _, client in
+            let error = await #expect(throws: APIError.self) {
+                try await client.post(
+                    "/trains", body: ["company": .string(String(repeating: "x", count: 5000))] as JSONValue,
+                    root: "train",
+                    as: Train.self)
+            }
+            #expect(error?.statusCode == 413)
         }
-        #expect(error?.statusCode == 413)
-        await running.stop()
     }
 }

@@ -74,12 +74,12 @@ struct SchemaAndStorageTests {
     func persistence() async throws {
         let database = try temporaryFile("db.sqlite")
         var createdID = 0
-        try await withServer(databasePath: database.path) { _, client in
+        try await withServer(configuration: .init(databasePath: database.path)) { _, client in
             let train: JSONValue = try await client.post(
                 "/trains", body: ["company": "Durable"] as JSONValue, root: "train")
             createdID = try #require(train["id"]?.intValue)
         }
-        try await withServer(databasePath: database.path) { _, client in
+        try await withServer(configuration: .init(databasePath: database.path)) { _, client in
             let train: JSONValue = try await client.get("/trains/\(createdID)", root: "train")
             #expect(train["company"] == "Durable")
             let all: [JSONValue] = try await client.get("/trains", root: "trains")
@@ -90,7 +90,7 @@ struct SchemaAndStorageTests {
     @Test("200 concurrent mixed reads and writes: every acknowledged write is there afterwards")
     func hammer() async throws {
         let database = try temporaryFile("hammer.sqlite")
-        try await withServer(databasePath: database.path) { _, client in
+        try await withServer(configuration: .init(databasePath: database.path)) { _, client in
             let created = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for index in 0..<200 {
                     group.addTask {

@@ -4,24 +4,6 @@ import MonoRailServer
 import TestServer
 import Testing
 
-func withConfiguredServer(
-    _ configuration: ReferenceServer.Configuration,
-    _ body: (RunningReferenceServer, APIClient) async throws -> Void
-) async throws {
-    var configuration = configuration
-    configuration.port = 0
-    let running = try await ReferenceServer(schema: .trains, configuration: configuration).start()
-    let client = APIClient(
-        configuration: .init(baseURL: running.baseURL, transport: MonoRail.defaultTransport, retryPolicy: .none))
-    do {
-        try await body(running, client)
-    } catch {
-        await running.stop()
-        throw error
-    }
-    await running.stop()
-}
-
 @Suite("Reference server: options", .timeLimit(.minutes(2)))
 struct ServerOptionsTests {
     @Test("pages with page and per_page, with Link and X-Total-Count")
@@ -83,7 +65,7 @@ struct ServerOptionsTests {
 
     @Test("a bearer token is required when configured")
     func auth() async throws {
-        try await withConfiguredServer(.init(bearerToken: "s3cret")) { running, client in
+        try await withServer(configuration: .init(bearerToken: "s3cret")) { running, client in
             let error = await #expect(throws: APIError.self) { let _: JSONValue = try await client.get("/trains/1") }
             #expect(error?.statusCode == 401)
             #expect(error?.data == ["error": "Unauthorized"])
@@ -95,7 +77,7 @@ struct ServerOptionsTests {
 
     @Test("Django REST framework style: bare bodies, trailing slashes, 400 validation errors")
     func bareEnvelope() async throws {
-        try await withConfiguredServer(.init(envelope: .bare)) { _, client in
+        try await withServer(configuration: .init(envelope: .bare)) { _, client in
             let train: JSONValue = try await client.get("/trains/1/")
             #expect(train["company"] == "MonoRail Co.")
             let trains: [JSONValue] = try await client.get("/trains/")
@@ -114,7 +96,7 @@ struct ServerOptionsTests {
 
     @Test("a root namespace wraps every body")
     func namespaceEnvelope() async throws {
-        try await withConfiguredServer(.init(envelope: .namespace("data"))) { _, client in
+        try await withServer(configuration: .init(envelope: .namespace("data"))) { _, client in
             let raw = try await client.send(APIRequest(method: .get, path: "/trains/1"))
             #expect(try raw.json()["data"]?["train"]?["id"] == 1)
             let namespaced = client.configured { $0.envelope.rootNamespace = "data" }
@@ -125,7 +107,7 @@ struct ServerOptionsTests {
 
     @Test("injected failures answer 503 with Retry-After, and a retrying client gets through")
     func failures() async throws {
-        try await withConfiguredServer(.init(faults: FaultInjection(failureRate: 1, retryAfter: 2))) { _, client in
+        try await withServer(configuration: .init(faults: FaultInjection(failureRate: 1, retryAfter: 2))) { _, client in
             let error = await #expect(throws: APIError.self) { let _: JSONValue = try await client.get("/trains/1") }
             #expect(error?.statusCode == 503)
             #expect(error?.response?.headerFields[.retryAfter] == "2")
@@ -134,14 +116,14 @@ struct ServerOptionsTests {
 
     @Test("injected latency delays answers, and dropped connections are cut mid-body")
     func latencyAndDrops() async throws {
-        try await withConfiguredServer(.init(faults: FaultInjection(latency: .milliseconds(300)))) { _, client in
+        try await withServer(configuration: .init(faults: FaultInjection(latency: .milliseconds(300)))) { _, client in
             let slow = client.configured { $0.timeout = .milliseconds(100) }
             let error = await #expect(throws: APIError.self) { let _: JSONValue = try await slow.get("/trains/1") }
             #expect(error?.code == .timedOut)
             let train: JSONValue = try await client.get("/trains/1", root: "train")
             #expect(train["id"] == 1)
         }
-        try await withConfiguredServer(.init(faults: FaultInjection(dropRate: 1))) { _, client in
+        try await withServer(configuration: .init(faults: FaultInjection(dropRate: 1))) { _, client in
             let error = await #expect(throws: APIError.self) { let _: JSONValue = try await client.get("/trains/1") }
             #expect(error?.code == .connectionClosed)
         }
@@ -166,7 +148,7 @@ struct ServerOptionsTests {
             let response = try await client.send(request)
             #expect(response.response.headerFields[.accessControlAllowOrigin] == nil)
         }
-        try await withConfiguredServer(.init(allowsCORS: true)) { _, client in
+        try await withServer(configuration: .init(allowsCORS: true)) { _, client in
             var request = APIRequest(method: .get, path: "/trains/1")
             request.headers[.origin] = "https://example.com"
             let response = try await client.send(request)

@@ -24,7 +24,7 @@ struct UploadTests {
     func largeUpload() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "monorail-up-\(UUID().uuidString)")
-        try await withConfiguredServer(.init(uploadsDirectory: directory)) { _, client in
+        try await withServer(configuration: .init(uploadsDirectory: directory)) { _, client in
             var generator = SystemRandomNumberGenerator()
             var payload = Data(count: 6 * 1024 * 1024)
             payload.withUnsafeMutableBytes { bytes in
@@ -73,7 +73,7 @@ struct UploadTests {
 
     @Test("bad multipart bodies are 400s, with a JSON error")
     func badBodies() async throws {
-        try await withConfiguredServer(.init()) { _, client in
+        try await withServer(configuration: .init()) { _, client in
             let noBoundary = await #expect(throws: APIError.self) {
                 try await client.send(
                     APIRequest(
