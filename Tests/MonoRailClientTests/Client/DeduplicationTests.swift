@@ -12,7 +12,7 @@ struct DeduplicationTests {
         let key = "dedupe-\(UUID().uuidString)"
         let results = try await withThrowingTaskGroup(of: JSONValue.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await client.get("/count/\(key)?delay_ms=300") }
+                group.addTask { try await client.get("/count/\(key)?delay_ms=1000") }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
