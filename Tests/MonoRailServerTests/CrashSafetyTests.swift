@@ -18,12 +18,12 @@ struct CrashSafetyTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("monorail")
     }
 
-    func launch(database: String) async throws -> (Process, APIClient) {
+    func launch(database: String, extra: [String] = []) async throws -> (Process, APIClient) {
         for _ in 0..<5 {
             let port = Int.random(in: 20_000...60_000)
             let process = Process()
             process.executableURL = Self.binary
-            process.arguments = ["serve", "--db", database, "--port", String(port)]
+            process.arguments = ["serve", "--db", database, "--port", String(port)] + extra
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -63,6 +63,24 @@ struct CrashSafetyTests {
         let stored = Set(trains.compactMap { $0["id"]?.intValue })
         #expect(Set(acknowledged).isSubset(of: stored))
         #expect(trains.count == 42, "the two seeded trains and the forty written")
+    }
+}
+
+extension CrashSafetyTests {
+    @Test("the command serves a schema file given with --schema")
+    func schemaOption() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the monorail executable first")
+        let schema = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "monorail-cli-\(UUID().uuidString).json")
+        try Data(
+            #"{"resources": [{"name": "person", "plural": "people", "fields": [{"name": "name", "type": "string"}]}], "seed": {"people": [{"name": "Grace"}]}}"#
+                .utf8
+        ).write(to: schema)
+        let (process, client) = try await launch(database: ":memory:", extra: ["--schema", schema.path])
+        defer { process.terminate() }
+        let people: [JSONValue] = try await client.get("/people", root: "people")
+        #expect(people.first?["name"] == "Grace")
     }
 }
 
