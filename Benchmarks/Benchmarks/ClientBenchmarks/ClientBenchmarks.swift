@@ -179,13 +179,17 @@ let overheadBenchmarks: @Sendable () -> Void = {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
-    let overheadMetrics = [metric("raw decode (ns)"), metric("APIClient.get (ns)"), metric("MonoRail decode only (ns)")]
+    let overheadMetrics = [
+        metric("raw decode (ns)"), metric("APIClient.get (ns)"), metric("MonoRail decode only (ns)"),
+        metric("APIClient.get without de-duplication (ns)"),
+    ]
     Benchmark(
         "client CPU per small GET, in-memory transport",
         configuration: .init(metrics: overheadMetrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20)
     ) { benchmark in
         let transport = InMemoryTransport(body: Payload.train1)
         let client = APIClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: transport)
+        let direct = client.configured { $0.deduplicatesRequests = false }
         let decoder = ResponseDecoder()
         let clock = ContinuousClock()
         for _ in benchmark.scaledIterations {
@@ -202,6 +206,11 @@ let overheadBenchmarks: @Sendable () -> Void = {
             benchmark.measurement(overheadMetrics[0], microseconds(raw) * 1000 / rounds)
             benchmark.measurement(overheadMetrics[1], microseconds(ours) * 1000 / rounds)
             benchmark.measurement(overheadMetrics[2], microseconds(decodeOnly) * 1000 / rounds)
+            start = clock.now
+            for n in 0..<rounds {
+                blackHole(try await direct.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self))
+            }
+            benchmark.measurement(overheadMetrics[3], microseconds(clock.now - start) * 1000 / rounds)
         }
     }
 }
