@@ -11,6 +11,9 @@ struct ResourceRoutes: Sendable {
     let maxBodySize: Int
     let envelope: ServerEnvelope
 
+    static let totalCountHeader = HTTPField.Name("X-Total-Count")
+    static let linkHeader = HTTPField.Name("Link")
+
     /// Query parameters that steer a response rather than filter records.
     static let reservedParameters: Set<String> = ["page", "per_page", "include"]
 
@@ -54,9 +57,9 @@ struct ResourceRoutes: Sendable {
         var body: [String: JSONValue] = [resource.pluralName: .array(records)]
         try sideload(include(request), for: resource, records: records, into: &body)
         var response = try respond(request, .ok, wrap(body, main: resource.pluralName))
-        response.headers[.init("X-Total-Count")!] = String(total)
-        if let limit {
-            response.headers[.init("Link")!] = Self.links(
+        if let name = Self.totalCountHeader { response.headers[name] = String(total) }
+        if let limit, let name = Self.linkHeader {
+            response.headers[name] = Self.links(
                 path: "/\(resource.pluralName)", query: request.uri.query, page: page ?? 1, perPage: limit, total: total
             )
         }
