@@ -108,6 +108,8 @@ let benchmarks: @Sendable () -> Void = {
             var configuration = APIClient.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
             // BENCH_NO_DEDUPE=1 measures the client without the request coalescer, to see its cost.
             configuration.deduplicatesRequests = ProcessInfo.processInfo.environment["BENCH_NO_DEDUPE"] == nil
+            // BENCH_NO_RETRY=1 measures the client without the retry layer.
+            if ProcessInfo.processInfo.environment["BENCH_NO_RETRY"] != nil { configuration.retryPolicy = .none }
             let client = APIClient(configuration: configuration)
             for iteration in benchmark.scaledIterations {
                 var rawRate = 0

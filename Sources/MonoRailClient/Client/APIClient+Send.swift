@@ -153,6 +153,9 @@ extension APIClient {
         _ next: @escaping MiddlewareNext
     ) -> MiddlewareNext {
         guard policy.maxAttempts > 1 else { return next }
+        // Successful responses return without consulting the policy: touching its sets on every call
+        // costs shared reference-count traffic between cores, which showed up under 32 concurrent calls.
+        let retriesBelow400 = policy.retryableStatuses.contains { $0 < 400 }
         return { request, body, metadata in
             var generator = SystemRandomNumberGenerator()
             var attempt = 1
@@ -163,6 +166,7 @@ extension APIClient {
                 let outcome: RetryPolicy.Outcome
                 do {
                     let exchange = try await next(request, body, attemptMetadata)
+                    if exchange.0.status.code < 400 && !retriesBelow400 { return exchange }
                     result = .success(exchange)
                     outcome = .response(exchange.0)
                 } catch {
