@@ -96,7 +96,7 @@ public struct AsyncHTTPClientTransport: Transport {
             } else if let current = body, !current.isReplayable {
                 return try await collect(response, metadata: metadata)
             }
-            if !Self.sameOrigin(origin, target) {
+            if !isSameOrigin(origin, target) {
                 // Credentials belong to the origin they were meant for (SPEC §8).
                 request.headerFields[.authorization] = nil
                 request.headerFields[.cookie] = nil
@@ -182,11 +182,6 @@ public struct AsyncHTTPClientTransport: Transport {
             throw Self.transportError(from: error)
         }
         return (head, body)
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && a.port == b.port
     }
 
     static func transportError(from error: any Error) -> TransportError {

@@ -90,7 +90,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     ) {
         let original = exchanges.withLock { $0[task.taskIdentifier]?.originalURL }
         var redirected = request
-        if let original, let target = request.url, !Self.sameOrigin(original, target) {
+        if let original, let target = request.url, !isSameOrigin(original, target) {
             // Credentials belong to the origin they were meant for (SPEC §8).
             redirected.setValue(nil, forHTTPHeaderField: "Authorization")
             redirected.setValue(nil, forHTTPHeaderField: "Cookie")
@@ -113,11 +113,6 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     }
 
     // MARK: - Helpers
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && a.port == b.port
-    }
 
     static func transportError(from error: any Error, afterResponseHead: Bool) -> TransportError {
         guard let urlError = error as? URLError else {
