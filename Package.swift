@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 // Every target is built in Swift 6 mode with these upcoming features, so that each
@@ -30,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         // Layer 1: transport abstraction and the Foundation URLSession transport.
@@ -60,11 +62,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The umbrella module users import; picks AsyncHTTPClient as the default transport on Linux.
+        // The compiler plugin behind @Resource; only the macro target pays for swift-syntax.
+        .macro(
+            name: "MonoRailMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
+        // Layer 3: resources, the identity map and the umbrella module users import; picks
+        // AsyncHTTPClient as the default transport on Linux.
         .target(
             name: "MonoRail",
             dependencies: [
                 "MonoRailClient",
+                "MonoRailMacros",
+                .product(name: "Logging", package: "swift-log"),
                 .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
             ]
         ),
@@ -106,6 +120,18 @@ let package = Package(
                 "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "MonoRailMacrosTests",
+            dependencies: [
+                "MonoRailMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+        .testTarget(
+            name: "MonoRailTests",
+            dependencies: ["MonoRail", "MonoRailServer", "MonoRailAsyncHTTPClient"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

@@ -64,6 +64,8 @@ public struct ReferenceServer: Sendable {
     public let store: RecordStore
     /// The configuration.
     public let configuration: Configuration
+    /// Every request received.
+    public let journal = RequestJournal()
 
     /// Opens the database and prepares the routes.
     ///
@@ -75,6 +77,7 @@ public struct ReferenceServer: Sendable {
 
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router()
+        router.add(middleware: RequestJournalMiddleware(journal: journal))
         if let logger = configuration.logger {
             router.add(middleware: RequestLogMiddleware(logger: logger))
         }
@@ -120,7 +123,7 @@ public struct ReferenceServer: Sendable {
         }
         let task = Task { try await application.runService(gracefulShutdownSignals: []) }
         for await port in ports {
-            return RunningReferenceServer(port: port, task: task, store: store)
+            return RunningReferenceServer(port: port, task: task, store: store, journal: journal)
         }
         throw CancellationError()
     }
@@ -133,6 +136,8 @@ public struct RunningReferenceServer: Sendable {
     let task: Task<Void, any Error>
     /// Its records.
     public let store: RecordStore
+    /// Every request it received.
+    public let journal: RequestJournal
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL {

@@ -26,6 +26,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         private enum Value: String, Hashable, Sendable {
             case httpStatus, validationFailed, decodingFailed, encodingFailed
             case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, transport
+            case inconsistentResponse, notPersisted
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -52,6 +53,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         public static let invalidRequest = Code(.invalidRequest)
         /// Any other transport failure.
         public static let transport = Code(.transport)
+        /// The response contradicts the request or itself: a record with another id than the one asked
+        /// for, one id twice in a list, or an id whose type changed. Nothing was merged.
+        public static let inconsistentResponse = Code(.inconsistentResponse)
+        /// The action needs a record that exists on the server, and this one has no id yet.
+        public static let notPersisted = Code(.notPersisted)
 
         /// The code's name.
         public var description: String { value.rawValue }

@@ -8,18 +8,22 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     public var path: String
     /// What was wrong.
     public var reason: String
+    /// The Swift property that could not be set, for models (`"numberOfCars"`).
+    public var field: String?
 
     /// Creates a failure description.
-    public init(typeName: String, key: String?, path: String, reason: String) {
+    public init(typeName: String, key: String?, path: String, reason: String, field: String? = nil) {
         self.typeName = typeName
         self.key = key
         self.path = path
         self.reason = reason
+        self.field = field
     }
 
-    /// A sentence naming the type, the key and the path.
+    /// A sentence naming the type, the field, the key and the path.
     public var description: String {
         var text = "cannot decode \(typeName)"
+        if let field { text += ".\(field)" }
         if let key { text += ", key \"\(key)\"" }
         return text + " at \(path): \(reason)"
     }

@@ -90,6 +90,16 @@ public final class RecordStore: Sendable {
     }
 
     /// One record, with the relationships the resource embeds.
+    /// Reads one record of the resource with this plural name, as `find(_:id:)` does.
+    ///
+    /// - Throws: ``SchemaError`` when no resource has that plural, or a database error.
+    public func find(_ plural: String, id: String) throws -> JSONValue? {
+        guard let resource = schema.resource(plural: plural) else {
+            throw SchemaError("no resource is named \"\(plural)\"")
+        }
+        return try find(resource, id: id)
+    }
+
     public func find(_ resource: ResourceSchema, id: String) throws -> JSONValue? {
         try writer.read { db in try find(resource, id: id, embedding: true, db: db) }
     }

@@ -1,0 +1,75 @@
+public import HTTPTypes
+
+/// How a family of servers shapes its endpoints and bodies. Pick a preset and adjust what differs.
+///
+/// ```swift
+/// MonoRail.configure {
+///     $0.apiRootURL = URL(string: "http://127.0.0.1:8000/api")!
+///     $0.conventions = .djangoREST
+///     $0.conventions.updateMethod = .patch
+/// }
+/// ```
+public struct ServerConventions: Sendable {
+    /// Where records sit in response bodies.
+    public enum ResponseRoot: Sendable, Hashable {
+        /// The model's singular or plural name (`{"train": …}`, `{"trains": […]}`); a body without
+        /// that key is read bare.
+        case modelName
+        /// Fixed keys for every model (Objects: `{"object": …}`, `{"objects": […]}`).
+        case fixed(single: String, list: String)
+        /// Bare records and arrays; a paginated `{"results": […]}` list is also recognised.
+        case bare
+    }
+
+    /// The routes of each action.
+    public var routes: ResourceRoutes
+    /// The method `save()` uses for records that exist: `.put` (default) or `.patch`.
+    public var updateMethod: HTTPRequest.Method
+    /// Whether updates send only the changed fields. Default: `false`, every field is sent.
+    public var sendsOnlyChanges: Bool
+    /// Whether bodies sent are wrapped in the singular root, `{"train": {…}}`.
+    public var wrapsRequestBody: Bool
+    /// Where records sit in responses.
+    public var responseRoot: ResponseRoot
+    /// A namespace path wrapping every response, such as `"data"` or `"a.b.c"`.
+    public var rootNamespace: String?
+    /// Statuses whose bodies are validation errors.
+    public var validationStatuses: Set<Int>
+    /// The query parameter that carries a search term when the search route has no `:term`.
+    public var searchParameter: String
+
+    /// Creates conventions; the defaults are Rails'.
+    public init(
+        routes: ResourceRoutes = .rails,
+        updateMethod: HTTPRequest.Method = .put,
+        sendsOnlyChanges: Bool = false,
+        wrapsRequestBody: Bool = true,
+        responseRoot: ResponseRoot = .modelName,
+        rootNamespace: String? = nil,
+        validationStatuses: Set<Int> = [422],
+        searchParameter: String = "q"
+    ) {
+        self.routes = routes
+        self.updateMethod = updateMethod
+        self.sendsOnlyChanges = sendsOnlyChanges
+        self.wrapsRequestBody = wrapsRequestBody
+        self.responseRoot = responseRoot
+        self.rootNamespace = rootNamespace
+        self.validationStatuses = validationStatuses
+        self.searchParameter = searchParameter
+    }
+
+    /// Rails: `/trains/1`, bodies wrapped in `{"train": {…}}`, `PUT` updates, 422 validation errors.
+    public static let rails = ServerConventions()
+
+    /// Django REST framework: trailing slashes, bare bodies, 400 validation errors in
+    /// `{field: [message]}`, and `?search=` for searches (DRF's `SearchFilter`).
+    public static let djangoREST = ServerConventions(
+        routes: .djangoREST, wrapsRequestBody: false, responseRoot: .bare, validationStatuses: [400, 422],
+        searchParameter: "search")
+
+    /// Objects: singular paths, `{"object": …}` and `{"objects": […]}` roots, pushes with `POST`.
+    public static let objects = ServerConventions(
+        routes: .objects, updateMethod: .post, wrapsRequestBody: false,
+        responseRoot: .fixed(single: "object", list: "objects"))
+}

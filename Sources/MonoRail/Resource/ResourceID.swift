@@ -1,0 +1,115 @@
+/// A record's id exactly as the server sent it: an integer or a string.
+///
+/// It is written back in the same form, so an API with string ids (`"a1b2"`) or integer ids (`1`)
+/// sees what it sent. Literals of both kinds convert: `Train.get(id: 1)`, `Train.get(id: "a1b2")`.
+public enum ResourceID: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral,
+    ExpressibleByStringLiteral, Codable
+{
+    /// An integer id.
+    case int(Int64)
+    /// A string id.
+    case string(String)
+
+    /// Creates an integer id.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Creates a string id.
+    public init(stringLiteral value: String) { self = .string(value) }
+
+    /// The id's text, as it appears in a URL path before percent-encoding.
+    public var description: String {
+        switch self {
+        case .int(let int): String(int)
+        case .string(let string): string
+        }
+    }
+
+    /// The integer, when the id is one.
+    public var intValue: Int? {
+        if case .int(let int) = self { return Int(exactly: int) }
+        return nil
+    }
+
+    /// The string, when the id is one.
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+
+    /// The id as a JSON value.
+    public var jsonValue: JSONValue {
+        switch self {
+        case .int(let int): .int(int)
+        case .string(let string): .string(string)
+        }
+    }
+
+    /// Reads an id from a JSON value: an integer, or a non-empty string.
+    ///
+    /// Returns `nil` for anything else (null, fractions, Booleans, objects), which the caller reports.
+    public init?(json: JSONValue) {
+        switch json {
+        case .int(let int): self = .int(int)
+        case .uint(let uint):
+            guard let int = Int64(exactly: uint) else { return nil }
+            self = .int(int)
+        case .double(let double):
+            guard let int = Int64(exactly: double) else { return nil }
+            self = .int(int)
+        case .string(let string) where !string.isEmpty: self = .string(string)
+        default: return nil
+        }
+    }
+
+    /// Decodes an integer or a string.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let int = try? container.decode(Int64.self) {
+            self = .int(int)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    /// Encodes the id in the form it arrived in.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .int(let int): try container.encode(int)
+        case .string(let string): try container.encode(string)
+        }
+    }
+}
+
+/// Values that name a record: `Int`, `String`, ``ResourceID`` and the other integer types.
+///
+/// ``ResourceModel/get(id:in:)`` accepts any of them, so both `Train.get(id: 1)` and
+/// `Train.get(id: "a1b2")` read naturally.
+public protocol ResourceIDConvertible: Sendable {
+    /// The id.
+    var resourceID: ResourceID { get }
+}
+
+extension ResourceID: ResourceIDConvertible {
+    /// The id itself.
+    public var resourceID: ResourceID { self }
+}
+
+extension String: ResourceIDConvertible {
+    /// The string as an id.
+    public var resourceID: ResourceID { .string(self) }
+}
+
+extension Int: ResourceIDConvertible {
+    /// The integer as an id.
+    public var resourceID: ResourceID { .int(Int64(self)) }
+}
+
+extension Int64: ResourceIDConvertible {
+    /// The integer as an id.
+    public var resourceID: ResourceID { .int(self) }
+}
+
+extension Int32: ResourceIDConvertible {
+    /// The integer as an id.
+    public var resourceID: ResourceID { .int(Int64(self)) }
+}

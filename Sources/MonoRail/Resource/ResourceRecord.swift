@@ -1,0 +1,157 @@
+import Observation
+import Synchronization
+
+/// The storage behind one model instance: its field values, the last server state, which fields the
+/// app edited, and its id. Generated code reads and writes fields through it.
+///
+/// All state sits in one `Mutex`, so a reader sees a merge entirely or not at all, and any task may
+/// read or write. Observation and update notifications are sent after the lock is released, so an
+/// observer may read the instance without deadlocking.
+public final class ResourceRecord<Model: ResourceModel>: Sendable {
+    struct State: Sendable {
+        var values = Model.FieldValues()
+        /// The record as the server last described it; what ``ResourceModel/revert()`` restores.
+        var server = Model.FieldValues()
+        /// Per schema field: 0 when unedited, else the sequence number of its latest edit. Empty until
+        /// the first edit, so records that are only read never allocate it.
+        var edits: [UInt64] = []
+        var editSequence: UInt64 = 0
+        var id: ResourceID?
+        var isDeleted = false
+        var store: ResourceStore?
+    }
+
+    let state = Mutex(State())
+    let registrar = ObservationRegistrar()
+    let updates = UpdateBroadcaster<ResourceUpdate<Model>>()
+
+    /// Creates empty storage. Called by generated code.
+    public init() {}
+
+    // MARK: - Generated accessors
+
+    /// Stores a property's initial value. Called by generated code.
+    public func initialize<Value: Sendable>(
+        _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, to value: Value
+    ) {
+        state.withLock {
+            $0.values[keyPath: storage] = value
+            $0.server[keyPath: storage] = value
+        }
+    }
+
+    /// Reads a property. Called by generated code.
+    public func value<Value: Sendable>(
+        _ storage: any KeyPath<Model.FieldValues, Value> & Sendable, of model: Model, property: KeyPath<Model, Value>
+    ) -> Value {
+        registrar.access(model, keyPath: property)
+        return state.withLock { $0.values[keyPath: storage] }
+    }
+
+    /// Writes a property as a local edit. Called by generated code.
+    public func setValue<Value: Sendable>(
+        _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
+        property: KeyPath<Model, Value>
+    ) {
+        let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
+        let count = Model.resourceSchema.fields.count
+        state.withLock { state in
+            state.values[keyPath: storage] = value
+            if let index {
+                if state.edits.isEmpty { state.edits = Array(repeating: 0, count: count) }
+                state.editSequence += 1
+                state.edits[index] = state.editSequence
+            }
+        }
+        registrar.willSet(model, keyPath: property)
+        registrar.didSet(model, keyPath: property)
+        if let index { announce(.edited, fields: [index], of: model) }
+    }
+
+    /// Reads the id. Called by generated code.
+    public func id(of model: Model) -> ResourceID? {
+        registrar.access(model, keyPath: \.id)
+        return state.withLock { $0.id }
+    }
+
+    // MARK: - Merging
+
+    /// How a server state is applied.
+    enum MergeMode {
+        /// A read: unedited fields take the server's values.
+        case read
+        /// The answer to a create or update that sent these edit sequence numbers: the edits sent
+        /// are now saved, later edits stay pending.
+        case saved(sent: [UInt64])
+    }
+
+    /// Applies a decoded record. Returns the indices of fields whose visible value changed.
+    ///
+    /// Called with the store's lock held; takes only this record's lock, never the store's.
+    func apply(_ patch: RecordPatch<Model>, mode: MergeMode, store: ResourceStore, coder: FieldCoder) -> [Int] {
+        let fields = Model.resourceSchema.fields
+        return state.withLock { state in
+            state.id = patch.id
+            state.store = store
+            state.isDeleted = false
+            if case .saved(let sent) = mode, !state.edits.isEmpty {
+                for index in state.edits.indices where state.edits[index] != 0 {
+                    guard index < sent.count, sent[index] == state.edits[index] else { continue }
+                    state.edits[index] = 0
+                    fields[index].copy(&state.server, state.values)
+                }
+            }
+            var changed: [Int] = []
+            for index in fields.indices where patch.present[index] {
+                let field = fields[index]
+                field.copy(&state.server, patch.values)
+                let isEdited = !state.edits.isEmpty && state.edits[index] != 0
+                if !isEdited && !field.isEqual(state.values, patch.values, coder) {
+                    field.copy(&state.values, patch.values)
+                    changed.append(index)
+                }
+            }
+            return changed
+        }
+    }
+
+    /// Marks the fields sent in an update as saved when the server answered without a body.
+    func markSaved(sent: [UInt64]) {
+        let fields = Model.resourceSchema.fields
+        state.withLock { state in
+            guard !state.edits.isEmpty else { return }
+            for index in state.edits.indices where state.edits[index] != 0 && index < sent.count {
+                guard sent[index] == state.edits[index] else { continue }
+                state.edits[index] = 0
+                fields[index].copy(&state.server, state.values)
+            }
+        }
+    }
+
+    /// Sends Observation and update notifications for fields that changed. Call without any lock.
+    func announce(_ kind: ResourceUpdate<Model>.Kind, fields indices: [Int], of model: Model) {
+        let fields = Model.resourceSchema.fields
+        if kind != .edited {
+            for index in indices { fields[index].notify(model, registrar) }
+        }
+        let store = state.withLock { $0.store }
+        let perType = store?.broadcaster(for: Model.self)
+        guard updates.hasSubscribers || perType?.hasSubscribers == true else { return }
+        let update = ResourceUpdate(kind: kind, fields: indices.map { fields[$0].name }, instance: model)
+        updates.yield(update)
+        perType?.yield(update)
+    }
+
+    /// Announces a new id to observers of `id`.
+    func announceIdentity(of model: Model) {
+        registrar.willSet(model, keyPath: \.id)
+        registrar.didSet(model, keyPath: \.id)
+    }
+
+    // MARK: - Snapshots
+
+    /// The values, the edit sequence numbers and the id, read together.
+    func snapshot() -> (values: Model.FieldValues, edits: [UInt64], id: ResourceID?, store: ResourceStore?) {
+        state.withLock { ($0.values, $0.edits, $0.id, $0.store) }
+    }
+}

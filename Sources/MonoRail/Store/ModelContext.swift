@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+
+/// Everything one model needs to talk to its server, worked out once per store configuration.
+final class ModelContext<Model: ResourceModel>: Sendable {
+    let client: APIClient
+    let conventions: ServerConventions
+    let coding: CodingOptions
+    let singular: String
+    let plural: String
+    let path: String
+    /// The wire key of each schema field, in schema order.
+    let wireKeys: [String]
+
+    init(configuration storeConfiguration: MonoRail.Configuration) throws {
+        var configuration = storeConfiguration
+        Model.configure(&configuration)
+        client = APIClient(configuration: try configuration.clientConfiguration())
+        conventions = configuration.conventions
+        coding = configuration.coding
+        singular = Model.resourceName
+        plural = Model.resourcePlural
+        path = Model.resourcePath
+        wireKeys = Model.resourceSchema.fields.map { $0.key ?? configuration.coding.keyMapping.wireKey(for: $0.name) }
+    }
+
+    func decoder(coder: FieldCoder) -> RecordDecoder<Model> {
+        RecordDecoder(coder: coder, wireKeys: wireKeys)
+    }
+
+    // MARK: - Requests
+
+    func path(for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil) throws -> APIPath {
+        var values = ["path": path, "plural": plural, "singular": singular]
+        if let id { values["id"] = id.description }
+        if let term { values["term"] = term }
+        guard let expanded = route.expand(values) else {
+            throw APIError(
+                .invalidRequest,
+                "the route \"\(route)\" of \(Model.resourceSchema.typeName) has a placeholder with no value "
+                    + "(known: :path, :plural, :singular, :id, :term)")
+        }
+        return expanded
+    }
+
+    func send(
+        _ method: HTTPRequest.Method, _ path: APIPath, query: [String: JSONValue] = [:], body: JSONValue? = nil,
+        action: ResourceAction
+    ) async throws -> APIResponse {
+        let request = APIRequest(
+            method: method, path: path, query: query, body: body.map { .json($0) },
+            bodyRoot: conventions.wrapsRequestBody && body != nil ? singular : nil,
+            options: RequestOptions(operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)"))
+        return try await client.send(request)
+    }
+
+    // MARK: - Responses
+
+    /// The JSON of a response with the namespace removed.
+    func container(of response: APIResponse) throws -> JSONValue {
+        let json = try client.responseDecoder.parse(
+            response.body, response: response.response, request: response.request)
+        guard let namespace = conventions.rootNamespace, !namespace.isEmpty else { return json }
+        guard let inner = json.value(atPath: namespace) else {
+            throw failure("the response has no \"\(namespace)\" namespace", response, json)
+        }
+        return inner
+    }
+
+    /// The single record in a response and where it sits.
+    func record(in response: APIResponse) throws -> (JSONValue, RecordLocation) {
+        let json = try container(of: response)
+        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        switch conventions.responseRoot {
+        case .modelName:
+            if case .object(let object) = json, let record = object[singular], case .object = record {
+                return (record, RecordLocation(base: "\(base).\(singular)"))
+            }
+        case .fixed(let single, _):
+            guard case .object(let object) = json, let record = object[single] else {
+                throw failure("expected the record under \"\(single)\"", response, json)
+            }
+            return (record, RecordLocation(base: "\(base).\(single)"))
+        case .bare:
+            break
+        }
+        try rejectErrorsMember(json, response)
+        return (json, RecordLocation(base: base))
+    }
+
+    /// The list of records in a response and the path of the list.
+    func records(in response: APIResponse) throws -> ([JSONValue], String) {
+        let json = try container(of: response)
+        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        if case .array(let array) = json { return (array, base) }
+        let key: String
+        switch conventions.responseRoot {
+        case .modelName: key = plural
+        case .fixed(_, let list): key = list
+        case .bare: key = "results"
+        }
+        if case .object(let object) = json, case .array(let array)? = object[key] {
+            return (array, "\(base).\(key)")
+        }
+        try rejectErrorsMember(json, response)
+        throw failure("expected a list of \(plural) (an array, or an object with \"\(key)\")", response, json)
+    }
+
+    /// A 2xx body that holds only validation errors is a failure, as ApiModel treats it.
+    private func rejectErrorsMember(_ json: JSONValue, _ response: APIResponse) throws {
+        guard case .object(let object) = json, object["errors"] != nil, object["id"] == nil,
+            let errors = ValidationErrors.parse(json, roots: [singular], allowsBareFields: false), !errors.isEmpty
+        else { return }
+        throw APIError(
+            .validationFailed, "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
+            request: response.request, response: response.response, rawBody: response.body, parsedBody: json,
+            validationErrors: errors)
+    }
+
+    func failure(_ message: String, _ response: APIResponse, _ json: JSONValue?) -> APIError {
+        APIError(
+            .decodingFailed, "\(Model.resourceSchema.typeName): \(message)",
+            request: response.request, response: response.response, rawBody: response.body, parsedBody: json,
+            decodingFailure: DecodingFailure(
+                typeName: Model.resourceSchema.typeName, key: nil, path: "$", reason: message))
+    }
+
+    /// Adds the request and response to an error raised while reading a response.
+    func attach(_ error: any Error, to response: APIResponse) -> any Error {
+        guard var error = error as? APIError else { return error }
+        if error.request == nil { error.request = response.request }
+        if error.response == nil { error.response = response.response }
+        if error.rawBody == nil { error.rawBody = response.body }
+        return error
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// One record decoded from a response and not yet merged: its id, the values of the fields the
+/// response carried, and which fields those were.
+struct RecordPatch<Model: ResourceModel> {
+    var id: ResourceID
+    var values: Model.FieldValues
+    var present: [Bool]
+}
+
+/// Where a record sits in a response, for error messages: `$.trains[3]`.
+struct RecordLocation {
+    var base: String
+    var index: Int?
+
+    var description: String { index.map { "\(base)[\($0)]" } ?? base }
+}
+
+/// Reads records of one model from JSON values, applying the model's decoding policy.
+struct RecordDecoder<Model: ResourceModel> {
+    let coder: FieldCoder
+    let wireKeys: [String]
+
+    /// Decodes one record.
+    ///
+    /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` naming the model, the field and the
+    ///   JSON path.
+    func decode(_ wire: JSONValue, at location: RecordLocation) throws -> RecordPatch<Model> {
+        let typeName = Model.resourceSchema.typeName
+        func failure(_ reason: String, key: String? = nil, field: String? = nil, underlying: (any Error)? = nil)
+            -> APIError
+        {
+            let path = location.description + (key.map { ".\($0)" } ?? "")
+            let detail = DecodingFailure(typeName: typeName, key: key, path: path, reason: reason, field: field)
+            return APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: underlying)
+        }
+        let record: JSONValue
+        do {
+            record = try Model.customDeserialize(wire)
+        } catch {
+            throw failure("customDeserialize failed: \(error)", underlying: error)
+        }
+        guard case .object(let object) = record else {
+            throw failure("expected a \(typeName) record (an object), found \(Self.kind(of: record))")
+        }
+        guard let rawID = object["id"] else { throw failure("the record has no id", key: "id") }
+        guard let id = ResourceID(json: rawID) else {
+            throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: "id")
+        }
+        let fields = Model.resourceSchema.fields
+        var values = Model.FieldValues()
+        var present = [Bool](repeating: false, count: fields.count)
+        for index in fields.indices {
+            let field = fields[index]
+            let key = wireKeys[index]
+            guard let raw = object[key] else {
+                if Model.shouldFail(withInvalidValue: nil, forProperty: field.name) {
+                    throw failure("the required key is missing", key: key, field: field.name)
+                }
+                continue
+            }
+            do {
+                try field.decode(&values, raw, coder)
+                present[index] = true
+            } catch {
+                let assigned: (any Sendable)?
+                do {
+                    assigned = try Model.assign(undefinedValue: raw, forProperty: field.name)
+                } catch let assignError {
+                    throw APIError(
+                        .decodingFailed, "\(typeName).\(field.name): \(assignError)",
+                        decodingFailure: FieldCoder.failure(
+                            typeName: typeName, field: field.name, key: key, prefix: location.description,
+                            error: assignError),
+                        underlyingError: assignError)
+                }
+                if let assigned, field.assign(&values, assigned) {
+                    present[index] = true
+                } else if Model.shouldFail(withInvalidValue: raw, forProperty: field.name) {
+                    let detail = FieldCoder.failure(
+                        typeName: typeName, field: field.name, key: key, prefix: location.description, error: error)
+                    throw APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: error)
+                }
+            }
+        }
+        return RecordPatch(id: id, values: values, present: present)
+    }
+
+    static func kind(of value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a Boolean"
+        case .int, .uint, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}

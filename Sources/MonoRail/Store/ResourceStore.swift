@@ -1,0 +1,210 @@
+import Foundation
+import Synchronization
+
+/// The identity map: at most one live instance per (model type, id), shared by every request that
+/// goes through the store.
+///
+/// Every response is merged into the instance already in the store, and the caller gets that
+/// instance back; the most recent server state wins for fields the app has not edited. The store
+/// holds its instances weakly, so it never keeps a model alive.
+///
+/// Most apps use ``default``. Create more stores to keep separate worlds apart, for example two
+/// signed-in accounts or two servers:
+///
+/// ```swift
+/// let staging = ResourceStore(configuration: .init(apiRootURL: stagingURL))
+/// let train = try await Train.get(id: 1, in: staging)
+/// ```
+public final class ResourceStore: Sendable {
+    /// The store models use unless told otherwise; configured by ``MonoRail/register(apiRootURL:)``
+    /// and ``MonoRail/configure(_:)``.
+    public static let `default` = ResourceStore()
+
+    struct Key: Hashable {
+        let type: ObjectIdentifier
+        /// The id's text: `1` and `"1"` share a key, so a changed id type is noticed, not duplicated.
+        let id: String
+    }
+
+    struct Entry {
+        weak var object: (any ResourceModel)?
+        let id: ResourceID
+    }
+
+    struct State {
+        var entries: [Key: Entry] = [:]
+        /// Entries are swept of released instances when the table doubles past this size.
+        var sweepThreshold = 64
+        var configuration: MonoRail.Configuration
+        var generation = 0
+        var contexts: [ObjectIdentifier: (generation: Int, context: any Sendable)] = [:]
+        var broadcasters: [ObjectIdentifier: any Sendable] = [:]
+    }
+
+    let state: Mutex<State>
+
+    /// Creates a store.
+    ///
+    /// - Parameter configuration: The API and conventions its models talk to.
+    public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
+        state = Mutex(State(configuration: configuration))
+    }
+
+    /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).
+    public var configuration: MonoRail.Configuration {
+        state.withLock { $0.configuration }
+    }
+
+    /// Changes the configuration; later requests use the new one.
+    public func configure(_ change: (inout MonoRail.Configuration) -> Void) {
+        var configuration = self.configuration
+        change(&configuration)
+        let updated = configuration
+        state.withLock {
+            $0.configuration = updated
+            $0.generation += 1
+            $0.contexts = [:]
+        }
+    }
+
+    /// The number of live instances in the store.
+    public var count: Int {
+        state.withLock { state in state.entries.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
+    }
+
+    /// The live instance of a model with an id, if any; makes no request.
+    public func instance<Model: ResourceModel>(of type: Model.Type, id: some ResourceIDConvertible) -> Model? {
+        let key = Key(type: ObjectIdentifier(type), id: id.resourceID.description)
+        return state.withLock { $0.entries[key]?.object as? Model }
+    }
+
+    /// Every live instance of a model, in no particular order; makes no request.
+    public func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
+        let identifier = ObjectIdentifier(type)
+        return state.withLock { state in
+            state.entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
+        }
+    }
+
+    // MARK: - Merging
+
+    /// Merges decoded records, creating instances for ids the store does not hold.
+    ///
+    /// Every check happens before anything changes, under one lock, so a failing response changes
+    /// nothing and readers of the store never see half a response.
+    ///
+    /// - Parameters:
+    ///   - patches: The records, in response order.
+    ///   - target: The instance a create, save or fetch answers for; it takes the record's id.
+    ///   - mode: Whether the records answer a save.
+    /// - Throws: ``APIError/Code/inconsistentResponse`` when an id changed type or `target` would
+    ///   take an id a live instance already has.
+    func merge<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], target: Model? = nil, mode: ResourceRecord<Model>.MergeMode = .read,
+        coder: FieldCoder
+    ) throws -> [Model] {
+        let type = ObjectIdentifier(Model.self)
+        // Strong references leave the lock only after it is released: releasing the last one inside
+        // would run a model's deinit while the store is locked.
+        var instances: [Model] = []
+        var announcements: [(Model, [Int], isNew: Bool)] = []
+        instances.reserveCapacity(patches.count)
+        try state.withLock { state in
+            var found: [Model?] = []
+            found.reserveCapacity(patches.count)
+            for patch in patches {
+                let key = Key(type: type, id: patch.id.description)
+                guard let entry = state.entries[key], let object = entry.object as? Model else {
+                    found.append(nil)
+                    continue
+                }
+                if entry.id != patch.id {
+                    throw APIError(
+                        .inconsistentResponse,
+                        "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(patch.id.debugText): "
+                            + "the id changed type")
+                }
+                if let target, object !== target {
+                    throw APIError(
+                        .inconsistentResponse,
+                        "another live \(Model.resourceSchema.typeName) already has id \(patch.id.debugText)")
+                }
+                found.append(object)
+            }
+            if state.entries.count >= state.sweepThreshold {
+                state.entries = state.entries.filter { $0.value.object != nil }
+                state.sweepThreshold = max(64, state.entries.count * 2)
+            }
+            for (position, patch) in patches.enumerated() {
+                let instance: Model
+                let isNew: Bool
+                if let existing = found[position] {
+                    instance = existing
+                    isNew = false
+                } else {
+                    instance = target ?? Model()
+                    isNew = true
+                    state.entries[Key(type: type, id: patch.id.description)] = Entry(object: instance, id: patch.id)
+                }
+                let changed = instance._$record.apply(patch, mode: mode, store: self, coder: coder)
+                instances.append(instance)
+                if !changed.isEmpty || isNew { announcements.append((instance, changed, isNew)) }
+            }
+        }
+        for (instance, changed, isNew) in announcements {
+            if isNew { instance._$record.announceIdentity(of: instance) }
+            instance._$record.announce(isNew && target != nil ? .created : .merged, fields: changed, of: instance)
+        }
+        return instances
+    }
+
+    /// Forgets a deleted record.
+    func remove<Model: ResourceModel>(_ instance: Model, id: ResourceID) {
+        let key = Key(type: ObjectIdentifier(Model.self), id: id.description)
+        state.withLock { state in
+            if let entry = state.entries[key], entry.object === instance || entry.object == nil {
+                state.entries[key] = nil
+            }
+        }
+    }
+
+    // MARK: - Per-model state
+
+    func broadcaster<Model: ResourceModel>(for type: Model.Type) -> UpdateBroadcaster<ResourceUpdate<Model>> {
+        state.withLock { state in
+            if let existing = state.broadcasters[ObjectIdentifier(type)] as? UpdateBroadcaster<ResourceUpdate<Model>> {
+                return existing
+            }
+            let created = UpdateBroadcaster<ResourceUpdate<Model>>()
+            state.broadcasters[ObjectIdentifier(type)] = created
+            return created
+        }
+    }
+
+    func context<Model: ResourceModel>(for type: Model.Type) throws -> ModelContext<Model> {
+        let (generation, cached, configuration) = state.withLock { state in
+            let entry = state.contexts[ObjectIdentifier(type)]
+            return (
+                state.generation, entry?.generation == state.generation ? entry?.context as? ModelContext<Model> : nil,
+                state.configuration
+            )
+        }
+        if let cached { return cached }
+        let context = try ModelContext<Model>(configuration: configuration)
+        state.withLock { state in
+            if state.generation == generation {
+                state.contexts[ObjectIdentifier(type)] = (generation, context)
+            }
+        }
+        return context
+    }
+}
+
+extension ResourceID {
+    var debugText: String {
+        switch self {
+        case .int(let int): String(int)
+        case .string(let string): "\"\(string)\""
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Synchronization
+
+/// One change to a model instance, delivered by ``ResourceModel/updates`` and
+/// ``ResourceModel/updates(in:)``.
+public struct ResourceUpdate<Model: ResourceModel>: Sendable {
+    /// What happened.
+    public enum Kind: Sendable, Hashable {
+        /// A response changed fields the app had not edited.
+        case merged
+        /// The app set a field.
+        case edited
+        /// ``ResourceModel/revert()`` discarded edits.
+        case reverted
+        /// The record was created on the server and received its id.
+        case created
+        /// The record was deleted on the server.
+        case deleted
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// The Swift names of the fields whose values changed.
+    public let fields: [String]
+    /// The instance.
+    public let instance: Model
+}
+
+/// Fans values out to any number of `AsyncStream`s; cheap to check when nobody listens.
+final class UpdateBroadcaster<Element: Sendable>: Sendable {
+    private struct Subscribers {
+        var next = 0
+        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+    }
+    private let subscribers = Mutex(Subscribers())
+    private let count = Atomic<Int>(0)
+
+    var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
+
+    func stream() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let key = subscribers.withLock { subscribers in
+            subscribers.next += 1
+            subscribers.continuations[subscribers.next] = continuation
+            return subscribers.next
+        }
+        count.add(1, ordering: .relaxed)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            let removed = self.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
+            if removed != nil { self.count.subtract(1, ordering: .relaxed) }
+        }
+        return stream
+    }
+
+    func yield(_ element: Element) {
+        let continuations = subscribers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(element) }
+    }
+
+    deinit {
+        let continuations = subscribers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.finish() }
+    }
+}

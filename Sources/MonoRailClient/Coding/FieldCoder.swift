@@ -1,0 +1,45 @@
+import Foundation
+
+/// Decodes and encodes single values with one set of options, reusing its caches across calls.
+///
+/// The resources layer decodes thousands of fields per response; building a decoder per field would
+/// repeat the key-cache and option set-up each time. One coder serves one response on one task.
+package struct FieldCoder {
+    let decoding: DecodingContext
+    let encoding: EncodingContext
+
+    /// Creates a coder for one batch of work.
+    package init(options: CodingOptions) {
+        self.decoding = DecodingContext(options: options, userInfo: [:])
+        self.encoding = EncodingContext(options: options, userInfo: [:])
+    }
+
+    /// The options in use.
+    package var options: CodingOptions { decoding.options }
+
+    /// Decodes a value; a `DecodingError`'s coding path is relative to `value`.
+    package func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try ValueDecoderImpl(value: value, path: nil, context: decoding).unbox(value, as: type, path: nil)
+    }
+
+    /// Encodes a value into a tree.
+    package func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        try encoding.box(value, path: nil)
+    }
+
+    /// Turns a `DecodingError` into a failure whose path starts at `prefix` (`$.trains[3].speed`).
+    package static func failure(
+        typeName: String, field: String, key: String, prefix: String, error: any Error
+    ) -> DecodingFailure {
+        if let error = error as? DecodingError {
+            var failure = DecodingFailure(typeName: typeName, error: error)
+            let relative = failure.path.dropFirst()  // "$" starts every path
+            failure.path = prefix + "." + key + relative
+            failure.key = key
+            failure.field = field
+            return failure
+        }
+        return DecodingFailure(
+            typeName: typeName, key: key, path: prefix + "." + key, reason: String(describing: error), field: field)
+    }
+}

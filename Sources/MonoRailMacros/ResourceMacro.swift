@@ -1,0 +1,232 @@
+import SwiftDiagnostics
+public import SwiftSyntax
+import SwiftSyntaxBuilder
+public import SwiftSyntaxMacros
+
+/// `@Resource`: turns a final class into a model backed by one locked storage box.
+///
+/// It generates the `FieldValues` struct (every field with its default), the `_$record` box, the `id`,
+/// a static schema naming each field's key, storage and transform (so nothing uses `Mirror`), the
+/// accessors of each stored property, and the `ResourceModel` conformance.
+public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    // MARK: - Members
+
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = validatedClass(declaration, node: node, in: context) else { return [] }
+        let typeName = classDecl.name.trimmedDescription
+        let access = accessLevel(of: classDecl)
+
+        var fields: [StoredField] = []
+        var failed = false
+        for member in classDecl.memberBlock.members {
+            switch StoredField.analyze(member) {
+            case .success(let field): fields.append(field)
+            case .failure(let failure):
+                context.diagnose(failure.diagnostic)
+                failed = true
+            case nil: break
+            }
+        }
+        let arguments = try namingArguments(node, in: context)
+        if failed { return [] }
+
+        let storedLines = fields.map { field in
+            "    var \(field.name): \(field.type) = \(field.initializer?.trimmedDescription ?? "nil")"
+        }
+        let fieldValues: DeclSyntax = """
+            \(raw: access)struct FieldValues: ResourceFieldValues {
+            \(raw: storedLines.joined(separator: "\n"))
+                \(raw: access)init() {}
+            }
+            """
+        let schemaEntries = fields.filter { !$0.isIgnored }.map { field in
+            var arguments = "\"\(field.name)\", \\.\(field.name), \\.\(field.name)"
+            if let key = field.wireKey { arguments += ", key: \(key.trimmedDescription)" }
+            if let transform = field.transform { arguments += ", transform: \(transform.trimmedDescription)" }
+            return "            ResourceField(\(arguments)),"
+        }
+        let schema: DeclSyntax = """
+            \(raw: access)static let resourceSchema = ModelSchema<\(raw: typeName)>(
+                typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),
+                fields: [
+            \(raw: schemaEntries.joined(separator: "\n"))
+                ]
+            )
+            """
+        var members: [DeclSyntax] = [
+            fieldValues,
+            "\(raw: access)let _$record = ResourceRecord<\(raw: typeName)>()",
+            """
+            /// The server's id for this record: `nil` until the record exists on the server, then an
+            /// integer or a string exactly as the server sent it.
+            \(raw: access)var id: ResourceID? { _$record.id(of: self) }
+            """,
+            schema,
+        ]
+        if needsEmptyInitializer(classDecl) {
+            members.append("\(raw: access)init() {}")
+        }
+        return members
+    }
+
+    // MARK: - Member attributes
+
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard declaration.is(ClassDeclSyntax.self),
+            let item = MemberBlockItemSyntax(decl: DeclSyntax(member)) as MemberBlockItemSyntax?,
+            case .success = StoredField.analyze(item)
+        else { return [] }
+        return ["@_ResourceProperty"]
+    }
+
+    // MARK: - Conformance
+
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self), isFinal(classDecl),
+            classDecl.genericParameterClause == nil, !protocols.isEmpty
+        else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): ResourceModel {}")]
+    }
+
+    // MARK: - Helpers
+
+    static func validatedClass(
+        _ declaration: some DeclGroupSyntax, node: AttributeSyntax, in context: some MacroExpansionContext
+    ) -> ClassDeclSyntax? {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            let kind: String =
+                if declaration.is(StructDeclSyntax.self) {
+                    "a struct: records are shared, so a model must be a class"
+                } else if declaration.is(EnumDeclSyntax.self) {
+                    "an enum"
+                } else if declaration.is(ActorDeclSyntax.self) {
+                    "an actor: fields must be readable synchronously from any task"
+                } else {
+                    "a"
+                }
+            context.diagnose(Diagnostic(node: node, message: ResourceDiagnostic.notAClass(kind: kind)))
+            return nil
+        }
+        if !isFinal(classDecl) {
+            context.diagnose(
+                Diagnostic(
+                    node: classDecl.classKeyword, message: ResourceDiagnostic.notFinal,
+                    fixIt: FixIt(
+                        message: InsertFinalFixIt(),
+                        changes: [
+                            .replace(
+                                oldNode: Syntax(classDecl.classKeyword),
+                                newNode: Syntax(
+                                    TokenSyntax.keyword(.class, leadingTrivia: .space).with(\.leadingTrivia, "final ")))
+                        ])))
+            return nil
+        }
+        if classDecl.genericParameterClause != nil {
+            context.diagnose(Diagnostic(node: classDecl.name, message: ResourceDiagnostic.generic))
+            return nil
+        }
+        return classDecl
+    }
+
+    static func isFinal(_ classDecl: ClassDeclSyntax) -> Bool {
+        classDecl.modifiers.contains { $0.name.tokenKind == .keyword(.final) }
+    }
+
+    static func accessLevel(of classDecl: ClassDeclSyntax) -> String {
+        for modifier in classDecl.modifiers {
+            switch modifier.name.tokenKind {
+            case .keyword(.public), .keyword(.open): return "public "
+            case .keyword(.package): return "package "
+            default: continue
+            }
+        }
+        return ""
+    }
+
+    /// Whether the class declares initializers but no `init()`: the protocol needs one to create
+    /// instances for records the server sends.
+    static func needsEmptyInitializer(_ classDecl: ClassDeclSyntax) -> Bool {
+        let initializers = classDecl.memberBlock.members.compactMap { $0.decl.as(InitializerDeclSyntax.self) }
+        if initializers.isEmpty { return false }
+        return !initializers.contains { $0.signature.parameterClause.parameters.isEmpty }
+    }
+
+    static func namingArguments(
+        _ node: AttributeSyntax, in context: some MacroExpansionContext
+    ) throws -> (name: String, plural: String, path: String) {
+        var result = (name: "nil", plural: "nil", path: "nil")
+        for argument in node.arguments?.as(LabeledExprListSyntax.self) ?? [] {
+            guard let label = argument.label?.text else { continue }
+            guard argument.expression.is(StringLiteralExprSyntax.self) else {
+                context.diagnose(
+                    Diagnostic(node: argument.expression, message: ResourceDiagnostic.badArgument(name: label)))
+                continue
+            }
+            switch label {
+            case "name": result.name = argument.expression.trimmedDescription
+            case "plural": result.plural = argument.expression.trimmedDescription
+            case "path": result.path = argument.expression.trimmedDescription
+            default: break
+            }
+        }
+        return result
+    }
+}
+
+struct InsertFinalFixIt: FixItMessage {
+    var message: String { "make the class final" }
+    var fixItID: MessageID { MessageID(domain: "MonoRail", id: "insertFinal") }
+}
+
+/// `@_ResourceProperty`: the accessors that route one stored property through the record's storage.
+public struct ResourcePropertyMacro: AccessorMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingAccessorsOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self),
+            let binding = variable.bindings.first,
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text
+        else { return [] }
+        var accessors: [AccessorDeclSyntax] = []
+        if binding.initializer != nil {
+            accessors.append(
+                """
+                @storageRestrictions(accesses: _$record)
+                init(initialValue) {
+                    _$record.initialize(\\.\(raw: name), to: initialValue)
+                }
+                """)
+        }
+        accessors.append(
+            """
+            get {
+                _$record.value(\\.\(raw: name), of: self, property: \\.\(raw: name))
+            }
+            """)
+        accessors.append(
+            """
+            set {
+                _$record.setValue(newValue, for: \\.\(raw: name), of: self, property: \\.\(raw: name))
+            }
+            """)
+        return accessors
+    }
+}
