@@ -11,6 +11,7 @@ public import SwiftSyntaxMacros
 public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: - Members
 
+    /// Expands the macro; called by the compiler.
     public static func expansion(
         of node: AttributeSyntax,
         providingMembersOf declaration: some DeclGroupSyntax,
@@ -76,6 +77,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     // MARK: - Member attributes
 
+    /// Expands the macro; called by the compiler.
     public static func expansion(
         of node: AttributeSyntax,
         attachedTo declaration: some DeclGroupSyntax,
@@ -91,6 +93,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     // MARK: - Conformance
 
+    /// Expands the macro; called by the compiler.
     public static func expansion(
         of node: AttributeSyntax,
         attachedTo declaration: some DeclGroupSyntax,
@@ -196,6 +199,7 @@ struct InsertFinalFixIt: FixItMessage {
 
 /// `@_ResourceProperty`: the accessors that route one stored property through the record's storage.
 public struct ResourcePropertyMacro: AccessorMacro {
+    /// Expands the macro; called by the compiler.
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,

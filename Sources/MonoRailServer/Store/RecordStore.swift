@@ -89,7 +89,6 @@ public final class RecordStore: Sendable {
         }
     }
 
-    /// One record, with the relationships the resource embeds.
     /// Reads one record of the resource with this plural name, as `find(_:id:)` does.
     ///
     /// - Throws: ``SchemaError`` when no resource has that plural, or a database error.
@@ -100,6 +99,7 @@ public final class RecordStore: Sendable {
         return try find(resource, id: id)
     }
 
+    /// One record, with the relationships the resource embeds.
     public func find(_ resource: ResourceSchema, id: String) throws -> JSONValue? {
         try writer.read { db in try find(resource, id: id, embedding: true, db: db) }
     }
