@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailTests",
-            dependencies: ["MonoRail", "MonoRailServer", "MonoRailAsyncHTTPClient"]
+            dependencies: ["MonoRail", "MonoRailServer", "MonoRailAsyncHTTPClient", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

@@ -5,7 +5,8 @@ public import MonoRailClient
 /// The reference server's records, in SQLite through GRDB: one table per resource, one column per
 /// field, writes in transactions (WAL for files, so readers never wait for writers).
 public final class RecordStore: Sendable {
-    let schema: ServerSchema
+    /// The resources it stores.
+    public let schema: ServerSchema
     private let writer: any DatabaseWriter
 
     /// Opens (or creates) the database and its tables, and seeds it when it is empty.

@@ -1,0 +1,98 @@
+public import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// A server that answers each `METHOD /path?query` with the response a test scripted for it, and
+/// records what it received: for responses a real server would never send (hostile or inconsistent
+/// bodies), so the client code under test still talks real HTTP.
+public final class CannedServer: Sendable {
+    /// A scripted answer.
+    public struct Answer: Sendable {
+        var status: Int
+        var body: String
+        var contentType: String
+    }
+
+    /// The port it listens on.
+    public let port: Int
+    private let state: CannedState
+    private let task: Task<Void, any Error>
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
+
+    private init(port: Int, state: CannedState, task: Task<Void, any Error>) {
+        self.port = port
+        self.state = state
+        self.task = task
+    }
+
+    /// Scripts the answer to a request line such as `"GET /trains/1"`.
+    public func respond(to line: String, status: Int = 200, contentType: String = "application/json", body: String) {
+        state.answers.withLock { $0[line] = Answer(status: status, body: body, contentType: contentType) }
+    }
+
+    /// The request lines received so far, with their bodies after a space when there is one.
+    public var requests: [String] { state.received.withLock { $0 } }
+
+    /// Starts a server on an ephemeral port.
+    public static func start() async throws -> CannedServer {
+        let state = CannedState()
+        let router = Router()
+        router.add(middleware: CannedMiddleware(state: state))
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "CannedServer")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "CannedServer"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger)
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        for await port in stream {
+            return CannedServer(port: port, state: state, task: task)
+        }
+        throw CancellationError()
+    }
+
+    /// Stops serving.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+final class CannedState: Sendable {
+    let answers = Mutex<[String: CannedServer.Answer]>([:])
+    let received = Mutex<[String]>([])
+}
+
+struct CannedMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let state: CannedState
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let line = "\(request.method.rawValue) \(request.uri.description)"
+        let body = try await request.body.collect(upTo: 1 << 22)
+        let text = String(buffer: body)
+        state.received.withLock { $0.append(text.isEmpty ? line : line + " " + text) }
+        guard let answer = state.answers.withLock({ $0[line] }) else {
+            return Response(
+                status: .notFound, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"not scripted: \#(line)"}"#)))
+        }
+        var headers = HTTPFields()
+        if !answer.contentType.isEmpty { headers[.contentType] = answer.contentType }
+        return Response(
+            status: .init(code: answer.status), headers: headers,
+            body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+    }
+}
