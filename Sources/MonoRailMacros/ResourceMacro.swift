@@ -84,9 +84,15 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         providingAttributesFor member: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
-        guard declaration.is(ClassDeclSyntax.self),
-            let item = MemberBlockItemSyntax(decl: DeclSyntax(member)) as MemberBlockItemSyntax?,
-            case .success = StoredField.analyze(item)
+        // Accessors go in only when the whole class is valid: otherwise the member expansion adds no
+        // storage, and accessors pointing at it would bury the real diagnostic under follow-on errors.
+        guard let classDecl = declaration.as(ClassDeclSyntax.self), isFinal(classDecl),
+            classDecl.genericParameterClause == nil,
+            case .success = StoredField.analyze(MemberBlockItemSyntax(decl: DeclSyntax(member))),
+            classDecl.memberBlock.members.allSatisfy({ member in
+                if case .failure = StoredField.analyze(member) { return false }
+                return true
+            })
         else { return [] }
         return ["@_ResourceProperty"]
     }

@@ -1,0 +1,122 @@
+import Foundation
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+@Suite("@Resource expansion")
+struct ResourceMacroTests {
+    static let source = """
+        @Resource
+        final class Train {
+            var company: String?
+            var numberOfCars = 0
+            @Field(key: "top_speed", transform: .percentage) var maxSpeed: Double?
+            @Ignored var note: String = ""
+            var label: String { company ?? "" }
+            static var shared = 1
+        }
+        """
+
+    static let expanded = """
+        final class Train {
+            var company: String? {
+                get {
+                    _$record.value(\\.company, of: self, property: \\.company)
+                }
+                set {
+                    _$record.setValue(newValue, for: \\.company, of: self, property: \\.company)
+                }
+            }
+            var numberOfCars {
+                @storageRestrictions(accesses: _$record)
+                init(initialValue) {
+                    _$record.initialize(\\.numberOfCars, to: initialValue)
+                }
+                get {
+                    _$record.value(\\.numberOfCars, of: self, property: \\.numberOfCars)
+                }
+                set {
+                    _$record.setValue(newValue, for: \\.numberOfCars, of: self, property: \\.numberOfCars)
+                }
+            }
+            var maxSpeed: Double? {
+                get {
+                    _$record.value(\\.maxSpeed, of: self, property: \\.maxSpeed)
+                }
+                set {
+                    _$record.setValue(newValue, for: \\.maxSpeed, of: self, property: \\.maxSpeed)
+                }
+            }
+            var note: String {
+                @storageRestrictions(accesses: _$record)
+                init(initialValue) {
+                    _$record.initialize(\\.note, to: initialValue)
+                }
+                get {
+                    _$record.value(\\.note, of: self, property: \\.note)
+                }
+                set {
+                    _$record.setValue(newValue, for: \\.note, of: self, property: \\.note)
+                }
+            }
+            var label: String { company ?? "" }
+            static var shared = 1
+
+            struct FieldValues: ResourceFieldValues {
+                var company: String? = nil
+                var numberOfCars: Int = 0
+                var maxSpeed: Double? = nil
+                var note: String = ""
+                init() {
+                }
+            }
+
+            let _$record = ResourceRecord<Train>()
+
+            /// The server's id for this record: `nil` until the record exists on the server, then an
+            /// integer or a string exactly as the server sent it.
+            var id: ResourceID? {
+                _$record.id(of: self)
+            }
+
+            static let resourceSchema = ModelSchema<Train>(
+                typeName: "Train", name: nil, plural: nil, path: nil,
+                fields: [
+                        ResourceField("company", \\.company, \\.company),
+                        ResourceField("numberOfCars", \\.numberOfCars, \\.numberOfCars),
+                        ResourceField("maxSpeed", \\.maxSpeed, \\.maxSpeed, key: "top_speed", transform: .percentage),
+                ]
+            )
+        }
+
+        extension Train: ResourceModel {
+        }
+        """
+
+    @Test("fields become accessors into one record, with a schema and the conformance")
+    func expansion() {
+        expectExpansion(Self.source, expandsTo: Self.expanded)
+    }
+
+    @Test("a wrong expectation really fails")
+    func wrongExpectationFails() {
+        let wrong = Self.expanded.replacingOccurrences(of: "key: \"top_speed\"", with: "key: \"max_speed\"")
+        #expect(!expansionFailures(Self.source, expandsTo: wrong).isEmpty)
+    }
+
+    @Test("naming arguments and public access carry into the generated members")
+    func namingAndAccess() {
+        let source = """
+            @Resource(name: "locomotive", plural: "locomotives", path: "/fleet/locos")
+            public final class Engine {
+                public var power: Int?
+                public init(power: Int) { self.power = power }
+            }
+            """
+        let failures = expansionFailures(source, expandsTo: "")
+        let actual = failures.joined(separator: "\n")
+        #expect(actual.contains(#"name: "locomotive", plural: "locomotives", path: "/fleet/locos""#))
+        #expect(actual.contains("public struct FieldValues: ResourceFieldValues"))
+        #expect(actual.contains("public var id: ResourceID?"))
+        #expect(actual.contains("public init() {"))
+    }
+}
