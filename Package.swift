@@ -137,7 +137,8 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailClientTests",
-            dependencies: ["MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer"]
+            dependencies: ["MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer"],
+            exclude: ["Fixtures"]
         ),
     ]
 )
