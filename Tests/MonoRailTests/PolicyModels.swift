@@ -99,3 +99,32 @@ final class Specimen {
     var nickname: String?
     var count = 7
 }
+
+/// Named from a compound class name: `train_car`, `/train_cars`.
+@Resource
+final class TrainCar {
+    var position: Int?
+}
+
+/// ApiModel-style routes per model: `/post/:id.json`, PATCH with only the changed fields.
+@Resource
+final class Post {
+    var title: String?
+    var body: String?
+
+    static func configure(_ configuration: inout MonoRail.Configuration) {
+        configuration.conventions.routes.show = "/post/:id.json"
+        configuration.conventions.routes.update = "/post/:id.json"
+        configuration.conventions.updateMethod = .patch
+        configuration.conventions.sendsOnlyChanges = true
+    }
+}
+
+/// Static overrides of the naming.
+@Resource
+final class Person {
+    var name: String?
+
+    static var resourceName: String { "member" }
+    static var resourcePath: String { "/club/members" }
+}

@@ -1,0 +1,125 @@
+// The seed's callback style, kept as thin wrappers over the async API.
+
+extension ResourceModel {
+    /// Fetches one record and calls back (the seed's `Train.get(id: 1, success: { … })`).
+    ///
+    /// ```swift
+    /// Train.get(id: 1, success: { train in print(train.company ?? "") }, failure: { error in print(error) })
+    /// ```
+    ///
+    /// The closures run on a task of the cooperative pool, not on the main thread; hop to the main
+    /// actor inside them to touch UI.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public static func get(
+        id: some ResourceIDConvertible, in store: ResourceStore = .default,
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<Self> {
+        let id = id.resourceID
+        return callback({ try await get(id: id, in: store) }, success: success, failure: failure)
+    }
+
+    /// Fetches every record and calls back.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public static func get(
+        in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
+        failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<[Self]> {
+        callback({ try await get(in: store) }, success: success, failure: failure)
+    }
+
+    /// Fetches the records matching filter parameters and calls back.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public static func get(
+        where parameters: [String: JSONValue], in store: ResourceStore = .default,
+        success: @escaping @Sendable ([Self]) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<[Self]> {
+        callback({ try await get(where: parameters, in: store) }, success: success, failure: failure)
+    }
+
+    /// Searches and calls back.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public static func search(
+        _ term: String, in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
+        failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<[Self]> {
+        callback({ try await search(term, in: store) }, success: success, failure: failure)
+    }
+
+    /// Creates the record and calls back with the instance.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public func create(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<Self> {
+        Self.callback(
+            {
+                try await self.create()
+                return self
+            }, success: success, failure: failure)
+    }
+
+    /// Saves the record and calls back with the instance.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public func save(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<Self> {
+        Self.callback(
+            {
+                try await self.save()
+                return self
+            }, success: success, failure: failure)
+    }
+
+    /// Reloads the record and calls back with the instance.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public func fetch(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<Self> {
+        Self.callback(
+            {
+                try await self.fetch()
+                return self
+            }, success: success, failure: failure)
+    }
+
+    /// Deletes the record and calls back with the instance.
+    ///
+    /// - Returns: A handle that cancels the request.
+    @discardableResult
+    public func delete(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
+    ) -> RequestHandle<Self> {
+        Self.callback(
+            {
+                try await self.delete()
+                return self
+            }, success: success, failure: failure)
+    }
+
+    private static func callback<Value: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> Value, success: @escaping @Sendable (Value) -> Void,
+        failure: @escaping @Sendable (APIError) -> Void
+    ) -> RequestHandle<Value> {
+        let handle = RequestHandle(operation: operation)
+        handle.whenComplete { result in
+            switch result {
+            case .success(let value): success(value)
+            case .failure(let error): failure(error)
+            }
+        }
+        return handle
+    }
+}
