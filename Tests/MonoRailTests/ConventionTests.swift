@@ -50,7 +50,9 @@ struct ConventionTests {
 
     @Test("a root namespace wraps every response")
     func namespace() async throws {
-        try await withCanned(configure: { $0.conventions.rootNamespace = "data.payload" }) { server, store in
+        var conventions = ServerConventions.rails
+        conventions.rootNamespace = "data.payload"
+        try await withCanned(conventions: conventions) { server, store in
             server.respond(to: "GET /trains/1", body: #"{"data": {"payload": {"train": {"id": 1, "company": "NS"}}}}"#)
             server.respond(
                 to: "GET /trains", body: #"{"data": {"payload": {"trains": [{"id": 1, "company": "NS2"}]}}}"#)
@@ -73,7 +75,7 @@ struct ConventionTests {
 
     @Test("the Objects preset: singular paths, object roots, push with POST, search in the path")
     func objectsPreset() async throws {
-        try await withCanned(configure: { $0.conventions = .objects }) { server, store in
+        try await withCanned(conventions: .objects) { server, store in
             server.respond(to: "GET /train/1", body: #"{"object": {"id": 1, "company": "Obj"}, "cars": []}"#)
             server.respond(to: "GET /train/Mono", body: #"{"objects": [{"id": 1, "company": "Obj2"}]}"#)
             server.respond(to: "POST /train/", body: #"{"object": {"id": 1, "company": "Pushed"}}"#)

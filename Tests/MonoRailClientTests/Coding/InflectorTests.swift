@@ -7,8 +7,13 @@ import Testing
 @Suite("Inflector")
 struct InflectorTests {
     struct Cases: Decodable {
-        var SingularToPlural: [String: String]
-        var Irregularities: [String: String]
+        var singularToPlural: [String: String]
+        var irregularities: [String: String]
+
+        enum CodingKeys: String, CodingKey {
+            case singularToPlural = "SingularToPlural"
+            case irregularities = "Irregularities"
+        }
     }
 
     static let cases: Cases = {
@@ -18,14 +23,14 @@ struct InflectorTests {
             return try JSONDecoder().decode(Cases.self, from: Data(contentsOf: url))
         } catch {
             Issue.record("cannot read the inflection cases: \(error)")
-            return Cases(SingularToPlural: [:], Irregularities: [:])
+            return Cases(singularToPlural: [:], irregularities: [:])
         }
     }()
 
     @Test("every Rails singular pluralizes and singularizes back, also capitalized")
     func railsCases() {
-        #expect(Self.cases.SingularToPlural.count > 100)
-        for (singular, plural) in Self.cases.SingularToPlural {
+        #expect(Self.cases.singularToPlural.count > 100)
+        for (singular, plural) in Self.cases.singularToPlural {
             #expect(Inflector.english.pluralize(singular) == plural, "pluralize \(singular)")
             #expect(Inflector.english.singularize(plural) == singular, "singularize \(plural)")
             #expect(Inflector.english.pluralize(plural) == plural, "pluralize plural \(plural)")
@@ -37,7 +42,7 @@ struct InflectorTests {
 
     @Test("irregulars added at run time apply both ways, also as suffixes")
     func irregulars() {
-        for (singular, plural) in Self.cases.Irregularities {
+        for (singular, plural) in Self.cases.irregularities {
             var inflector = Inflector.english
             inflector.irregular(singular, plural)
             #expect(inflector.pluralize(singular) == plural)

@@ -4,12 +4,12 @@ import TestServer
 
 /// A canned server and a store pointed at it.
 func withCanned(
-    configure: (inout MonoRail.Configuration) -> Void = { _ in },
+    conventions: ServerConventions = .rails,
     _ body: (CannedServer, ResourceStore) async throws -> Void
 ) async throws {
     let server = try await CannedServer.start()
     var configuration = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
-    configure(&configuration)
+    configuration.conventions = conventions
     let store = ResourceStore(configuration: configuration)
     do {
         try await body(server, store)
