@@ -1,0 +1,24 @@
+from django.db import models
+
+
+class Train(models.Model):
+    company = models.CharField(max_length=200)
+    number_of_cars = models.IntegerField(null=True, blank=True)
+    max_speed = models.FloatField(null=True, blank=True)
+    in_service = models.BooleanField(default=False)
+    built_at = models.DateTimeField(null=True, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        app_label = "trains"
+        ordering = ["id"]
+
+
+class Car(models.Model):
+    occupancy = models.IntegerField(null=True, blank=True)
+    needs_repairs = models.BooleanField(null=True, blank=True)
+    train = models.ForeignKey(Train, null=True, blank=True, related_name="cars", on_delete=models.CASCADE)
+
+    class Meta:
+        app_label = "trains"
+        ordering = ["id"]
