@@ -97,6 +97,7 @@ let package = Package(
         .executableTarget(
             name: "monorail",
             dependencies: [
+                "MonoRail",
                 "MonoRailServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

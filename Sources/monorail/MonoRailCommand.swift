@@ -7,8 +7,8 @@ import MonoRailServer
 struct MonoRailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monorail",
-        abstract: "MonoRail's tools: a reference server that speaks the Rails conventions.",
-        subcommands: [Serve.self])
+        abstract: "MonoRail's tools: a walkthrough demo and a reference server that speaks the Rails conventions.",
+        subcommands: [Demo.self, Serve.self])
 }
 
 struct Serve: AsyncParsableCommand {

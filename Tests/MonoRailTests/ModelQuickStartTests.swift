@@ -50,7 +50,9 @@ struct ModelQuickStartTests {
         let normalise: (String) -> [String] = { text in
             text.split(separator: "\n")
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
-                .filter { !$0.isEmpty && !$0.hasPrefix("//") && !$0.hasPrefix("import ") && !$0.contains("apiRootURL:") }
+                .filter {
+                    !$0.isEmpty && !$0.hasPrefix("//") && !$0.hasPrefix("import ") && !$0.contains("apiRootURL:")
+                }
                 .map { $0.replacingOccurrences(of: "print(", with: "record(") }
                 .map { $0.replacingOccurrences(of: "QuickStart.", with: "") }
         }

@@ -66,7 +66,9 @@ final class DjangoServer {
 
     private static func installIfNeeded() throws {
         if run(["python3", "-c", "import django, rest_framework, django_filters"]) == 0 { return }
-        let status = run(["python3", "-m", "pip", "install", "--quiet", "django", "djangorestframework", "django-filter"])
+        let status = run([
+            "python3", "-m", "pip", "install", "--quiet", "django", "djangorestframework", "django-filter",
+        ])
         guard status == 0 else {
             throw StartError(description: "pip could not install django, djangorestframework and django-filter")
         }

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import MonoRail
+import MonoRailServer
+
+/// `monorail demo`: the README's story, run against a reference server started in-process.
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start the reference server in-process and walk through MonoRail's models against it.")
+
+    func run() async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("monorail-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("demo.sqlite").path
+        let server = try await ReferenceServer(
+            schema: .trains,
+            configuration: .init(host: "127.0.0.1", port: 0, databasePath: database, uploadsDirectory: directory)
+        ).start()
+        do {
+            var walkthrough = Walkthrough(server: server, database: database)
+            try await walkthrough.run()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
+
+/// The steps of the demo, each printing what it did and the requests it made.
+struct Walkthrough {
+    let server: RunningReferenceServer
+    let database: String
+    private var seen = 0
+
+    init(server: RunningReferenceServer, database: String) {
+        self.server = server
+        self.database = database
+    }
+
+    mutating func run() async throws {
+        MonoRail.register(apiRootURL: server.baseURL)
+        print("MonoRail demo")
+        print("Reference server: \(server.baseURL.absoluteString) (SQLite: \(database))")
+
+        step(1, "Create a train")
+        let train = Train()
+        train.company = "MonoRail Demo Co."
+        train.numberOfCars = 4
+        try await train.create()
+        show("train.id", train.id?.description ?? "nil")
+        requests()
+
+        step(2, "Get it back by id: the same instance comes back")
+        let sameTrain = try await Train.get(id: train.id ?? 0)
+        show("sameTrain === train", "\(sameTrain === train)")
+        show("sameTrain.company", sameTrain.company ?? "nil")
+        requests()
+
+        step(3, "Change a field and save")
+        train.maxSpeed = 46.8
+        show("train.hasChanges before save", "\(train.hasChanges)")
+        try await train.save()
+        show("train.hasChanges after save", "\(train.hasChanges)")
+        requests()
+
+        step(4, "Two get(id: 1) calls share one instance")
+        let first = try await Train.get(id: 1)
+        let second = try await Train.get(id: 1)
+        show("first === second", "\(first === second)")
+        show("first.company", first.company ?? "nil")
+        show("first.maxSpeed", first.maxSpeed.map { "\($0)" } ?? "nil")
+        requests()
+
+        step(5, "The server changes train 1; a list fetch merges it into the instance everyone holds")
+        if let trains = server.store.schema.resource(plural: "trains") {
+            _ = try server.store.update(trains, id: "1", attributes: ["max_speed": 55.5])
+        }
+        print("   (max_speed set to 55.5 directly in the server's database)")
+        first.company = "Edited, not saved"
+        let all = try await Train.get()
+        show("Train.get() returned", "\(all.count) trains")
+        show("second.maxSpeed (server value wins)", second.maxSpeed.map { "\($0)" } ?? "nil")
+        show("second.company (unsaved edit kept)", second.company ?? "nil")
+        first.revert()
+        show("after revert(), second.company", second.company ?? "nil")
+        requests()
+
+        step(6, "A validation error comes back typed, and local edits survive it")
+        let nameless = Train()
+        nameless.numberOfCars = 2
+        do {
+            try await nameless.create()
+            print("   unexpected: the server accepted a train without a company")
+        } catch let error as APIError where error.code == .validationFailed {
+            show("error.statusCode", error.statusCode.map { "\($0)" } ?? "nil")
+            show("error.errors[\"company\"]", quoted(error.errors["company"]))
+            show("error.errors.fullMessages", quoted(error.errors.fullMessages))
+            show("nameless.numberOfCars (kept)", nameless.numberOfCars.map { "\($0)" } ?? "nil")
+        }
+        requests()
+
+        step(7, "Delete")
+        let id = train.id ?? 0
+        try await train.delete()
+        show("train.isDeleted", "\(train.isDeleted)")
+        do {
+            _ = try await Train.get(id: id)
+        } catch let error as APIError {
+            show("Train.get(id: \(id))", "\(error.statusCode.map { "\($0)" } ?? "?") \(error.domain ?? "")")
+        }
+        requests()
+
+        print("")
+        print("Done: \(server.journal.count) requests against the reference server.")
+    }
+
+    private func step(_ number: Int, _ title: String) {
+        print("")
+        print("\(number). \(title)")
+    }
+
+    private func quoted(_ messages: [String]) -> String {
+        "[" + messages.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+    }
+
+    private func show(_ label: String, _ value: String) {
+        print("   \(label): \(value)")
+    }
+
+    private mutating func requests() {
+        let entries = server.journal.entries
+        for entry in entries.dropFirst(seen) { print("   → \(entry)") }
+        seen = entries.count
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+
+/// Runs the real `monorail demo` binary, as the README tells people to.
+@Suite("monorail demo", .timeLimit(.minutes(2)))
+struct DemoCommandTests {
+    @Test("walks the README's story against its own server and exits 0")
+    func demo() async throws {
+        let binary = CrashSafetyTests.binary
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["demo"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text: String = await withCheckedContinuation { continuation in
+            Thread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }.start()
+        }
+        #expect(process.terminationStatus == 0, "\(text)")
+        for line in [
+            "sameTrain === train: true", "first === second: true", "second.maxSpeed (server value wins): 55.5",
+            "second.company (unsaved edit kept): Edited, not saved", "error.statusCode: 422",
+            #"error.errors.fullMessages: ["Company can't be blank"]"#, "train.isDeleted: true", "404 Not Found",
+            "→ POST /trains", "→ DELETE /trains/3",
+        ] {
+            #expect(text.contains(line), "missing: \(line)")
+        }
+    }
+}
