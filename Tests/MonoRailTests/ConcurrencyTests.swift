@@ -1,8 +1,9 @@
 import Foundation
-@testable import MonoRail
 import MonoRailClient
 import Synchronization
 import Testing
+
+@testable import MonoRail
 
 /// Eight tasks read, edit and merge the same instances at once. Run under the thread sanitizer too:
 /// `swift test --sanitize=thread --filter ConcurrencyTests`.

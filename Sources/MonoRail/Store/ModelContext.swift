@@ -4,6 +4,8 @@ import HTTPTypes
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelContext<Model: ResourceModel>: Sendable {
     let client: APIClient
+    /// Why requests cannot be sent (no API root yet); merging bodies received otherwise still works.
+    let sendingError: APIError?
     let conventions: ServerConventions
     let coding: CodingOptions
     let singular: String
@@ -15,7 +17,16 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     init(configuration storeConfiguration: MonoRail.Configuration) throws {
         var configuration = storeConfiguration
         Model.configure(&configuration)
-        client = APIClient(configuration: try configuration.clientConfiguration())
+        do {
+            client = APIClient(configuration: try configuration.clientConfiguration())
+            sendingError = nil
+        } catch let error as APIError {
+            // Keep a client for decoding; it is never asked to send.
+            var placeholder = configuration
+            placeholder.apiRootURL = URL(fileURLWithPath: "/")
+            client = APIClient(configuration: try placeholder.clientConfiguration())
+            sendingError = error
+        }
         conventions = configuration.conventions
         coding = configuration.coding
         singular = Model.resourceName
@@ -47,6 +58,7 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         _ method: HTTPRequest.Method, _ path: APIPath, query: [String: JSONValue] = [:], body: JSONValue? = nil,
         action: ResourceAction
     ) async throws -> APIResponse {
+        if let sendingError { throw sendingError }
         let request = APIRequest(
             method: method, path: path, query: query, body: body.map { .json($0) },
             bodyRoot: conventions.wrapsRequestBody && body != nil ? singular : nil,
