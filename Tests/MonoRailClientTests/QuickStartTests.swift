@@ -28,7 +28,7 @@ struct QuickStartTests {
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
         }
-        let quickStart = try #require(blocks.first { $0.hasPrefix("import MonoRail\n") })
+        let quickStart = try #require(blocks.first { $0.hasPrefix("import MonoRail\n") && $0.contains("APIClient(") })
         let normalise: (String) -> [String] = { text in
             text.split(separator: "\n")
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Synchronization
 
 extension ResourceModel {
     // MARK: - Class actions

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A field whose value differs from the last server state.
 public struct FieldChange: Sendable, Hashable {
     /// The Swift property name.

@@ -1,10 +1,9 @@
 import Observation
-import Synchronization
 
 /// The storage behind one model instance: its field values, the last server state, which fields the
 /// app edited, and its id. Generated code reads and writes fields through it.
 ///
-/// All state sits in one `Mutex`, so a reader sees a merge entirely or not at all, and any task may
+/// All state sits behind one lock, so a reader sees a merge entirely or not at all, and any task may
 /// read or write. Observation and update notifications are sent after the lock is released, so an
 /// observer may read the instance without deadlocking.
 public final class ResourceRecord<Model: ResourceModel>: Sendable {
@@ -21,7 +20,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         var store: ResourceStore?
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     let registrar = ObservationRegistrar()
     let updates = UpdateBroadcaster<ResourceUpdate<Model>>()
 

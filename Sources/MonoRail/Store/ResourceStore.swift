@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The identity map: at most one live instance per (model type, id), shared by every request that
 /// goes through the store.
@@ -41,13 +40,13 @@ public final class ResourceStore: Sendable {
         var broadcasters: [ObjectIdentifier: any Sendable] = [:]
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// Creates a store.
     ///
     /// - Parameter configuration: The API and conventions its models talk to.
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
-        state = Mutex(State(configuration: configuration))
+        state = Locked(State(configuration: configuration))
     }
 
     /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).

@@ -31,7 +31,7 @@ final class UpdateBroadcaster<Element: Sendable>: Sendable {
         var next = 0
         var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
     }
-    private let subscribers = Mutex(Subscribers())
+    private let subscribers = Locked(Subscribers())
     private let count = Atomic<Int>(0)
 
     var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
