@@ -21,9 +21,9 @@
 ///     snake_case (`TrainCar` → `train_car`).
 ///   - plural: The plural name; default: the inflected singular (`train_cars`).
 ///   - path: The collection path relative to the API root; default: `/` + plural.
-@attached(member, names: named(FieldValues), named(_$record), named(id), named(resourceSchema), named(init))
+@attached(member, names: named(FieldValues), named(_$record), named(id), named(resourceSchema), named(init), arbitrary)
 @attached(memberAttribute)
-@attached(extension, conformances: ResourceModel)
+@attached(extension, conformances: ResourceModel, Sendable)
 public macro Resource(name: String? = nil, plural: String? = nil, path: String? = nil) =
     #externalMacro(module: "MonoRailMacros", type: "ResourceMacro")
 
@@ -54,3 +54,52 @@ public macro Field<T: FieldTransform>(key: String? = nil, transform: T) =
 /// the instance's locked storage, so it is safe to use from any task.
 @attached(peer)
 public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerMacro")
+
+/// Declares a reference to another model by id (the seed's `References`).
+///
+/// ```swift
+/// @References var train: Train?                 // "train_id": 1
+/// @References(.many) var depots: [Depot]        // "depot_ids": [1, 2]
+/// @References(.embedsOne) var depot: Depot?     // "depot": {…}
+/// @References(key: "engine_id") var locomotive: Locomotive?
+/// ```
+///
+/// With no kind, an optional means `.one` and an array `.many`. The value is readable at once: from
+/// the instances the record keeps, then from the identity map, else `nil` or empty; never a request.
+/// `try await car.$train.load()` loads it, with no request when the record is already live.
+/// Assigning sets the foreign key, which counts as a change and is sent on `save()`.
+///
+/// - Parameters:
+///   - kind: `.one`, `.many`, `.embedsOne` or `.embedsMany`.
+///   - key: The JSON key (the seed's `aliasing`); default `<name>_id`, `<singular>_ids`, or the
+///     snake_cased name for embedded records.
+///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:)``.
+///   - inverse: The related model's property that points back (the seed's `inverseOf`).
+@attached(accessor, names: named(init), named(get), named(set))
+public macro References(
+    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil
+) = #externalMacro(module: "MonoRailMacros", type: "RelationshipMacro")
+
+/// Declares records of another model that point at this one (the seed's `Has`).
+///
+/// ```swift
+/// @Has var cars: [Car]                          // cars whose train_id is this train's id
+/// @Has(.one) var conductor: Conductor?          // the conductor whose train_id is this id
+/// @Has(.embedsMany) var cars: [Car]             // "cars": [{…}, …] inside the train
+/// @Has(foreignKey: "owner_id") var wagons: [Car]
+/// ```
+///
+/// `.one` and `.many` read the identity map: a car created with `train = t` appears in `t.cars`, a
+/// car deleted or moved leaves it, with no request. `try await train.$cars.load()` fetches
+/// `GET /cars?train_id=1`. Embedded records merge into the identity map, so `train.cars[0]` is the
+/// instance `Car.get(id:)` returns.
+///
+/// - Parameters:
+///   - kind: `.one`, `.many`, `.embedsOne` or `.embedsMany`.
+///   - key: The JSON key of embedded records; default the snake_cased name.
+///   - foreignKey: The related model's key holding this record's id; default `<this model>_id`.
+///   - inverse: The related model's property that points back (the seed's `inverseOf`).
+@attached(accessor, names: named(init), named(get), named(set))
+public macro Has(
+    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil
+) = #externalMacro(module: "MonoRailMacros", type: "RelationshipMacro")

@@ -7,5 +7,6 @@ struct MonoRailMacrosPlugin: CompilerPlugin {
         ResourceMacro.self,
         ResourcePropertyMacro.self,
         MarkerMacro.self,
+        RelationshipMacro.self,
     ]
 }

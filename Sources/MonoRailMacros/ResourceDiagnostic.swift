@@ -15,6 +15,9 @@ enum ResourceDiagnostic: DiagnosticMessage {
     case lazyProperty(name: String)
     case fieldAndIgnored(name: String)
     case badArgument(name: String)
+    case badRelationshipKind
+    case relationshipShape(name: String, type: String)
+    case relationshipMismatch(name: String, kind: String, type: String)
 
     var message: String {
         switch self {
@@ -46,6 +49,12 @@ enum ResourceDiagnostic: DiagnosticMessage {
             "'\(name)' is both @Field and @Ignored"
         case .badArgument(let name):
             "'\(name)' must be a string literal"
+        case .badRelationshipKind:
+            "the relationship kind must be .one, .many, .embedsOne or .embedsMany"
+        case .relationshipShape(let name, let type):
+            "'\(name)' has type '\(type)'; a relationship is an optional model ('Train?') or an array of models ('[Car]')"
+        case .relationshipMismatch(let name, let kind, let type):
+            "'\(name)' is .\(kind) but has type '\(type)': .one and .embedsOne need an optional, .many and .embedsMany an array"
         }
     }
 
@@ -65,6 +74,9 @@ enum ResourceDiagnostic: DiagnosticMessage {
             case .lazyProperty: "lazyProperty"
             case .fieldAndIgnored: "fieldAndIgnored"
             case .badArgument: "badArgument"
+            case .badRelationshipKind: "badRelationshipKind"
+            case .relationshipShape: "relationshipShape"
+            case .relationshipMismatch: "relationshipMismatch"
             }
         return MessageID(domain: "MonoRail", id: id)
     }

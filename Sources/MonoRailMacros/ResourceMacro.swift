@@ -37,7 +37,8 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         if failed { return [] }
 
         let storedLines = fields.map { field in
-            "    var \(field.name): \(field.type) = \(field.initializer?.trimmedDescription ?? "nil")"
+            let initial = field.relationship?.storage.initial ?? field.initializer?.trimmedDescription ?? "nil"
+            return "    var \(field.name): \(field.type) = \(initial)"
         }
         let fieldValues: DeclSyntax = """
             \(raw: access)struct FieldValues: ResourceFieldValues {
@@ -45,18 +46,48 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 \(raw: access)init() {}
             }
             """
-        let schemaEntries = fields.filter { !$0.isIgnored }.map { field in
-            var arguments = "\"\(field.name)\", \\.\(field.name), \\.\(field.name)"
-            if let key = field.wireKey { arguments += ", key: \(key.trimmedDescription)" }
-            if let transform = field.transform { arguments += ", transform: \(transform.trimmedDescription)" }
-            return "            ResourceField(\(arguments)),"
+        var schemaEntries: [String] = []
+        var relationshipEntries: [String] = []
+        var projections: [DeclSyntax] = []
+        for field in fields where !field.isIgnored {
+            let paths = "\"\(field.name)\", \\.\(field.name)"
+            guard let relationship = field.relationship else {
+                var arguments = paths + ", \\.\(field.name)"
+                if let key = field.wireKey { arguments += ", key: \(key.trimmedDescription)" }
+                if let transform = field.transform { arguments += ", transform: \(transform.trimmedDescription)" }
+                schemaEntries.append("            ResourceField(\(arguments)),")
+                continue
+            }
+            let declared = relationship.isMany ? "[\(relationship.target)]" : "\(relationship.target)?"
+            projections.append(
+                """
+                /// The `\(raw: field.name)` relationship: `try await $\(raw: field.name).load()` loads or reloads it.
+                \(raw: access)var $\(raw: field.name): Related<\(raw: typeName), \(raw: declared)> {
+                    Related(owner: self, name: "\(raw: field.name)", property: \\.\(raw: field.name))
+                }
+                """)
+            if relationship.isHas && !relationship.isEmbedded {
+                var arguments = "has: " + paths
+                if let foreignKey = relationship.foreignKey {
+                    arguments += ", foreignKey: \(foreignKey.trimmedDescription)"
+                }
+                if let inverse = relationship.inverse { arguments += ", inverse: \(inverse.trimmedDescription)" }
+                if relationship.kind == .one { arguments += ", one: true" }
+                relationshipEntries.append("            ResourceRelationship(\(arguments)),")
+                continue
+            }
+            let label =
+                relationship.isEmbedded ? "embedding" : relationship.kind == .many ? "references" : "reference"
+            var arguments = "\(label): " + paths + ", \\.\(field.name)"
+            if let key = relationship.key { arguments += ", key: \(key.trimmedDescription)" }
+            schemaEntries.append("            ResourceField(\(arguments)),")
         }
         let schema: DeclSyntax = """
             \(raw: access)static let resourceSchema = ModelSchema<\(raw: typeName)>(
                 typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),
                 fields: [
             \(raw: schemaEntries.joined(separator: "\n"))
-                ]
+                ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    relationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]")
             )
             """
         var members: [DeclSyntax] = [
@@ -69,6 +100,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             """,
             schema,
         ]
+        members.append(contentsOf: projections)
         if needsEmptyInitializer(classDecl) {
             members.append("\(raw: access)init() {}")
         }
@@ -88,7 +120,8 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         // storage, and accessors pointing at it would bury the real diagnostic under follow-on errors.
         guard let classDecl = declaration.as(ClassDeclSyntax.self), isFinal(classDecl),
             classDecl.genericParameterClause == nil,
-            case .success = StoredField.analyze(MemberBlockItemSyntax(decl: DeclSyntax(member))),
+            case .success(let field) = StoredField.analyze(MemberBlockItemSyntax(decl: DeclSyntax(member))),
+            field.relationship == nil,
             classDecl.memberBlock.members.allSatisfy({ member in
                 if case .failure = StoredField.analyze(member) { return false }
                 return true
@@ -110,7 +143,10 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         guard let classDecl = declaration.as(ClassDeclSyntax.self), isFinal(classDecl),
             classDecl.genericParameterClause == nil, !protocols.isEmpty
         else { return [] }
-        return [try ExtensionDeclSyntax("extension \(type.trimmed): ResourceModel {}")]
+        // Sendable is spelled out: implied through ResourceModel alone, models that refer to each
+        // other (a train embedding its conductor) could be checked before the conformance is seen.
+        let missing = protocols.map(\.trimmedDescription).joined(separator: ", ")
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): \(raw: missing) {}")]
     }
 
     // MARK: - Helpers

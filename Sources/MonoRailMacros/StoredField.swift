@@ -9,6 +9,7 @@ struct StoredField {
     var wireKey: ExprSyntax?
     var transform: ExprSyntax?
     var isIgnored: Bool
+    var relationship: RelationshipSpec? = nil
 
     /// The stored properties of a class that become fields, with a diagnostic for each one that cannot.
     ///
@@ -46,6 +47,16 @@ struct StoredField {
         var field = StoredField(
             name: name, type: "", initializer: binding.initializer?.value, wireKey: nil, transform: nil,
             isIgnored: false)
+        if let attribute = RelationshipSpec.attribute(of: variable) {
+            switch RelationshipSpec.parse(attribute, name: name, type: binding.typeAnnotation?.type) {
+            case .success(let spec):
+                field.relationship = spec
+                (field.type, _) = spec.storage
+                return .success(field)
+            case .failure(let failure):
+                return .failure(failure)
+            }
+        }
         var isField = false
         for attribute in variable.attributes {
             guard let attribute = attribute.as(AttributeSyntax.self) else { continue }

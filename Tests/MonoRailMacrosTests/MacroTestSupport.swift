@@ -6,7 +6,7 @@ import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
 let resourceMacros: [String: MacroSpec] = [
-    "Resource": MacroSpec(type: ResourceMacro.self, conformances: ["ResourceModel"]),
+    "Resource": MacroSpec(type: ResourceMacro.self, conformances: ["ResourceModel", "Sendable"]),
     "_ResourceProperty": MacroSpec(type: ResourcePropertyMacro.self),
     "Field": MacroSpec(type: MarkerMacro.self),
     "Ignored": MacroSpec(type: MarkerMacro.self),

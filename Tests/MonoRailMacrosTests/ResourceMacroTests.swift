@@ -88,7 +88,7 @@ struct ResourceMacroTests {
             )
         }
 
-        extension Train: ResourceModel {
+        extension Train: ResourceModel, Sendable {
         }
         """
 

@@ -14,7 +14,7 @@ struct ConcurrencyTests {
     func merge(_ records: [JSONValue], into store: ResourceStore) throws -> [Train] {
         let context = try store.context(for: Train.self)
         let coder = FieldCoder(options: context.coding)
-        let decoder = context.decoder(coder: coder)
+        let decoder = context.decoder(coder: coder, store: store)
         let patches = try records.enumerated().map { index, record in
             try decoder.decode(record, at: RecordLocation(base: "$", index: index))
         }

@@ -65,7 +65,7 @@ struct IdentityMapTests {
             let context = try store.context(for: Train.self)
             let coder = FieldCoder(options: context.coding)
             let answer: JSONValue = ["id": 1, "company": "B", "max_speed": 1]
-            let patch = try context.decoder(coder: coder).decode(answer, at: RecordLocation(base: "$"))
+            let patch = try context.decoder(coder: coder, store: store).decode(answer, at: RecordLocation(base: "$"))
             _ = try store.merge([patch], target: train, mode: .saved(sent: snapshot.edits), coder: coder)
             #expect(train.company == "B")
             #expect(train.maxSpeed == 2)

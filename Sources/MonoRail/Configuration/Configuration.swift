@@ -42,6 +42,9 @@ extension MonoRail {
         public var logger: Logger
         /// The level of the one-line request log.
         public var requestLogLevel: Logger.Level
+        /// How deep records may embed records (a train embedding cars embedding …) before a response
+        /// is refused as a decoding failure. Default 32.
+        public var maxEmbeddingDepth: Int = 32
 
         /// Creates a configuration with Rails conventions.
         public init(

@@ -13,18 +13,42 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     public let path: String?
     /// The fields in declaration order; `@Ignored` properties are not listed.
     public let fields: [ResourceField<Model>]
+    /// The `@Has(.one)` and `@Has(.many)` relationships, which have no key of their own on the wire.
+    public let relationships: [ResourceRelationship<Model>]
     let indexByStorage: [StorageKey: Int]
 
     /// Creates a schema. Called by generated code.
-    public init(typeName: String, name: String?, plural: String?, path: String?, fields: [ResourceField<Model>]) {
+    public init(
+        typeName: String, name: String?, plural: String?, path: String?, fields: [ResourceField<Model>],
+        relationships: [ResourceRelationship<Model>] = []
+    ) {
         self.typeName = typeName
         self.name = name
         self.plural = plural
         self.path = path
         self.fields = fields
+        self.relationships = relationships
         var index: [StorageKey: Int] = [:]
         for (position, field) in fields.enumerated() { index[StorageKey(field.storage)] = position }
         self.indexByStorage = index
+    }
+
+    /// The related models whose records may come side-loaded, by plural name.
+    var sideLoading: [SideLoading] {
+        fields.compactMap(\.related) + relationships.map(\.related)
+    }
+
+    /// Lets each record keep the related records that are live now (side-loaded with it).
+    func adoptRelated(_ owners: [Model]) {
+        for owner in owners {
+            for relationship in relationships { relationship.adopt(owner) }
+            for field in fields { field.adopt?(owner) }
+        }
+    }
+
+    /// The loader of the relationship declared as the Swift property `name`.
+    func loader(named name: String) -> (@Sendable (Model) async throws -> Void)? {
+        fields.first { $0.name == name }?.load ?? relationships.first { $0.name == name }?.load
     }
 
     /// The field declared as the Swift property `name`.
@@ -41,6 +65,18 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     public let key: String?
 
     let storage: any AnyKeyPath & Sendable
+    /// The wire key when none is given: the snake_cased name, plus `_id` / `_ids` for references.
+    let defaultKey: @Sendable (KeyMapping) -> String
+    /// How embedded records are read; `nil` for plain fields and references.
+    let embedded: EmbeddedCoding<Model>?
+    /// Whether the field is sent in request bodies (embedded records are not).
+    let isSent: Bool
+    /// The related model whose records may arrive side-loaded beside this one.
+    let related: SideLoading?
+    /// Loads the related records of a relationship field (`$train.load()`).
+    let load: (@Sendable (Model) async throws -> Void)?
+    /// Keeps live related records alive on the owner (references that arrived side-loaded).
+    let adopt: (@Sendable (Model) -> Void)?
     let decode: @Sendable (inout Model.FieldValues, JSONValue, FieldCoder) throws -> Void
     let encode: @Sendable (Model.FieldValues, FieldCoder) throws -> JSONValue
     let copy: @Sendable (inout Model.FieldValues, Model.FieldValues) -> Void
@@ -110,11 +146,17 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
             isEqual: { lhs, rhs, _ in (try? encode(lhs)) == (try? encode(rhs)) })
     }
 
-    private init<Value: Sendable>(
+    init<Value: Sendable, Property>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
-        _ property: any KeyPath<Model, Value> & Sendable,
+        _ property: any KeyPath<Model, Property> & Sendable,
         key: String?,
+        defaultKey: (@Sendable (KeyMapping) -> String)? = nil,
+        embedded: EmbeddedCoding<Model>? = nil,
+        isSent: Bool = true,
+        related: SideLoading? = nil,
+        load: (@Sendable (Model) async throws -> Void)? = nil,
+        adopt: (@Sendable (Model) -> Void)? = nil,
         decode: @escaping @Sendable (JSONValue, FieldCoder) throws -> Value,
         encode: @escaping @Sendable (Value, FieldCoder) throws -> JSONValue,
         isEqual: @escaping @Sendable (Value, Value, FieldCoder) -> Bool
@@ -122,6 +164,12 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
         self.name = name
         self.key = key
         self.storage = storage
+        self.defaultKey = defaultKey ?? { $0.wireKey(for: name) }
+        self.embedded = embedded
+        self.isSent = isSent
+        self.related = related
+        self.load = load
+        self.adopt = adopt
         self.decode = { values, wire, coder in values[keyPath: storage] = try decode(wire, coder) }
         self.encode = { values, coder in try encode(values[keyPath: storage], coder) }
         self.copy = { target, source in target[keyPath: storage] = source[keyPath: storage] }

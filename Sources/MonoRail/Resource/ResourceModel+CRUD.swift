@@ -169,7 +169,7 @@ extension ResourceModel {
         let coder = FieldCoder(options: context.coding)
         let fields = resourceSchema.fields
         var object: [String: JSONValue] = [:]
-        for index in indices ?? Array(fields.indices) {
+        for index in indices ?? Array(fields.indices) where fields[index].isSent {
             do {
                 object[context.wireKeys[index]] = try fields[index].encode(values, coder)
             } catch {
@@ -192,16 +192,20 @@ extension ResourceModel {
         target: Self?, mode: ResourceRecord<Self>.MergeMode
     ) throws -> Self {
         do {
-            let (json, location) = try context.record(in: response)
+            let located = try context.record(in: response)
             let coder = FieldCoder(options: context.coding)
-            let patch = try context.decoder(coder: coder).decode(json, at: location)
+            let patch = try context.decoder(coder: coder, store: store).decode(
+                located.main, at: RecordLocation(base: located.path))
+            let sideloaded = try context.sideloaded(located, store: store)
             if let id, patch.id.description != id.description {
                 throw APIError(
                     .inconsistentResponse,
                     "asked for \(resourceSchema.typeName) \(id.debugText), the server answered with \(patch.id.debugText)"
                 )
             }
-            let merged = try store.merge([patch], target: target, mode: mode, coder: coder)
+            let (merged, side) = try store.mergeKeepingSideloads(
+                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder)
+            if !side.isEmpty { resourceSchema.adoptRelated(merged) }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(resourceSchema.typeName)")
             }
@@ -213,9 +217,10 @@ extension ResourceModel {
 
     static func mergeList(_ response: APIResponse, context: ModelContext<Self>, store: ResourceStore) throws -> [Self] {
         do {
-            let (array, base) = try context.records(in: response)
+            let located = try context.records(in: response)
+            let (array, base) = (located.main, located.path)
             let coder = FieldCoder(options: context.coding)
-            let decoder = context.decoder(coder: coder)
+            let decoder = context.decoder(coder: coder, store: store)
             var patches: [RecordPatch<Self>] = []
             patches.reserveCapacity(array.count)
             var seen = Set<String>(minimumCapacity: array.count)
@@ -229,7 +234,11 @@ extension ResourceModel {
                 }
                 patches.append(patch)
             }
-            return try store.merge(patches, coder: coder)
+            let (merged, side) = try store.mergeKeepingSideloads(
+                patches, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
+                coder: coder)
+            if !side.isEmpty { resourceSchema.adoptRelated(merged) }
+            return merged
         } catch {
             throw context.attach(error, to: response)
         }

@@ -6,6 +6,13 @@ public struct FieldChange: Sendable, Hashable {
     public let old: JSONValue
     /// The current, unsaved value.
     public let new: JSONValue
+
+    /// Creates a change.
+    public init(field: String, old: JSONValue, new: JSONValue) {
+        self.field = field
+        self.old = old
+        self.new = new
+    }
 }
 
 extension ResourceModel {

@@ -18,6 +18,8 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         var id: ResourceID?
         var isDeleted = false
         var store: ResourceStore?
+        /// Related instances this record keeps alive once loaded or assigned, by relationship storage.
+        var related: [StorageKey: [any ResourceModel]] = [:]
     }
 
     let state = Locked(State())
@@ -48,9 +50,9 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     }
 
     /// Writes a property as a local edit. Called by generated code.
-    public func setValue<Value: Sendable>(
+    public func setValue<Value: Sendable, Property>(
         _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
-        property: KeyPath<Model, Value>
+        property: KeyPath<Model, Property>
     ) {
         let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
         let count = Model.resourceSchema.fields.count

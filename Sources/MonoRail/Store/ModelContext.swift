@@ -13,6 +13,7 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     let path: String
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
+    let maxEmbeddingDepth: Int
 
     init(configuration storeConfiguration: MonoRail.Configuration) throws {
         var configuration = storeConfiguration
@@ -29,14 +30,17 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         }
         conventions = configuration.conventions
         coding = configuration.coding
+        maxEmbeddingDepth = configuration.maxEmbeddingDepth
         singular = Model.resourceName
         plural = Model.resourcePlural
         path = Model.resourcePath
-        wireKeys = Model.resourceSchema.fields.map { $0.key ?? configuration.coding.keyMapping.wireKey(for: $0.name) }
+        wireKeys = Model.resourceSchema.fields.map { $0.key ?? $0.defaultKey(configuration.coding.keyMapping) }
     }
 
-    func decoder(coder: FieldCoder) -> RecordDecoder<Model> {
-        RecordDecoder(coder: coder, wireKeys: wireKeys)
+    func decoder(coder: FieldCoder, store: ResourceStore) -> RecordDecoder<Model> {
+        RecordDecoder(
+            coder: coder, wireKeys: wireKeys,
+            embedding: EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth))
     }
 
     // MARK: - Requests
@@ -79,32 +83,41 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         return inner
     }
 
+    /// A response's main record or records, where they sit, and what came beside them.
+    struct Located<Main> {
+        var main: Main
+        var path: String
+        /// The object around the main record(s), for side-loads; `nil` for a bare body.
+        var container: [String: JSONValue]?
+        var rootKey: String?
+    }
+
     /// The single record in a response and where it sits.
-    func record(in response: APIResponse) throws -> (JSONValue, RecordLocation) {
+    func record(in response: APIResponse) throws -> Located<JSONValue> {
         let json = try container(of: response)
         let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
         switch conventions.responseRoot {
         case .modelName:
             if case .object(let object) = json, let record = object[singular], case .object = record {
-                return (record, RecordLocation(base: "\(base).\(singular)"))
+                return Located(main: record, path: "\(base).\(singular)", container: object, rootKey: singular)
             }
         case .fixed(let single, _):
             guard case .object(let object) = json, let record = object[single] else {
                 throw failure("expected the record under \"\(single)\"", response, json)
             }
-            return (record, RecordLocation(base: "\(base).\(single)"))
+            return Located(main: record, path: "\(base).\(single)", container: object, rootKey: single)
         case .bare:
             break
         }
         try rejectErrorsMember(json, response)
-        return (json, RecordLocation(base: base))
+        return Located(main: json, path: base, container: nil, rootKey: nil)
     }
 
     /// The list of records in a response and the path of the list.
-    func records(in response: APIResponse) throws -> ([JSONValue], String) {
+    func records(in response: APIResponse) throws -> Located<[JSONValue]> {
         let json = try container(of: response)
         let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
-        if case .array(let array) = json { return (array, base) }
+        if case .array(let array) = json { return Located(main: array, path: base, container: nil, rootKey: nil) }
         let key: String
         switch conventions.responseRoot {
         case .modelName: key = plural
@@ -112,10 +125,29 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         case .bare: key = "results"
         }
         if case .object(let object) = json, case .array(let array)? = object[key] {
-            return (array, "\(base).\(key)")
+            return Located(main: array, path: "\(base).\(key)", container: object, rootKey: key)
         }
         try rejectErrorsMember(json, response)
         throw failure("expected a list of \(plural) (an array, or an object with \"\(key)\")", response, json)
+    }
+
+    /// Related records side-loaded beside the main ones (Objects' format), for models this one relates
+    /// to; keys that name no related model are ignored.
+    func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore) throws -> [any EmbeddedPatch] {
+        guard let container = located.container else { return [] }
+        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        var patches: [any EmbeddedPatch] = []
+        var seen = Set<String>()
+        for loading in Model.resourceSchema.sideLoading {
+            let plural = loading.plural()
+            guard plural != located.rootKey, seen.insert(plural).inserted, let value = container[plural] else {
+                continue
+            }
+            patches.append(
+                try loading.decode(
+                    value, "\(base).\(plural)", EmbeddingContext(store: store, depth: 1, maxDepth: maxEmbeddingDepth)))
+        }
+        return patches
     }
 
     /// A 2xx body that holds only validation errors is a failure, as ApiModel treats it.

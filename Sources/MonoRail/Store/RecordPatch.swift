@@ -6,6 +6,8 @@ struct RecordPatch<Model: ResourceModel> {
     var id: ResourceID
     var values: Model.FieldValues
     var present: [Bool]
+    /// Embedded related records, by the index of the field that holds them.
+    var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
 }
 
 /// Where a record sits in a response, for error messages: `$.trains[3]`.
@@ -20,6 +22,7 @@ struct RecordLocation {
 struct RecordDecoder<Model: ResourceModel> {
     let coder: FieldCoder
     let wireKeys: [String]
+    let embedding: EmbeddingContext
 
     /// Decodes one record.
     ///
@@ -50,6 +53,7 @@ struct RecordDecoder<Model: ResourceModel> {
         let fields = Model.resourceSchema.fields
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)
+        var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
         for index in fields.indices {
             let field = fields[index]
             let key = wireKeys[index]
@@ -57,6 +61,11 @@ struct RecordDecoder<Model: ResourceModel> {
                 if Model.shouldFail(withInvalidValue: nil, forProperty: field.name) {
                     throw failure("the required key is missing", key: key, field: field.name)
                 }
+                continue
+            }
+            if let embedding = field.embedded {
+                embedded.append((index, try embedding.decode(raw, "\(location.description).\(key)", self.embedding)))
+                present[index] = true
                 continue
             }
             do {
@@ -83,7 +92,7 @@ struct RecordDecoder<Model: ResourceModel> {
                 }
             }
         }
-        return RecordPatch(id: id, values: values, present: present)
+        return RecordPatch(id: id, values: values, present: present, embedded: embedded)
     }
 
     static func kind(of value: JSONValue) -> String {

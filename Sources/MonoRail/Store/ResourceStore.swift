@@ -90,69 +90,108 @@ public final class ResourceStore: Sendable {
     /// Merges decoded records, creating instances for ids the store does not hold.
     ///
     /// Every check happens before anything changes, under one lock, so a failing response changes
-    /// nothing and readers of the store never see half a response.
+    /// nothing and readers of the store never see half a response. Embedded and side-loaded records
+    /// merge in the same step.
     ///
     /// - Parameters:
     ///   - patches: The records, in response order.
+    ///   - sideloaded: Related records that came beside them.
     ///   - target: The instance a create, save or fetch answers for; it takes the record's id.
     ///   - mode: Whether the records answer a save.
     /// - Throws: ``APIError/Code/inconsistentResponse`` when an id changed type or `target` would
     ///   take an id a live instance already has.
     func merge<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], target: Model? = nil, mode: ResourceRecord<Model>.MergeMode = .read,
-        coder: FieldCoder
+        _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch] = [], target: Model? = nil,
+        mode: ResourceRecord<Model>.MergeMode = .read, coder: FieldCoder
     ) throws -> [Model] {
-        let type = ObjectIdentifier(Model.self)
+        try mergeKeepingSideloads(patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder).instances
+    }
+
+    /// ``merge(_:sideloaded:target:mode:coder:)``, also returning the side-loaded instances so the
+    /// caller can hand them to the records that relate to them before they are released.
+    func mergeKeepingSideloads<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch], target: Model?,
+        mode: ResourceRecord<Model>.MergeMode, coder: FieldCoder
+    ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.
         var instances: [Model] = []
-        var announcements: [(Model, [Int], isNew: Bool)] = []
-        instances.reserveCapacity(patches.count)
+        var sideInstances: [any ResourceModel] = []
+        var announcements: [() -> Void] = []
         try state.withLock { state in
-            var found: [Model?] = []
-            found.reserveCapacity(patches.count)
-            for patch in patches {
-                let key = Key(type: type, id: patch.id.description)
-                guard let entry = state.entries[key], let object = entry.object as? Model else {
-                    found.append(nil)
-                    continue
-                }
-                if entry.id != patch.id {
-                    throw APIError(
-                        .inconsistentResponse,
-                        "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(patch.id.debugText): "
-                            + "the id changed type")
-                }
-                if let target, object !== target {
-                    throw APIError(
-                        .inconsistentResponse,
-                        "another live \(Model.resourceSchema.typeName) already has id \(patch.id.debugText)")
-                }
-                found.append(object)
-            }
+            try Self.check(patches, target: target, in: state)
+            for side in sideloaded { try side.check(in: state) }
             if state.entries.count >= state.sweepThreshold {
                 state.entries = state.entries.filter { $0.value.object != nil }
                 state.sweepThreshold = max(64, state.entries.count * 2)
             }
-            for (position, patch) in patches.enumerated() {
-                let instance: Model
-                let isNew: Bool
-                if let existing = found[position] {
-                    instance = existing
-                    isNew = false
-                } else {
-                    instance = target ?? Model()
-                    isNew = true
-                    state.entries[Key(type: type, id: patch.id.description)] = Entry(object: instance, id: patch.id)
-                }
-                let changed = instance._$record.apply(patch, mode: mode, store: self, coder: coder)
-                instances.append(instance)
-                if !changed.isEmpty || isNew { announcements.append((instance, changed, isNew)) }
+            for side in sideloaded {
+                sideInstances += side.apply(in: &state, store: self, coder: coder, announcements: &announcements)
+            }
+            instances = Self.apply(
+                patches, target: target, mode: mode, store: self, state: &state, coder: coder,
+                announcements: &announcements)
+        }
+        for announce in announcements { announce() }
+        return (instances, sideInstances)
+    }
+
+    /// The checks of ``merge(_:sideloaded:target:mode:coder:)``, embedded records included.
+    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in state: State) throws {
+        let type = ObjectIdentifier(Model.self)
+        for patch in patches {
+            for nested in patch.embedded { try nested.patch.check(in: state) }
+            let key = Key(type: type, id: patch.id.description)
+            guard let entry = state.entries[key], let object = entry.object as? Model else { continue }
+            if entry.id != patch.id {
+                throw APIError(
+                    .inconsistentResponse,
+                    "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(patch.id.debugText): "
+                        + "the id changed type")
+            }
+            if let target, object !== target {
+                throw APIError(
+                    .inconsistentResponse,
+                    "another live \(Model.resourceSchema.typeName) already has id \(patch.id.debugText)")
             }
         }
-        for (instance, changed, isNew) in announcements {
-            if isNew { instance._$record.announceIdentity(of: instance) }
-            instance._$record.announce(isNew && target != nil ? .created : .merged, fields: changed, of: instance)
+    }
+
+    /// The changes of ``merge(_:sideloaded:target:mode:coder:)``, once every check passed.
+    static func apply<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], target: Model?, mode: ResourceRecord<Model>.MergeMode,
+        store: ResourceStore, state: inout State, coder: FieldCoder, announcements: inout [() -> Void]
+    ) -> [Model] {
+        let type = ObjectIdentifier(Model.self)
+        let fields = Model.resourceSchema.fields
+        var instances: [Model] = []
+        instances.reserveCapacity(patches.count)
+        for var patch in patches {
+            for nested in patch.embedded {
+                let children = nested.patch.apply(
+                    in: &state, store: store, coder: coder, announcements: &announcements)
+                fields[nested.index].embedded?.assign(&patch.values, children)
+            }
+            let key = Key(type: type, id: patch.id.description)
+            let instance: Model
+            let isNew: Bool
+            if let existing = state.entries[key]?.object as? Model {
+                instance = existing
+                isNew = false
+            } else {
+                instance = target ?? Model()
+                isNew = true
+                state.entries[key] = Entry(object: instance, id: patch.id)
+            }
+            let changed = instance._$record.apply(patch, mode: mode, store: store, coder: coder)
+            instances.append(instance)
+            if !changed.isEmpty || isNew {
+                let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
+                announcements.append {
+                    if isNew { instance._$record.announceIdentity(of: instance) }
+                    instance._$record.announce(kind, fields: changed, of: instance)
+                }
+            }
         }
         return instances
     }

@@ -240,6 +240,14 @@ public final class RecordStore: Sendable {
             if name == "id" {
                 conditions.append("\"id\" = ?")
                 arguments += [idValue(text) ?? text]
+            } else if name == "q" {
+                // A search: any string column containing the term, case-insensitively.
+                let columns = resource.fields.filter { $0.type == .string }.map { quoted($0.name) }
+                guard !columns.isEmpty else { continue }
+                conditions.append("(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")")
+                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+                for _ in columns { arguments += ["%" + escaped + "%"] }
             } else if let column = resource.columns(idType: schema.idType).first(where: { $0.name == name }) {
                 conditions.append("\(quoted(name)) = ?")
                 arguments += [Self.filterValue(text, type: column.type)]

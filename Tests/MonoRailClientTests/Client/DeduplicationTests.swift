@@ -78,9 +78,9 @@ struct DeduplicationTests {
         let server = try await TestServer.shared()
         let client = makeClient(server)
         let key = "cancel-owner-\(UUID().uuidString)"
-        let owner = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        let owner = Task { try await client.get("/count/\(key)?delay_ms=2000", as: JSONValue.self) }
         #expect(try await eventually { server.count(key) == 1 })
-        let waiter = Task { try await client.get("/count/\(key)?delay_ms=500", as: JSONValue.self) }
+        let waiter = Task { try await client.get("/count/\(key)?delay_ms=2000", as: JSONValue.self) }
         try await Task.sleep(for: .milliseconds(50))
         owner.cancel()
         let ownerResult = await owner.result

@@ -1,0 +1,114 @@
+extension ResourceField {
+    /// A `@References` field holding one id: `train_id`. Called by generated code.
+    public init<Target: ResourceModel>(
+        reference name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ property: any KeyPath<Model, Target?> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key, defaultKey: { $0.wireKey(for: name) + "_id" },
+            related: .of(Target.self), load: Self.referenceLoader(storage, Target.self),
+            adopt: { owner in
+                let (id, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                if let id, let live = store.instance(of: Target.self, id: id) {
+                    owner._$record.keep([live], for: storage)
+                }
+            },
+            decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
+            encode: { value, _ in value?.jsonValue ?? .null },
+            isEqual: { lhs, rhs, _ in lhs == rhs })
+    }
+
+    /// A `@References(.many)` field holding ids: `train_ids`. Called by generated code.
+    public init<Target: ResourceModel>(
+        references name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
+        _ property: any KeyPath<Model, [Target]> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key,
+            defaultKey: { Inflector.english.singularize($0.wireKey(for: name)) + "_ids" },
+            related: .of(Target.self), load: Self.referencesLoader(storage, Target.self),
+            adopt: { owner in
+                let (ids, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
+                if !live.isEmpty { owner._$record.keep(live, for: storage) }
+            },
+            decode: { value, coder in value == .null ? [] : try coder.decode([ResourceID].self, from: value) },
+            encode: { value, _ in .array(value.map(\.jsonValue)) },
+            isEqual: { lhs, rhs, _ in lhs == rhs })
+    }
+
+    /// A `@Has(.embedsOne)` or `@References(.embedsOne)` field. Called by generated code.
+    public init<Target: ResourceModel>(
+        embedding name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        _ property: any KeyPath<Model, Target?> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key,
+            embedded: EmbeddedCoding(
+                decode: { json, path, context in
+                    try EmbeddedRecords<Target>.decode(json, many: false, at: path, context: context)
+                },
+                assign: { values, instances in values[keyPath: storage] = instances.first as? Target }),
+            isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
+            decode: { _, _ in nil }, encode: { _, _ in .null },
+            isEqual: { lhs, rhs, _ in lhs === rhs })
+    }
+
+    /// A `@Has(.embedsMany)` or `@References(.embedsMany)` field. Called by generated code.
+    public init<Target: ResourceModel>(
+        embedding name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ property: any KeyPath<Model, [Target]> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key,
+            embedded: EmbeddedCoding(
+                decode: { json, path, context in
+                    try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
+                },
+                assign: { values, instances in values[keyPath: storage] = instances.compactMap { $0 as? Target } }),
+            isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
+            decode: { _, _ in [] }, encode: { _, _ in .array([]) },
+            isEqual: { lhs, rhs, _ in lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 } })
+    }
+
+    static func referenceLoader<Target: ResourceModel>(
+        _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable, _ type: Target.Type
+    ) -> @Sendable (Model) async throws -> Void {
+        { owner in
+            let (id, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            guard let id else { return }
+            // A live instance answers without a request.
+            if let live = store.instance(of: Target.self, id: id) {
+                owner._$record.keep([live], for: storage)
+            } else {
+                owner._$record.keep([try await Target.get(id: id, in: store)], for: storage)
+            }
+        }
+    }
+
+    static func referencesLoader<Target: ResourceModel>(
+        _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable, _ type: Target.Type
+    ) -> @Sendable (Model) async throws -> Void {
+        { owner in
+            let (ids, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            let targets = try await withThrowingTaskGroup(of: (Int, Target).self) { group in
+                for (position, id) in ids.enumerated() {
+                    group.addTask {
+                        if let live = store.instance(of: Target.self, id: id) { return (position, live) }
+                        return (position, try await Target.get(id: id, in: store))
+                    }
+                }
+                return try await group.reduce(into: [(Int, Target)]()) { $0.append($1) }
+            }
+            owner._$record.keep(targets.sorted { $0.0 < $1.0 }.map(\.1), for: storage)
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Observation
+
+extension ResourceRecord {
+    /// Keeps related instances alive for as long as this record lives (after a load or an assignment).
+    func keep(_ instances: [any ResourceModel], for storage: any AnyKeyPath & Sendable) {
+        state.withLock { $0.related[StorageKey(storage)] = instances }
+    }
+
+    /// Reads a `@References` one. Called by generated code.
+    ///
+    /// Resolved from the instances this record keeps, then from the identity map; `nil` when the
+    /// related record is not loaded, never a request.
+    public func referenced<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, ResourceID?> & Sendable, of model: Model,
+        property: any KeyPath<Model, Target?> & Sendable
+    ) -> Target? {
+        registrar.access(model, keyPath: property)
+        let (id, store, kept) = state.withLock {
+            ($0.values[keyPath: storage], $0.store ?? .default, $0.related[StorageKey(storage)])
+        }
+        guard let id else { return nil }
+        if let match = kept?.first(where: { $0.id?.description == id.description }) as? Target { return match }
+        return store.instance(of: Target.self, id: id)
+    }
+
+    /// Writes a `@References` one: the id becomes the foreign key, an edit like any other. Called by
+    /// generated code.
+    public func setReferenced<Target: ResourceModel>(
+        _ target: Target?, for storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        of model: Model, property: any KeyPath<Model, Target?> & Sendable
+    ) {
+        let id = target?.id
+        setValue(id, for: storage, of: model, property: property)
+        keep(target.map { [$0] } ?? [], for: storage)
+    }
+
+    /// Reads a `@References(.many)`. Called by generated code.
+    public func referencedMany<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, [ResourceID]> & Sendable, of model: Model,
+        property: any KeyPath<Model, [Target]> & Sendable
+    ) -> [Target] {
+        registrar.access(model, keyPath: property)
+        let (ids, store, kept) = state.withLock {
+            ($0.values[keyPath: storage], $0.store ?? .default, $0.related[StorageKey(storage)] ?? [])
+        }
+        return ids.compactMap { id in
+            if let match = kept.first(where: { $0.id?.description == id.description }) as? Target { return match }
+            return store.instance(of: Target.self, id: id)
+        }
+    }
+
+    /// Writes a `@References(.many)`. Called by generated code.
+    public func setReferencedMany<Target: ResourceModel>(
+        _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
+        of model: Model, property: any KeyPath<Model, [Target]> & Sendable
+    ) {
+        setValue(targets.compactMap(\.id), for: storage, of: model, property: property)
+        keep(targets, for: storage)
+    }
+
+    /// Reads a `@Has(.many)`: the live instances whose foreign key names this record, in id order.
+    /// Called by generated code.
+    ///
+    /// Read from the identity map, so a record created, moved or deleted elsewhere shows here with no
+    /// request.
+    public func hasMany<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?
+    ) -> [Target] {
+        registrar.access(model, keyPath: property)
+        let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
+        guard let id else { return [] }
+        return store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id)
+    }
+
+    /// Reads a `@Has(.one)`: the first live instance whose foreign key names this record. Called by
+    /// generated code.
+    public func hasOne<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?
+    ) -> Target? {
+        registrar.access(model, keyPath: property)
+        let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
+        guard let id else { return nil }
+        return store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id).first
+    }
+
+    /// Writes a `@Has`: the instances are kept alive; their own foreign keys decide what reads return.
+    /// Called by generated code.
+    public func setHas<Target: ResourceModel>(
+        _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        of model: Model
+    ) {
+        keep(targets, for: storage)
+    }
+}
+
+extension ResourceStore {
+    /// The live instances of a model whose wire key `key` holds `id`, in id order.
+    func instances<Target: ResourceModel>(of type: Target.Type, whereKey key: String, is id: ResourceID) -> [Target] {
+        guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {
+            return []
+        }
+        let field = Target.resourceSchema.fields[index]
+        let coder = FieldCoder(options: context.coding)
+        let wanted = id.description
+        return instances(of: Target.self)
+            .filter { target in
+                let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
+                return value.flatMap(ResourceID.init(json:))?.description == wanted
+            }
+            .sorted { lhs, rhs in
+                switch (lhs.id, rhs.id) {
+                case (.int(let a)?, .int(let b)?): a < b
+                default: (lhs.id?.description ?? "") < (rhs.id?.description ?? "")
+                }
+            }
+    }
+}
+
+/// The projected value of a relationship property: `train.$cars`, `car.$train`.
+///
+/// ```swift
+/// let cars = try await train.$cars.load()   // GET /cars?train_id=1
+/// let train = try await car.$train.load()   // no request when train is already live
+/// ```
+public struct Related<Owner: ResourceModel, Value: Sendable>: Sendable {
+    let owner: Owner
+    let name: String
+    let property: any KeyPath<Owner, Value> & Sendable
+
+    /// Creates the handle. Called by generated code.
+    public init(owner: Owner, name: String, property: any KeyPath<Owner, Value> & Sendable) {
+        self.owner = owner
+        self.name = name
+        self.property = property
+    }
+
+    /// The related records as loaded so far; never a request.
+    public var value: Value { owner[keyPath: property] }
+
+    /// Loads or reloads the related records and returns them.
+    ///
+    /// References resolve from the identity map with no request when the record is live; `@Has`
+    /// relationships fetch the index filtered by the foreign key; embedded ones re-fetch the owner.
+    /// Concurrent loads of the same relationship share one request.
+    ///
+    /// - Throws: ``APIError``, as the request it makes.
+    @discardableResult
+    public func load() async throws -> Value {
+        guard let loader = Owner.resourceSchema.loader(named: name) else {
+            throw APIError(.invalidRequest, "\(Owner.resourceSchema.typeName).\(name) is not a relationship")
+        }
+        try await loader(owner)
+        return owner[keyPath: property]
+    }
+}

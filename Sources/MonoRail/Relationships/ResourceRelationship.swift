@@ -1,0 +1,44 @@
+/// A `@Has(.one)` or `@Has(.many)` relationship: the records of another model whose foreign key
+/// names this one (`cars` whose `train_id` is this train's id). Nothing about it travels on the wire
+/// with this record; it is read from the identity map and loaded with `GET /cars?train_id=1`.
+public struct ResourceRelationship<Model: ResourceModel>: Sendable {
+    /// The Swift property name.
+    public let name: String
+    /// The related model's key that holds this record's id; default: this model's singular + `_id`.
+    public let foreignKey: String?
+    /// The related model's property that points back, when it is not the conventional one.
+    public let inverse: String?
+    let storage: any AnyKeyPath & Sendable
+    let related: SideLoading
+    let load: @Sendable (Model) async throws -> Void
+    /// Keeps the live related records alive on the owner (after they arrived side-loaded).
+    let adopt: @Sendable (Model) -> Void
+
+    /// A `@Has` relationship. Called by generated code.
+    public init<Target: ResourceModel>(
+        has name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        foreignKey: String? = nil,
+        inverse: String? = nil,
+        one: Bool = false
+    ) {
+        self.name = name
+        self.foreignKey = foreignKey
+        self.inverse = inverse
+        self.storage = storage
+        self.related = .of(Target.self)
+        self.adopt = { owner in
+            let (id, store) = owner._$record.state.withLock { ($0.id, $0.store ?? .default) }
+            guard let id else { return }
+            let found = store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id)
+            if !found.isEmpty { owner._$record.keep(one ? Array(found.prefix(1)) : found, for: storage) }
+        }
+        self.load = { owner in
+            let (id, store) = owner._$record.state.withLock { ($0.id, $0.store ?? .default) }
+            guard let id else { return }
+            let key = foreignKey ?? Model.resourceName + "_id"
+            let found = try await Target.get(where: [key: id.jsonValue], in: store)
+            owner._$record.keep(one ? Array(found.prefix(1)) : found, for: storage)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// Related records decoded from inside another record (embedded) or beside it (side-loaded),
+/// merged in the same locked step as the record itself.
+protocol EmbeddedPatch {
+    /// Checks, without changing anything, that the records can merge.
+    func check(in state: ResourceStore.State) throws
+    /// Merges the records and returns their instances, in order.
+    func apply(
+        in state: inout ResourceStore.State, store: ResourceStore, coder: FieldCoder,
+        announcements: inout [() -> Void]
+    ) -> [any ResourceModel]
+}
+
+/// Where embedded records are being decoded, and how deep.
+struct EmbeddingContext {
+    let store: ResourceStore
+    let depth: Int
+    let maxDepth: Int
+}
+
+/// Records of one related model, ready to merge.
+struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
+    var patches: [RecordPatch<Child>]
+
+    func check(in state: ResourceStore.State) throws {
+        try ResourceStore.check(patches, target: nil, in: state)
+    }
+
+    func apply(
+        in state: inout ResourceStore.State, store: ResourceStore, coder: FieldCoder,
+        announcements: inout [() -> Void]
+    ) -> [any ResourceModel] {
+        ResourceStore.apply(
+            patches, target: nil, mode: .read, store: store, state: &state, coder: coder,
+            announcements: &announcements)
+    }
+
+    /// Decodes one record (`many == false`), or an array of them; `null` is none.
+    static func decode(_ json: JSONValue, many: Bool, at path: String, context: EmbeddingContext) throws -> Self {
+        guard context.depth < context.maxDepth else {
+            let detail = DecodingFailure(
+                typeName: Child.resourceSchema.typeName, key: nil, path: path,
+                reason: "records are embedded more than \(context.maxDepth) levels deep")
+            throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
+        }
+        let childContext = try context.store.context(for: Child.self)
+        let decoder = RecordDecoder<Child>(
+            coder: FieldCoder(options: childContext.coding), wireKeys: childContext.wireKeys,
+            embedding: EmbeddingContext(store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth))
+        switch (json, many) {
+        case (.null, _):
+            return EmbeddedRecords(patches: [])
+        case (.array(let array), true):
+            var seen = Set<String>()
+            var patches: [RecordPatch<Child>] = []
+            for (index, element) in array.enumerated() {
+                let patch = try decoder.decode(element, at: RecordLocation(base: path, index: index))
+                if seen.insert(patch.id.description).inserted { patches.append(patch) }
+            }
+            return EmbeddedRecords(patches: patches)
+        case (_, false):
+            return EmbeddedRecords(patches: [try decoder.decode(json, at: RecordLocation(base: path))])
+        default:
+            let detail = DecodingFailure(
+                typeName: Child.resourceSchema.typeName, key: nil, path: path,
+                reason:
+                    "expected an array of \(Child.resourceSchema.typeName) records, found \(RecordDecoder<Child>.kind(of: json))"
+            )
+            throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
+        }
+    }
+}
+
+/// How an embedded field reads its records and stores the instances.
+struct EmbeddedCoding<Model: ResourceModel>: Sendable {
+    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
+    let assign: @Sendable (inout Model.FieldValues, [any ResourceModel]) -> Void
+}
+
+/// A related model whose records a response may carry beside the main ones: `{"train": …, "cars": […]}`.
+struct SideLoading: Sendable {
+    let plural: @Sendable () -> String
+    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
+
+    static func of<Target: ResourceModel>(_ type: Target.Type) -> SideLoading {
+        SideLoading(
+            plural: { Target.resourcePlural },
+            decode: { json, path, context in
+                try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
+            })
+    }
+}

@@ -1,0 +1,84 @@
+import SwiftDiagnostics
+import SwiftSyntax
+
+/// A `@References` or `@Has` declaration, as the macros see it.
+struct RelationshipSpec {
+    enum Kind: String { case one, many, embedsOne, embedsMany }
+
+    var isHas: Bool
+    var kind: Kind
+    var target: String
+    var key: ExprSyntax?
+    var foreignKey: ExprSyntax?
+    var inverse: ExprSyntax?
+
+    var isEmbedded: Bool { kind == .embedsOne || kind == .embedsMany }
+    var isMany: Bool { kind == .many || kind == .embedsMany }
+
+    /// The relationship attribute of a variable, if it has one.
+    static func attribute(of variable: VariableDeclSyntax) -> AttributeSyntax? {
+        for attribute in variable.attributes {
+            guard let attribute = attribute.as(AttributeSyntax.self) else { continue }
+            switch attribute.attributeName.trimmedDescription {
+            case "References", "Has", "MonoRail.References", "MonoRail.Has": return attribute
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Reads the attribute and the declared type.
+    static func parse(
+        _ attribute: AttributeSyntax, name: String, type: TypeSyntax?
+    ) -> Result<RelationshipSpec, DiagnosticFailure> {
+        let isHas = attribute.attributeName.trimmedDescription.hasSuffix("Has")
+        var explicitKind: Kind?
+        var spec = RelationshipSpec(isHas: isHas, kind: .one, target: "", key: nil, foreignKey: nil, inverse: nil)
+        for argument in attribute.arguments?.as(LabeledExprListSyntax.self) ?? [] {
+            switch argument.label?.text {
+            case nil:
+                guard let member = argument.expression.as(MemberAccessExprSyntax.self),
+                    let kind = Kind(rawValue: member.declName.baseName.text)
+                else { return .failure(.init(argument.expression, .badRelationshipKind)) }
+                explicitKind = kind
+            case "key", "foreignKey", "inverse":
+                guard argument.expression.is(StringLiteralExprSyntax.self) else {
+                    return .failure(.init(argument.expression, .badArgument(name: argument.label?.text ?? "")))
+                }
+                switch argument.label?.text {
+                case "key": spec.key = argument.expression
+                case "foreignKey": spec.foreignKey = argument.expression
+                default: spec.inverse = argument.expression
+                }
+            default: break
+            }
+        }
+        guard let type else { return .failure(.init(attribute, .needsType(name: name))) }
+        let isArray: Bool
+        if let optional = type.as(OptionalTypeSyntax.self) {
+            spec.target = optional.wrappedType.trimmedDescription
+            isArray = false
+        } else if let array = type.as(ArrayTypeSyntax.self) {
+            spec.target = array.element.trimmedDescription
+            isArray = true
+        } else {
+            return .failure(.init(type, .relationshipShape(name: name, type: type.trimmedDescription)))
+        }
+        spec.kind = explicitKind ?? (isArray ? .many : .one)
+        if spec.isMany != isArray {
+            return .failure(
+                .init(type, .relationshipMismatch(name: name, kind: spec.kind.rawValue, type: type.trimmedDescription)))
+        }
+        return .success(spec)
+    }
+
+    /// The type of the relationship's storage in `FieldValues`, and its default.
+    var storage: (type: String, initial: String) {
+        switch (isHas, kind) {
+        case (false, .one): ("ResourceID?", "nil")
+        case (false, .many): ("[ResourceID]", "[]")
+        case (_, .embedsOne): ("\(target)?", "nil")
+        default: ("[\(target)]", "[]")
+        }
+    }
+}

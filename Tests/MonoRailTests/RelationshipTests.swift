@@ -1,0 +1,208 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import TestServer
+import Testing
+
+@Suite("Relationships", .timeLimit(.minutes(2)))
+struct RelationshipTests {
+    @Test("embedded records merge into the identity map, and references resolve from it")
+    func embedded() async throws {
+        try await withHarness { harness in
+            let train = try await Spec.Train.get(id: 1, in: harness.store)
+            #expect(train.cars.map(\.occupancy) == [40, 12])
+            #expect(train.conductor?.name == "Bill")
+            let car = try #require(harness.store.instance(of: Spec.Car.self, id: 1))
+            #expect(car === train.cars.first)
+            #expect(car.train === train)
+            #expect(train.conductor?.train === train)
+            #expect(try await Spec.Car.get(id: 1, in: harness.store) === car)
+            // Embedded records are not sent back.
+            train.maxSpeed = 50
+            try await train.save()
+            #expect(train.cars.count == 2)
+        }
+    }
+
+    @Test("a reference loads once; a live record answers with no request")
+    func referenceLoad() async throws {
+        try await withHarness { harness in
+            let car = try await Seed.Car.get(id: 3, in: harness.store)
+            #expect(car.train == nil)
+            let before = harness.journal.count
+            let train = try await car.$train.load()
+            #expect(train?.company == "Deutsche Bahn AG")
+            #expect(car.train === train)
+            #expect(harness.journal.entries.last == "GET /trains/2")
+            let count = harness.journal.count
+            #expect(count == before + 1)
+            _ = try await car.$train.load()
+            let other = try await Seed.Car.get(id: 3, in: harness.store)
+            _ = try await other.$train.load()
+            #expect(harness.journal.count == count + 1)  // only the car's own GET
+        }
+    }
+
+    @Test("@Has(.many) loads with the index filtered by the foreign key; concurrent loads share a request")
+    func hasManyLoad() async throws {
+        try await withHarness { harness in
+            let train = try await Seed.Train.get(id: 1, in: harness.store)
+            #expect(train.cars.isEmpty)
+            async let first = train.$cars.load()
+            async let second = train.$cars.load()
+            let (a, b) = try await (first, second)
+            #expect(a.map(\.occupancy) == [40, 12])
+            #expect(b.map(\.occupancy) == [40, 12])
+            #expect(train.cars.map(\.occupancy) == [40, 12])
+            #expect(harness.journal.entries.filter { $0 == "GET /cars?train_id=1" }.count == 1)
+        }
+    }
+
+    @Test("moving a conductor updates both trains with no extra request (the seed's story)")
+    func consistency() async throws {
+        try await withHarness { harness in
+            let trainA = try await Seed.Train.get(id: 1, in: harness.store)
+            let trainB = try await Seed.Train.get(id: 2, in: harness.store)
+            let conductor = try #require(try await trainA.$conductor.load())
+            _ = try await trainB.$conductor.load()
+            #expect(conductor.name == "Bill")
+            let ada = trainB.conductor
+
+            conductor.train = trainB
+            #expect(conductor.hasChanges)
+            #expect(conductor.changes["train"] == FieldChange(field: "train", old: 1, new: 2))
+            let before = harness.journal.count
+            try await conductor.save()
+            #expect(harness.journal.count == before + 1)
+            #expect(harness.journal.entries.last == "PUT /conductors/1")
+            #expect(trainA.conductor == nil)
+            #expect(trainB.$conductor.value != nil)
+            #expect(Seed.Conductor.self == type(of: try #require(trainB.conductor)))
+            #expect([ada, conductor].contains { $0 === trainB.conductor })
+            #expect(try harness.server.store.find("conductors", id: "1")?["train_id"] == 2)
+        }
+    }
+
+    @Test("a car created with train = t appears in t.cars; a deleted car leaves it")
+    func createdAndDeleted() async throws {
+        try await withHarness { harness in
+            let train = try await Seed.Train.get(id: 2, in: harness.store)
+            try await train.$cars.load()
+            #expect(train.cars.count == 1)
+            let car = Seed.Car()
+            car.occupancy = 7
+            car.train = train
+            try await car.create(in: harness.store)
+            #expect(train.cars.map(\.occupancy) == [80, 7])
+            let before = harness.journal.count
+            try await car.delete()
+            #expect(train.cars.map(\.occupancy) == [80])
+            #expect(harness.journal.count == before + 1)
+        }
+    }
+
+    @Test("a reference change counts as a change and reverts")
+    func referenceChanges() async throws {
+        try await withHarness { harness in
+            let car = try await Seed.Car.get(id: 1, in: harness.store)
+            let trainA = try #require(try await car.$train.load())
+            let trainB = try await Seed.Train.get(id: 2, in: harness.store)
+            car.train = trainB
+            #expect(car.train === trainB)
+            car.revert()
+            #expect(car.train === trainA)
+            #expect(!car.hasChanges)
+        }
+    }
+
+    @Test("a reference to a missing record is a typed 404 and changes nothing")
+    func danglingReference() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /cars/5", body: #"{"car": {"id": 5, "occupancy": 3, "train_id": 99}}"#)
+            let car = try await Seed.Car.get(id: 5, in: store)
+            let error = try await #require(throws: APIError.self) { try await car.$train.load() }
+            #expect(error.statusCode == 404)
+            #expect(car.train == nil)
+            #expect(store.count == 1)
+        }
+    }
+
+    @Test("side-loaded records of related models merge; unknown keys are ignored")
+    func sideLoading() async throws {
+        try await withCanned { server, store in
+            server.respond(
+                to: "GET /trains/1",
+                body: #"""
+                    {"train": {"id": 1, "company": "Side"},
+                     "cars": [{"id": 10, "occupancy": 1, "train_id": 1}, {"id": 11, "occupancy": 2, "train_id": 1}],
+                     "conductors": [{"id": 4, "name": "Lin", "train_id": 1}],
+                     "wagons": [{"id": 1}], "meta": {"total": 1}}
+                    """#)
+            let train = try await Seed.Train.get(id: 1, in: store)
+            #expect(train.cars.map(\.occupancy) == [1, 2])
+            #expect(train.conductor?.name == "Lin")
+            #expect(train.cars.first?.train === train)
+            #expect(server.requests.count == 1)
+        }
+    }
+
+    @Test(
+        "bad embedded or side-loaded records fail the whole response and change nothing",
+        arguments: [
+            #"{"train": {"id": 1, "company": "X", "cars": [1, 2]}}"#,
+            #"{"train": {"id": 1, "company": "X", "cars": {"id": 3}}}"#,
+            #"{"train": {"id": 1, "company": "X", "cars": [{"id": 3, "occupancy": "many"}]}}"#,
+            #"{"train": {"id": 1, "company": "X", "conductor": [1]}}"#,
+            #"{"train": {"id": 1, "company": "X", "cars": [{"id": "1"}]}}"#,
+        ])
+    func badEmbedded(body: String) async throws {
+        try await withCanned { server, store in
+            server.respond(
+                to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "Before", "cars": [{"id": 1}]}}"#)
+            let train = try await Spec.Train.get(id: 1, in: store)
+            let car = try #require(train.cars.first)
+            server.respond(to: "GET /trains/1", body: body)
+            await #expect(throws: APIError.self) { try await train.fetch() }
+            #expect(train.company == "Before")
+            #expect(train.cars.count == 1 && train.cars.first === car)
+            #expect(store.count == 2)
+        }
+    }
+
+    @Test("embedding deeper than the limit is a typed error; 10,000 levels do not overflow the stack")
+    func depth() async throws {
+        try await withCanned { server, store in
+            func nested(_ depth: Int) -> String {
+                (1...depth).map { #"{"id": \#($0), "children": ["# }.joined() + #"{"id": 0}"#
+                    + String(repeating: "]}", count: depth)
+            }
+            server.respond(to: "GET /nodes/1", body: #"{"node": \#(nested(40))}"#)
+            let error = try await #require(throws: APIError.self) { try await Node.get(id: 1, in: store) }
+            #expect(error.code == .decodingFailed)
+            #expect(error.message.contains("embedded more than 32 levels"))
+            server.respond(to: "GET /nodes/1", body: #"{"node": \#(nested(10_000))}"#)
+            let deep = try await #require(throws: APIError.self) { try await Node.get(id: 1, in: store) }
+            #expect(deep.code == .decodingFailed)
+            server.respond(to: "GET /nodes/1", body: #"{"node": \#(nested(5))}"#)
+            let node = try await Node.get(id: 1, in: store)
+            #expect(node.children.first?.children.first?.id == 3)
+            #expect(store.count == 6)
+        }
+    }
+
+    @Test("references are sent as train_id")
+    func referencesSent() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /trains/4", body: #"{"train": {"id": 4}}"#)
+            server.respond(to: "POST /cars", body: #"{"car": {"id": 9, "occupancy": 3, "train_id": 4}}"#)
+            let train = try await Seed.Train.get(id: 4, in: store)
+            let car = Seed.Car()
+            car.occupancy = 3
+            car.train = train
+            try await car.create(in: store)
+            let sent = try recordedBody(try #require(server.requests.last))
+            #expect(sent == ["car": ["occupancy": 3, "needs_repairs": nil, "train_id": 4]])
+            #expect(car.train === train)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import MonoRail
+
+/// The models of SPEC.md §2, word for word, in a namespace of their own.
+enum Spec {
+    @Resource
+    final class Train {
+        var company: String?
+        var numberOfCars: Int?
+        var maxSpeed: Double?
+        var builtAt: Date?
+        @Has(.embedsMany) var cars: [Car]
+        @Has(.embedsOne) var conductor: Conductor?
+    }
+
+    @Resource
+    final class Car {
+        var occupancy: Int?
+        var needsRepairs: Bool?
+        @References var train: Train?  // JSON key "train_id"
+    }
+
+    @Resource
+    final class Conductor {
+        var name: String?
+        @References var train: Train?
+    }
+}
+
+/// The seed's relationship models: references and has-relationships that are not embedded.
+enum Seed {
+    @Resource
+    final class Train {
+        var company: String?
+        var maxSpeed: Double?
+        @Has var cars: [Car]
+        @Has(.one) var conductor: Conductor?
+    }
+
+    @Resource
+    final class Car {
+        var occupancy: Int?
+        var needsRepairs: Bool?
+        @References var train: Train?
+    }
+
+    @Resource
+    final class Conductor {
+        var name: String?
+        @References var train: Train?
+    }
+}
+
+/// A model that embeds itself, for depth limits.
+@Resource
+final class Node {
+    var label: String?
+    @Has(.embedsMany) var children: [Node]
+}
