@@ -39,6 +39,51 @@ struct ModelQuickStartTests {
         #expect(output.last == "deleted")
     }
 
+    @Test("the SPEC.md §2 example runs against the reference server")
+    func specExample() async throws {
+        let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
+        defer { Task { await server.stop() } }
+        MonoRail.configure { $0 = MonoRail.Configuration(retryPolicy: .none) }
+        typealias Train = Spec.Train
+        typealias Car = Spec.Car
+
+        MonoRail.register(apiRootURL: server.baseURL)
+
+        let train = try await Train.get(id: 1)  // GET  /trains/1
+        let trains = try await Train.get()  // GET  /trains
+        let fast = try await Train.get(where: ["company": "MonoRail Co."])  // GET /trains?company=…
+        let cars = try await Car.get(where: ["train_id": 1])  // values: strings, numbers, bools, arrays
+        let t = Train()
+        t.company = "MonoRail Co."
+        try await t.create()  // POST /trains   {"train": {…}}
+        t.maxSpeed = 46.8
+        try await t.save()  // PUT  /trains/:id (create() if new)
+        try await t.fetch()  // GET  /trains/:id, refresh in place
+        try await t.delete()  // DELETE /trains/:id
+        let found = try await Train.search("Mono")  // Objects' search verb (route configurable)
+
+        // the same with callbacks, as in the seed
+        let viaCallback: Train = try await withCheckedThrowingContinuation { continuation in
+            Train.get(
+                id: 1, success: { train in continuation.resume(returning: train) },
+                failure: { error in continuation.resume(throwing: error) })
+        }
+
+        #expect(train.company == "MonoRail Co.")
+        #expect(train.cars.map(\.occupancy) == [40, 12])
+        #expect(train.conductor?.name == "Bill")
+        #expect(cars.allSatisfy { $0.train === train })
+        #expect(cars.map(ObjectIdentifier.init) == train.cars.map(ObjectIdentifier.init))
+        #expect(trains.first === train && fast.first === train && viaCallback === train)
+        #expect(found.map(\.company) == ["MonoRail Co."])
+        #expect(t.isDeleted)
+        #expect(
+            server.journal.entries.filter { !$0.hasPrefix("GET /trains/1") } == [
+                "GET /trains", "GET /trains?company=MonoRail%20Co.", "GET /cars?train_id=1", "POST /trains",
+                "PUT /trains/3", "GET /trains/3", "DELETE /trains/3", "GET /trains?q=Mono",
+            ])
+    }
+
     @Test("matches the README")
     func matchesReadme() throws {
         let readme = try String(contentsOf: Self.readme, encoding: .utf8)
