@@ -20,7 +20,13 @@ public struct RelationshipMacro: AccessorMacro {
         let foreignKey = spec.foreignKey?.trimmedDescription ?? "nil"
         let (getter, setter): (String, String)
         switch (spec.isHas, spec.kind) {
-        case (_, .embedsOne), (_, .embedsMany):
+        case (true, .embedsOne):
+            getter = "_$record.embeddedOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+        case (true, .embedsMany):
+            getter = "_$record.embeddedMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+        case (false, .embedsOne), (false, .embedsMany):
             getter = "_$record.value(\\.\(name), of: self, property: \\.\(name))"
             setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (false, .one):

@@ -83,6 +83,32 @@ struct RelationshipTests {
         }
     }
 
+    @Test("the seed's story with embedded relationships: the conductor moves, both trains follow")
+    func seedStoryEmbedded() async throws {
+        try await withHarness { harness in
+            let trainA = try await Spec.Train.get(id: 1, in: harness.store)
+            let trainB = try await Spec.Train.get(id: 2, in: harness.store)
+            let conductor = try #require(trainA.conductor)
+            #expect(conductor.name == "Bill")
+            #expect(trainB.conductor?.name == "Ada")
+            conductor.train = trainB
+            let before = harness.journal.count
+            try await conductor.save()
+            #expect(harness.journal.count == before + 1)
+            #expect(trainA.conductor == nil)
+            #expect(trainB.conductor === conductor)
+            #expect(trainB.conductor?.name == "Bill")
+
+            // A car moved between trains leaves one list and joins the other, with no request.
+            let car = try #require(trainA.cars.first)
+            car.train = trainB
+            #expect(trainA.cars.count == 1)
+            #expect(trainB.cars.contains { $0 === car })
+            car.revert()
+            #expect(trainA.cars.count == 2)
+        }
+    }
+
     @Test("a car created with train = t appears in t.cars; a deleted car leaves it")
     func createdAndDeleted() async throws {
         try await withHarness { harness in

@@ -82,7 +82,53 @@ extension ResourceRecord {
         registrar.access(model, keyPath: property)
         let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
         guard let id else { return nil }
-        return store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id).first
+        return Self.latest(store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id))
+    }
+
+    /// Reads a `@Has(.embedsMany)`: the embedded records that still point at this record, then any
+    /// other live record that does, so a car moved or created elsewhere shows with no request. When
+    /// the related model has no foreign key to this one, the records as embedded. Called by generated
+    /// code.
+    public func embeddedMany<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?
+    ) -> [Target] {
+        registrar.access(model, keyPath: property)
+        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
+        let key = foreignKey ?? Model.resourceName + "_id"
+        guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
+            return embedded
+        }
+        let pointing = store.instances(of: Target.self, whereKey: key, is: id)
+        // Embedded records without the key belong here by their nesting; only a key naming another
+        // record moves them out.
+        let kept = embedded.filter { candidate in
+            pointing.contains { $0 === candidate } || store.foreignKey(key, of: candidate) == nil
+        }
+        return kept + pointing.filter { candidate in !kept.contains { $0 === candidate } }
+    }
+
+    /// Reads a `@Has(.embedsOne)`, as ``embeddedMany(_:of:property:foreignKey:)`` reads many. Called
+    /// by generated code.
+    public func embeddedOne<Target: ResourceModel>(
+        _ storage: any KeyPath<Model.FieldValues, Target?> & Sendable, of model: Model,
+        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?
+    ) -> Target? {
+        registrar.access(model, keyPath: property)
+        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
+        let key = foreignKey ?? Model.resourceName + "_id"
+        guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
+            return embedded
+        }
+        if let embedded, store.foreignKey(key, of: embedded) == nil { return embedded }
+        return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
+    }
+
+    /// Of several records pointing at one `@Has(.one)`, the one whose reference changed last.
+    static func latest<Target: ResourceModel>(_ pointing: [Target]) -> Target? {
+        pointing.max { lhs, rhs in
+            lhs._$record.state.withLock(\.referenceStamp) < rhs._$record.state.withLock(\.referenceStamp)
+        }
     }
 
     /// Writes a `@Has`: the instances are kept alive; their own foreign keys decide what reads return.
@@ -96,6 +142,17 @@ extension ResourceRecord {
 }
 
 extension ResourceStore {
+    /// The id a record's wire key `key` holds, if the model has that key and it holds one.
+    func foreignKey<Target: ResourceModel>(_ key: String, of target: Target) -> ResourceID? {
+        guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {
+            return nil
+        }
+        let field = Target.resourceSchema.fields[index]
+        let coder = FieldCoder(options: context.coding)
+        let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
+        return value.flatMap(ResourceID.init(json:))
+    }
+
     /// The live instances of a model whose wire key `key` holds `id`, in id order.
     func instances<Target: ResourceModel>(of type: Target.Type, whereKey key: String, is id: ResourceID) -> [Target] {
         guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {

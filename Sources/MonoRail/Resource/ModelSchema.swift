@@ -71,6 +71,8 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     let embedded: EmbeddedCoding<Model>?
     /// Whether the field is sent in request bodies (embedded records are not).
     let isSent: Bool
+    /// Whether the field is a `@References` foreign key.
+    var isReference: Bool { related != nil && embedded == nil }
     /// The related model whose records may arrive side-loaded beside this one.
     let related: SideLoading?
     /// Loads the related records of a relationship field (`$train.load()`).

@@ -1,4 +1,13 @@
 import Observation
+import Synchronization
+
+/// Orders reference changes across all records.
+let referenceClock = ReferenceClock()
+
+final class ReferenceClock: Sendable {
+    private let value = Atomic<UInt64>(0)
+    func next() -> UInt64 { value.add(1, ordering: .relaxed).newValue }
+}
 
 /// The storage behind one model instance: its field values, the last server state, which fields the
 /// app edited, and its id. Generated code reads and writes fields through it.
@@ -20,6 +29,9 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         var store: ResourceStore?
         /// Related instances this record keeps alive once loaded or assigned, by relationship storage.
         var related: [StorageKey: [any ResourceModel]] = [:]
+        /// When a reference of this record last changed, on ``referenceClock``: when two records point
+        /// at one `@Has(.one)`, the one that pointed last wins.
+        var referenceStamp: UInt64 = 0
     }
 
     let state = Locked(State())
@@ -62,6 +74,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
                 if state.edits.isEmpty { state.edits = Array(repeating: 0, count: count) }
                 state.editSequence += 1
                 state.edits[index] = state.editSequence
+                if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
             }
         }
         registrar.willSet(model, keyPath: property)
@@ -110,6 +123,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
                 if !isEdited && !field.isEqual(state.values, patch.values, coder) {
                     field.copy(&state.values, patch.values)
                     changed.append(index)
+                    if field.isReference { state.referenceStamp = referenceClock.next() }
                 }
             }
             return changed
