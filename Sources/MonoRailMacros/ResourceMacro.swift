@@ -253,11 +253,12 @@ public struct ResourcePropertyMacro: AccessorMacro {
         else { return [] }
         var accessors: [AccessorDeclSyntax] = []
         if binding.initializer != nil {
+            // The language needs an init accessor for a computed property with an initial value. The
+            // value already lives in FieldValues' default, so the accessor has nothing to store, and
+            // instances made for server records skip a lock and a write per field.
             accessors.append(
                 """
-                @storageRestrictions(accesses: _$record)
                 init(initialValue) {
-                    _$record.initialize(\\.\(raw: name), to: initialValue)
                 }
                 """)
         }

@@ -27,9 +27,7 @@ struct ResourceMacroTests {
                 }
             }
             var numberOfCars {
-                @storageRestrictions(accesses: _$record)
                 init(initialValue) {
-                    _$record.initialize(\\.numberOfCars, to: initialValue)
                 }
                 get {
                     _$record.value(\\.numberOfCars, of: self, property: \\.numberOfCars)
@@ -47,9 +45,7 @@ struct ResourceMacroTests {
                 }
             }
             var note: String {
-                @storageRestrictions(accesses: _$record)
                 init(initialValue) {
-                    _$record.initialize(\\.note, to: initialValue)
                 }
                 get {
                     _$record.value(\\.note, of: self, property: \\.note)

@@ -95,3 +95,20 @@ struct FieldTypeTests {
         }
     }
 }
+
+@Suite("Initializers")
+struct InitializerTests {
+    @Test("a model's own initializer sets fields; init() keeps the declared defaults")
+    func ownInitializer() {
+        let ticket = Ticket(holder: "Ada", seats: 2)
+        #expect(ticket.holder == "Ada")
+        #expect(ticket.seats == 2)
+        #expect(ticket.note == nil)
+        let empty = Ticket()
+        #expect(empty.holder == "nobody")
+        #expect(empty.seats == 1)
+        #expect(!empty.hasChanges)
+        let specimen = Specimen()
+        #expect(specimen.count == 7 && specimen.livery == .red && specimen.text.isEmpty)
+    }
+}

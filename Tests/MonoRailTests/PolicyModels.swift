@@ -128,3 +128,16 @@ final class Person {
     static var resourceName: String { "member" }
     static var resourcePath: String { "/club/members" }
 }
+
+/// A model with its own initializer, over fields that have defaults.
+@Resource
+final class Ticket {
+    var holder: String = "nobody"
+    var seats: Int = 1
+    var note: String?
+
+    init(holder: String, seats: Int) {
+        self.holder = holder
+        self.seats = seats
+    }
+}

@@ -164,6 +164,8 @@ public final class ResourceStore: Sendable {
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
         let fields = Model.resourceSchema.fields
+        let perTypeListening =
+            (state.broadcasters[type] as? UpdateBroadcaster<ResourceUpdate<Model>>)?.hasSubscribers ?? false
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
         for var patch in patches {
@@ -185,6 +187,8 @@ public final class ResourceStore: Sendable {
             }
             let changed = instance._$record.apply(patch, mode: mode, store: store, coder: coder)
             instances.append(instance)
+            // An instance made here has no observers yet; only a per-model stream could be listening.
+            if isNew && target == nil && !perTypeListening { continue }
             if !changed.isEmpty || isNew {
                 let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
                 announcements.append {

@@ -7,11 +7,15 @@ import Foundation
 package struct FieldCoder {
     let decoding: DecodingContext
     let encoding: EncodingContext
+    /// One decoder reused for every top-level value: `unbox` reads the value it is given, so scalars
+    /// decode without allocating a decoder each.
+    let decoder: ValueDecoderImpl
 
     /// Creates a coder for one batch of work.
     package init(options: CodingOptions) {
         self.decoding = DecodingContext(options: options, userInfo: [:])
         self.encoding = EncodingContext(options: options, userInfo: [:])
+        self.decoder = ValueDecoderImpl(value: .null, path: nil, context: decoding)
     }
 
     /// The options in use.
@@ -19,7 +23,7 @@ package struct FieldCoder {
 
     /// Decodes a value; a `DecodingError`'s coding path is relative to `value`.
     package func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try ValueDecoderImpl(value: value, path: nil, context: decoding).unbox(value, as: type, path: nil)
+        try decoder.unbox(value, as: type, path: nil)
     }
 
     /// Encodes a value into a tree.
