@@ -1,6 +1,6 @@
 extension ResourceField {
     /// A `@References` field holding one id: `train_id`. Called by generated code.
-    public init<Target: ResourceModel>(
+    public convenience init<Target: ResourceModel>(
         reference name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
@@ -21,7 +21,7 @@ extension ResourceField {
     }
 
     /// A `@References(.many)` field holding ids: `train_ids`. Called by generated code.
-    public init<Target: ResourceModel>(
+    public convenience init<Target: ResourceModel>(
         references name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
@@ -42,7 +42,7 @@ extension ResourceField {
     }
 
     /// A `@Has(.embedsOne)` or `@References(.embedsOne)` field. Called by generated code.
-    public init<Target: ResourceModel>(
+    public convenience init<Target: ResourceModel>(
         embedding name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
@@ -61,7 +61,7 @@ extension ResourceField {
     }
 
     /// A `@Has(.embedsMany)` or `@References(.embedsMany)` field. Called by generated code.
-    public init<Target: ResourceModel>(
+    public convenience init<Target: ResourceModel>(
         embedding name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,

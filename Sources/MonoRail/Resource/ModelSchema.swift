@@ -58,7 +58,9 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
 }
 
 /// One field: its names, and how its value is read, written, compared and announced.
-public struct ResourceField<Model: ResourceModel>: Sendable {
+///
+/// A class, so that the merge loops pass one reference per field rather than copying a dozen closures.
+public final class ResourceField<Model: ResourceModel>: Sendable {
     /// The Swift property name.
     public let name: String
     /// The wire key given with `@Field(key:)`; `nil` derives it from ``name`` with the key mapping.
@@ -87,7 +89,7 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     let notify: @Sendable (Model, ObservationRegistrar) -> Void
 
     /// A field of any `Codable` type. Called by generated code.
-    public init<Value: Codable & Sendable>(
+    public convenience init<Value: Codable & Sendable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Value> & Sendable,
@@ -100,7 +102,7 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// A field of an `Equatable` `Codable` type, compared without encoding. Called by generated code.
-    public init<Value: Codable & Sendable & Equatable>(
+    public convenience init<Value: Codable & Sendable & Equatable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Value> & Sendable,
@@ -113,7 +115,7 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// A non-optional field read and written through a transform. Called by generated code.
-    public init<Transform: FieldTransform>(
+    public convenience init<Transform: FieldTransform>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value> & Sendable,
         _ property: any KeyPath<Model, Transform.Value> & Sendable,
@@ -128,7 +130,7 @@ public struct ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// An optional field read and written through a transform; `null` is `nil`. Called by generated code.
-    public init<Transform: FieldTransform>(
+    public convenience init<Transform: FieldTransform>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value?> & Sendable,
         _ property: any KeyPath<Model, Transform.Value?> & Sendable,

@@ -139,20 +139,21 @@ public final class ResourceStore: Sendable {
     /// The checks of ``merge(_:sideloaded:target:mode:coder:)``, embedded records included.
     static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in state: State) throws {
         let type = ObjectIdentifier(Model.self)
-        for patch in patches {
-            for nested in patch.embedded { try nested.patch.check(in: state) }
-            let key = Key(type: type, id: patch.id.description)
+        for position in patches.indices {
+            for nested in patches[position].embedded { try nested.patch.check(in: state) }
+            let id = patches[position].id
+            let key = Key(type: type, id: id.description)
             guard let entry = state.entries[key], let object = entry.object as? Model else { continue }
-            if entry.id != patch.id {
+            if entry.id != id {
                 throw APIError(
                     .inconsistentResponse,
-                    "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(patch.id.debugText): "
+                    "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(id.debugText): "
                         + "the id changed type")
             }
             if let target, object !== target {
                 throw APIError(
                     .inconsistentResponse,
-                    "another live \(Model.resourceSchema.typeName) already has id \(patch.id.debugText)")
+                    "another live \(Model.resourceSchema.typeName) already has id \(id.debugText)")
             }
         }
     }
@@ -168,13 +169,19 @@ public final class ResourceStore: Sendable {
             (state.broadcasters[type] as? UpdateBroadcaster<ResourceUpdate<Model>>)?.hasSubscribers ?? false
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
-        for var patch in patches {
-            for nested in patch.embedded {
-                let children = nested.patch.apply(
-                    in: &state, store: store, coder: coder, announcements: &announcements)
-                fields[nested.index].embedded?.assign(&patch.values, children)
+        for position in patches.indices {
+            var embeddedPatch: RecordPatch<Model>?
+            if !patches[position].embedded.isEmpty {
+                var patch = patches[position]
+                for nested in patch.embedded {
+                    let children = nested.patch.apply(
+                        in: &state, store: store, coder: coder, announcements: &announcements)
+                    fields[nested.index].embedded?.assign(&patch.values, children)
+                }
+                embeddedPatch = patch
             }
-            let key = Key(type: type, id: patch.id.description)
+            let id = patches[position].id
+            let key = Key(type: type, id: id.description)
             let instance: Model
             let isNew: Bool
             if let existing = state.entries[key]?.object as? Model {
@@ -183,9 +190,14 @@ public final class ResourceStore: Sendable {
             } else {
                 instance = target ?? Model()
                 isNew = true
-                state.entries[key] = Entry(object: instance, id: patch.id)
+                state.entries[key] = Entry(object: instance, id: id)
             }
-            let changed = instance._$record.apply(patch, mode: mode, store: store, coder: coder)
+            let changed =
+                if let embeddedPatch {
+                    instance._$record.apply(embeddedPatch, mode: mode, store: store, coder: coder)
+                } else {
+                    instance._$record.apply(patches[position], mode: mode, store: store, coder: coder)
+                }
             instances.append(instance)
             // An instance made here has no observers yet; only a per-model stream could be listening.
             if isNew && target == nil && !perTypeListening { continue }
