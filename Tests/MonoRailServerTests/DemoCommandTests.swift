@@ -27,7 +27,9 @@ struct DemoCommandTests {
             "sameTrain === train: true", "first === second: true", "second.maxSpeed (server value wins): 55.5",
             "second.company (unsaved edit kept): Edited, not saved", "error.statusCode: 422",
             #"error.errors.fullMessages: ["Company can't be blank"]"#, "train.isDeleted: true", "404 Not Found",
-            "→ POST /trains", "→ DELETE /trains/3",
+            "→ POST /trains", "→ DELETE /trains/3", "trainA.cars occupancy: 40, 12",
+            "trainA.cars[0].train === trainA: true",
+            "trainA.conductor: nil", "trainB.conductor: Bill", "→ PUT /conductors/1",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

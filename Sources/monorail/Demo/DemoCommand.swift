@@ -88,7 +88,25 @@ struct Walkthrough {
         show("after revert(), second.company", second.company ?? "nil")
         requests()
 
-        step(6, "A validation error comes back typed, and local edits survive it")
+        step(6, "Relationships: cars and the conductor arrive embedded, as shared instances")
+        let trainA = try await Train.get(id: 1)
+        let trainB = try await Train.get(id: 2)
+        show("trainA.cars occupancy", trainA.cars.map { $0.occupancy.map { "\($0)" } ?? "nil" }.joined(separator: ", "))
+        show("trainA.cars[0].train === trainA", "\(trainA.cars.first?.train === trainA)")
+        show("trainA.conductor", trainA.conductor?.name ?? "nil")
+        show("trainB.conductor", trainB.conductor?.name ?? "nil")
+        requests()
+
+        step(7, "The conductor moves to train 2: both trains follow, with one request")
+        if let conductor = trainA.conductor {
+            conductor.train = trainB
+            try await conductor.save()
+        }
+        show("trainA.conductor", trainA.conductor?.name ?? "nil")
+        show("trainB.conductor", trainB.conductor?.name ?? "nil")
+        requests()
+
+        step(8, "A validation error comes back typed, and local edits survive it")
         let nameless = Train()
         nameless.numberOfCars = 2
         do {
@@ -102,7 +120,7 @@ struct Walkthrough {
         }
         requests()
 
-        step(7, "Delete")
+        step(9, "Delete")
         let id = train.id ?? 0
         try await train.delete()
         show("train.isDeleted", "\(train.isDeleted)")
