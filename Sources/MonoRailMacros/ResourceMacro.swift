@@ -40,10 +40,18 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             let initial = field.relationship?.storage.initial ?? field.initializer?.trimmedDescription ?? "nil"
             return "    var \(field.name): \(field.type) = \(initial)"
         }
+        // The schema's fields, in schema order: plain fields and references or embedded records.
+        let schemaFields = fields.filter { field in
+            !field.isIgnored && !(field.relationship.map { $0.isHas && !$0.isEmbedded } ?? false)
+        }
+        let comparisons = schemaFields.map { "_$same(\($0.name), other.\($0.name))" }.joined(separator: ", ")
         let fieldValues: DeclSyntax = """
             \(raw: access)struct FieldValues: ResourceFieldValues {
             \(raw: storedLines.joined(separator: "\n"))
                 \(raw: access)init() {}
+                \(raw: access)func _$sameFields(as other: FieldValues) -> [Bool?] {
+                    [\(raw: comparisons)]
+                }
             }
             """
         var schemaEntries: [String] = []

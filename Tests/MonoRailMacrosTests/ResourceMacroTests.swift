@@ -64,6 +64,9 @@ struct ResourceMacroTests {
                 var note: String = ""
                 init() {
                 }
+                func _$sameFields(as other: FieldValues) -> [Bool?] {
+                    [_$same(company, other.company), _$same(numberOfCars, other.numberOfCars), _$same(maxSpeed, other.maxSpeed)]
+                }
             }
 
             let _$record = ResourceRecord<Train>()

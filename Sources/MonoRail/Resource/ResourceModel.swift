@@ -106,7 +106,22 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
 public protocol ResourceFieldValues: Sendable {
     /// The values every field is declared with.
     init()
+
+    /// For each schema field, whether it holds the same value in `other`; `nil` where the type is not
+    /// `Equatable`. Generated, so that a merge compares fields directly instead of through key paths.
+    func _$sameFields(as other: Self) -> [Bool?]
 }
+
+extension ResourceFieldValues {
+    /// Compares nothing; every field falls back to its schema comparison.
+    public func _$sameFields(as other: Self) -> [Bool?] { [] }
+}
+
+/// Compares two field values. Called by generated code.
+public func _$same<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool? { lhs == rhs }
+
+/// Values that are not `Equatable` are compared by their schema field instead. Called by generated code.
+public func _$same<Value>(_ lhs: Value, _ rhs: Value) -> Bool? { nil }
 
 /// The persistence actions, passed to ``ResourceModel/customSerialize(_:for:)``.
 public enum ResourceAction: String, Sendable, Hashable {

@@ -109,7 +109,12 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
             // The common case, a record with no pending edits that the response describes in full,
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && !patch.present.contains(false) {
-                for index in fields.indices where !fields[index].isEqual(state.values, patch.values, coder) {
+                let same = patch.values._$sameFields(as: state.values)
+                for index in fields.indices {
+                    let isSame =
+                        (index < same.count ? same[index] : nil)
+                        ?? fields[index].isEqual(state.values, patch.values, coder)
+                    if isSame { continue }
                     changed.append(index)
                     if fields[index].isReference { state.referenceStamp = referenceClock.next() }
                 }
