@@ -10,6 +10,8 @@ let resourceMacros: [String: MacroSpec] = [
     "_ResourceProperty": MacroSpec(type: ResourcePropertyMacro.self),
     "Field": MacroSpec(type: MarkerMacro.self),
     "Ignored": MacroSpec(type: MarkerMacro.self),
+    "References": MacroSpec(type: RelationshipMacro.self),
+    "Has": MacroSpec(type: RelationshipMacro.self),
 ]
 
 /// Expands `source` and compares it with `expanded`, recording failures as Swift Testing issues

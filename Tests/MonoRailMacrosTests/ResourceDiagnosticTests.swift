@@ -33,6 +33,11 @@ struct ResourceDiagnosticTests {
             ("@Resource final class Train { var a: Int = 1 { didSet {} } }", "observers"),
             ("@Resource final class Train { @Field(key: name) var a: Int? }", "must be a string literal"),
             ("@Resource final class Train { @Field(key: \"x\") @Ignored var a: Int? }", "both @Field and @Ignored"),
+            ("@Resource final class Car { @References var train: Train }", "an optional model ('Train?')"),
+            ("@Resource final class Train { @Has(.one) var cars: [Car] }", "'cars' is .one but has type '[Car]'"),
+            ("@Resource final class Train { @Has(.embedsMany) var conductor: Conductor? }", "is .embedsMany"),
+            ("@Resource final class Train { @Has(.sometimes) var cars: [Car] }", "kind must be .one, .many"),
+            ("@Resource final class Train { @Has(foreignKey: key) var cars: [Car] }", "must be a string literal"),
         ] as [(String, String)])
     func misuse(source: String, expected: String) {
         let found = messages(source)

@@ -119,3 +119,35 @@ struct ResourceMacroTests {
         #expect(actual.contains("public init() {"))
     }
 }
+
+@Suite("@References and @Has expansion")
+struct RelationshipMacroTests {
+    @Test("relationships get storage, schema entries, accessors and a $ projection")
+    func relationships() {
+        let source = """
+            @Resource
+            final class Train {
+                @Has(.embedsMany) var cars: [Car]
+                @Has(.one, foreignKey: "locomotive_id") var conductor: Conductor?
+                @References(key: "depot_ref") var depot: Depot?
+                @References(.many) var yards: [Yard]
+            }
+            """
+        let actual = expansionFailures(source, expandsTo: "").joined(separator: "\n")
+        for expected in [
+            "var cars: [Car] = []", "var conductor: [Conductor] = []", "var depot: ResourceID? = nil",
+            "var yards: [ResourceID] = []",
+            #"ResourceField(embedding: "cars", \.cars, \.cars)"#,
+            #"ResourceField(reference: "depot", \.depot, \.depot, key: "depot_ref")"#,
+            #"ResourceField(references: "yards", \.yards, \.yards)"#,
+            #"ResourceRelationship(has: "conductor", \.conductor, foreignKey: "locomotive_id", one: true)"#,
+            #"_$record.embeddedMany(\.cars, of: self, property: \.cars, foreignKey: nil)"#,
+            #"_$record.hasOne(\.conductor, of: self, property: \.conductor, foreignKey: "locomotive_id")"#,
+            #"_$record.referenced(\.depot, of: self, property: \.depot)"#,
+            #"_$record.setReferencedMany(newValue, for: \.yards, of: self, property: \.yards)"#,
+            "var $cars: Related<Train, [Car]>", "var $conductor: Related<Train, Conductor?>",
+        ] {
+            #expect(actual.contains(expected), "missing: \(expected)")
+        }
+    }
+}
