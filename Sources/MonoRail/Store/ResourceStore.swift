@@ -119,7 +119,7 @@ public final class ResourceStore: Sendable {
         var sideInstances: [any ResourceModel] = []
         var announcements: [() -> Void] = []
         try state.withLock { state in
-            try Self.check(patches, target: target, in: state)
+            let found = try Self.check(patches, target: target, in: state)
             for side in sideloaded { try side.check(in: state) }
             if state.entries.count >= state.sweepThreshold {
                 state.entries = state.entries.filter { $0.value.object != nil }
@@ -129,7 +129,7 @@ public final class ResourceStore: Sendable {
                 sideInstances += side.apply(in: &state, store: self, coder: coder, announcements: &announcements)
             }
             instances = Self.apply(
-                patches, target: target, mode: mode, store: self, state: &state, coder: coder,
+                patches, found: found, target: target, mode: mode, store: self, state: &state, coder: coder,
                 announcements: &announcements)
         }
         for announce in announcements { announce() }
@@ -137,13 +137,24 @@ public final class ResourceStore: Sendable {
     }
 
     /// The checks of ``merge(_:sideloaded:target:mode:coder:)``, embedded records included.
-    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in state: State) throws {
+    ///
+    /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
+    @discardableResult
+    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in state: State) throws
+        -> [Model?]
+    {
         let type = ObjectIdentifier(Model.self)
+        var found: [Model?] = []
+        found.reserveCapacity(patches.count)
         for position in patches.indices {
             for nested in patches[position].embedded { try nested.patch.check(in: state) }
             let id = patches[position].id
             let key = Key(type: type, id: id.description)
-            guard let entry = state.entries[key], let object = entry.object as? Model else { continue }
+            guard let entry = state.entries[key], let object = entry.object as? Model else {
+                found.append(nil)
+                continue
+            }
+            found.append(object)
             if entry.id != id {
                 throw APIError(
                     .inconsistentResponse,
@@ -156,11 +167,12 @@ public final class ResourceStore: Sendable {
                     "another live \(Model.resourceSchema.typeName) already has id \(id.debugText)")
             }
         }
+        return found
     }
 
     /// The changes of ``merge(_:sideloaded:target:mode:coder:)``, once every check passed.
     static func apply<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], target: Model?, mode: ResourceRecord<Model>.MergeMode,
+        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: ResourceRecord<Model>.MergeMode,
         store: ResourceStore, state: inout State, coder: FieldCoder, announcements: inout [() -> Void]
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
@@ -184,7 +196,9 @@ public final class ResourceStore: Sendable {
             let key = Key(type: type, id: id.description)
             let instance: Model
             let isNew: Bool
-            if let existing = state.entries[key]?.object as? Model {
+            if let existing = (position < found.count ? found[position] : nil)
+                ?? state.entries[key]?.object as? Model
+            {
                 instance = existing
                 isNew = false
             } else {
