@@ -44,13 +44,17 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let schemaFields = fields.filter { field in
             !field.isIgnored && !(field.relationship.map { $0.isHas && !$0.isEmbedded } ?? false)
         }
-        let comparisons = schemaFields.map { "_$same(\($0.name), other.\($0.name))" }.joined(separator: ", ")
+        let comparisons = schemaFields.enumerated().map { index, field in
+            "        result.record(\(index), _$same(\(field.name), other.\(field.name)))"
+        }.joined(separator: "\n")
         let fieldValues: DeclSyntax = """
             \(raw: access)struct FieldValues: ResourceFieldValues {
             \(raw: storedLines.joined(separator: "\n"))
                 \(raw: access)init() {}
-                \(raw: access)func _$sameFields(as other: FieldValues) -> [Bool?] {
-                    [\(raw: comparisons)]
+                \(raw: access)func _$sameFields(as other: FieldValues) -> FieldComparison {
+                    var result = FieldComparison()
+            \(raw: comparisons)
+                    return result
                 }
             }
             """

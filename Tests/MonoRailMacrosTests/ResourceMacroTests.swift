@@ -64,8 +64,12 @@ struct ResourceMacroTests {
                 var note: String = ""
                 init() {
                 }
-                func _$sameFields(as other: FieldValues) -> [Bool?] {
-                    [_$same(company, other.company), _$same(numberOfCars, other.numberOfCars), _$same(maxSpeed, other.maxSpeed)]
+                func _$sameFields(as other: FieldValues) -> FieldComparison {
+                    var result = FieldComparison()
+                    result.record(0, _$same(company, other.company))
+                    result.record(1, _$same(numberOfCars, other.numberOfCars))
+                    result.record(2, _$same(maxSpeed, other.maxSpeed))
+                    return result
                 }
             }
 

@@ -107,21 +107,44 @@ public protocol ResourceFieldValues: Sendable {
     /// The values every field is declared with.
     init()
 
-    /// For each schema field, whether it holds the same value in `other`; `nil` where the type is not
+    /// For each schema field, whether it holds the same value in `other`, where the type is
     /// `Equatable`. Generated, so that a merge compares fields directly instead of through key paths.
-    func _$sameFields(as other: Self) -> [Bool?]
+    func _$sameFields(as other: Self) -> FieldComparison
 }
 
 extension ResourceFieldValues {
     /// Compares nothing; every field falls back to its schema comparison.
-    public func _$sameFields(as other: Self) -> [Bool?] { [] }
+    public func _$sameFields(as other: Self) -> FieldComparison { FieldComparison() }
+}
+
+/// Which of a record's first 64 fields were compared, and which of those were equal. Built by
+/// generated code; a bit mask, so a merge allocates nothing to compare.
+public struct FieldComparison: Sendable {
+    @usableFromInline var known: UInt64 = 0
+    @usableFromInline var same: UInt64 = 0
+
+    /// An empty comparison.
+    @inlinable public init() {}
+
+    /// Records the comparison of the field at `index`; `nil` leaves it to the schema.
+    @inlinable public mutating func record(_ index: Int, _ isSame: Bool?) {
+        guard index < 64, let isSame else { return }
+        known |= 1 << UInt64(index)
+        if isSame { same |= 1 << UInt64(index) }
+    }
+
+    /// Whether the field at `index` was equal, or `nil` when it was not compared.
+    func isSame(_ index: Int) -> Bool? {
+        guard index < 64, known & (1 << UInt64(index)) != 0 else { return nil }
+        return same & (1 << UInt64(index)) != 0
+    }
 }
 
 /// Compares two field values. Called by generated code.
-public func _$same<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool? { lhs == rhs }
+@inlinable public func _$same<Value: Equatable>(_ lhs: Value, _ rhs: Value) -> Bool? { lhs == rhs }
 
 /// Values that are not `Equatable` are compared by their schema field instead. Called by generated code.
-public func _$same<Value>(_ lhs: Value, _ rhs: Value) -> Bool? { nil }
+@inlinable public func _$same<Value>(_ lhs: Value, _ rhs: Value) -> Bool? { nil }
 
 /// The persistence actions, passed to ``ResourceModel/customSerialize(_:for:)``.
 public enum ResourceAction: String, Sendable, Hashable {

@@ -111,9 +111,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
             if state.edits.isEmpty && !patch.present.contains(false) {
                 let same = patch.values._$sameFields(as: state.values)
                 for index in fields.indices {
-                    let isSame =
-                        (index < same.count ? same[index] : nil)
-                        ?? fields[index].isEqual(state.values, patch.values, coder)
+                    let isSame = same.isSame(index) ?? fields[index].isEqual(state.values, patch.values, coder)
                     if isSame { continue }
                     changed.append(index)
                     if fields[index].isReference { state.referenceStamp = referenceClock.next() }
