@@ -43,22 +43,8 @@ public final class CannedServer: Sendable {
         let state = CannedState()
         let router = Router()
         router.add(middleware: CannedMiddleware(state: state))
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "CannedServer")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "CannedServer"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        for await port in stream {
-            return CannedServer(port: port, state: state, task: task)
-        }
-        throw CancellationError()
+        let (port, task) = try await serve(router, name: "CannedServer")
+        return CannedServer(port: port, state: state, task: task)
     }
 
     /// Stops serving.

@@ -46,23 +46,31 @@ public final class TestServer: Sendable {
         let state = ServerState()
         let router = Router()
         Routes.install(on: router, state: state)
-        let (stream, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "TestServer")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "TestServer"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            },
-            logger: logger)
-        Task { try await app.runService(gracefulShutdownSignals: []) }
-        for await port in stream {
-            return TestServer(port: port, state: state)
-        }
-        throw CancellationError()
+        let (port, _) = try await serve(router, name: "TestServer")
+        return TestServer(port: port, state: state)
     }
+}
+
+/// Serves `router` on 127.0.0.1 on an ephemeral port, in the background.
+///
+/// - Returns: The port once the server listens, and the task serving (cancel it to stop).
+func serve(_ router: Router<BasicRequestContext>, name: String) async throws -> (Int, Task<Void, any Error>) {
+    let (stream, continuation) = AsyncStream<Int>.makeStream()
+    var logger = Logger(label: name)
+    logger.logLevel = .critical
+    let app = Application(
+        router: router,
+        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: name),
+        onServerRunning: { channel in
+            continuation.yield(channel.localAddress?.port ?? 0)
+            continuation.finish()
+        },
+        logger: logger)
+    let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+    for await port in stream {
+        return (port, task)
+    }
+    throw CancellationError()
 }
 
 private let sharedServer = Task { try await TestServer.start() }

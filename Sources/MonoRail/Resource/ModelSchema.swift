@@ -114,6 +114,35 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
 
+    /// An optional field of an `Equatable` `Codable` type: `null` is `nil`, anything else is read as
+    /// the wrapped type directly. Called by generated code.
+    public convenience init<Wrapped: Codable & Sendable & Equatable>(
+        _ name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
+        _ property: any KeyPath<Model, Wrapped?> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key,
+            decode: { value, coder in value == .null ? nil : try coder.decode(Wrapped.self, from: value) },
+            encode: { value, coder in try coder.encode(value) },
+            isEqual: { lhs, rhs, _ in lhs == rhs })
+    }
+
+    /// An optional field of any `Codable` type: `null` is `nil`. Called by generated code.
+    public convenience init<Wrapped: Codable & Sendable>(
+        _ name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
+        _ property: any KeyPath<Model, Wrapped?> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(
+            name, storage, property, key: key,
+            decode: { value, coder in value == .null ? nil : try coder.decode(Wrapped.self, from: value) },
+            encode: { value, coder in try coder.encode(value) },
+            isEqual: { lhs, rhs, coder in (try? coder.encode(lhs)) == (try? coder.encode(rhs)) })
+    }
+
     /// A non-optional field read and written through a transform. Called by generated code.
     public convenience init<Transform: FieldTransform>(
         _ name: String,
