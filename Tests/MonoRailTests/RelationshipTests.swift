@@ -216,6 +216,40 @@ struct RelationshipTests {
         }
     }
 
+    @Test("a cycle of embedded records decodes into one train, and saves without recursion")
+    func cycle() async throws {
+        try await withCanned { server, store in
+            let body = #"""
+                {"cycle_train": {"id": 1, "company": "Loop",
+                 "cars": [{"id": 7, "occupancy": 3, "train": {"id": 1, "company": "Loop", "cars": [{"id": 7}]}}]}}
+                """#
+            server.respond(to: "GET /cycle_trains/1", body: body)
+            server.respond(to: "PUT /cycle_trains/1", body: body)
+            let train = try await CycleTrain.get(id: 1, in: store)
+            let car = try #require(train.cars.first)
+            #expect(car.train === train)
+            #expect(car.occupancy == 3)
+            #expect(store.count == 2)
+            try await train.save()
+            #expect(try recordedBody(try #require(server.requests.last)) == ["cycle_train": ["company": "Loop"]])
+        }
+    }
+
+    @Test("records of different models may share an id")
+    func idsPerModel() async throws {
+        try await withCanned { server, store in
+            server.respond(
+                to: "GET /trains/1",
+                body: #"{"train": {"id": 1, "cars": [{"id": 1, "train_id": 1}], "conductor": {"id": 1, "name": "Bo"}}}"#
+            )
+            let train = try await Spec.Train.get(id: 1, in: store)
+            #expect(train.cars.first?.id == 1)
+            #expect(train.conductor?.id == 1)
+            #expect(store.count == 3)
+            #expect(store.instance(of: Spec.Car.self, id: 1) === train.cars.first)
+        }
+    }
+
     @Test("references are sent as train_id")
     func referencesSent() async throws {
         try await withCanned { server, store in

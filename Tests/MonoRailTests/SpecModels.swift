@@ -57,3 +57,16 @@ final class Node {
     var label: String?
     @Has(.embedsMany) var children: [Node]
 }
+
+/// Both sides embedded: a train embeds its cars, and each car embeds its train.
+@Resource
+final class CycleTrain {
+    var company: String?
+    @Has(.embedsMany, foreignKey: "cycle_train_id") var cars: [CycleCar]
+}
+
+@Resource
+final class CycleCar {
+    var occupancy: Int?
+    @References(.embedsOne) var train: CycleTrain?
+}
