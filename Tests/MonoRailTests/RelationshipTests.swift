@@ -250,6 +250,26 @@ struct RelationshipTests {
         }
     }
 
+    @Test("embedded records go back as nested attributes when the model asks for it")
+    func nestedAttributes() async throws {
+        try await withCanned { server, store in
+            let body = #"{"train": {"id": 1, "company": "N", "cars": [{"id": 5, "occupancy": 2, "train_id": 1}]}}"#
+            server.respond(to: "GET /trains/1", body: body)
+            server.respond(to: "PUT /trains/1", body: body)
+            let train = try await NestedTrain.get(id: 1, in: store)
+            train.cars.first?.occupancy = 3
+            try await train.save()
+            let sent = try recordedBody(try #require(server.requests.last))
+            #expect(
+                sent == [
+                    "train": [
+                        "company": "N",
+                        "cars_attributes": [["id": 5, "occupancy": 3, "needs_repairs": nil, "train_id": 1]],
+                    ]
+                ])
+        }
+    }
+
     @Test("references are sent as train_id")
     func referencesSent() async throws {
         try await withCanned { server, store in

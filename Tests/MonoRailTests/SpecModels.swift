@@ -70,3 +70,12 @@ final class CycleCar {
     var occupancy: Int?
     @References(.embedsOne) var train: CycleTrain?
 }
+
+/// Sends its embedded cars back as Rails nested attributes.
+@Resource(name: "train")
+final class NestedTrain {
+    var company: String?
+    @Has(.embedsMany) var cars: [Spec.Car]
+
+    static var nestedAttributes: [String] { ["cars"] }
+}

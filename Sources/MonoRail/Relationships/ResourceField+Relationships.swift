@@ -54,7 +54,8 @@ extension ResourceField {
                 decode: { json, path, context in
                     try EmbeddedRecords<Target>.decode(json, many: false, at: path, context: context)
                 },
-                assign: { values, instances in values[keyPath: storage] = instances.first as? Target }),
+                assign: { values, instances in values[keyPath: storage] = instances.first as? Target },
+                encodeNested: { values, store in try values[keyPath: storage]?.nestedAttributes(in: store) ?? .null }),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in nil }, encode: { _, _ in .null },
             isEqual: { lhs, rhs, _ in lhs === rhs })
@@ -73,7 +74,10 @@ extension ResourceField {
                 decode: { json, path, context in
                     try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
                 },
-                assign: { values, instances in values[keyPath: storage] = instances.compactMap { $0 as? Target } }),
+                assign: { values, instances in values[keyPath: storage] = instances.compactMap { $0 as? Target } },
+                encodeNested: { values, store in
+                    .array(try values[keyPath: storage].map { try $0.nestedAttributes(in: store) })
+                }),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in [] }, encode: { _, _ in .array([]) },
             isEqual: { lhs, rhs, _ in lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 } })

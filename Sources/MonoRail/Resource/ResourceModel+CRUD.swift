@@ -91,7 +91,7 @@ extension ResourceModel {
         }
         let store = store ?? snapshot.store ?? .default
         let context = try store.context(for: Self.self)
-        let body = try Self.encodeBody(snapshot.values, only: nil, context: context, action: .create)
+        let body = try Self.encodeBody(snapshot.values, only: nil, context: context, action: .create, store: store)
         let path = try context.path(for: context.conventions.routes.create)
         let response = try await context.send(.post, path, body: body, action: .create)
         _ = try Self.mergeRecord(
@@ -113,7 +113,8 @@ extension ResourceModel {
         let context = try store.context(for: Self.self)
         let conventions = context.conventions
         let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
-        let body = try Self.encodeBody(snapshot.values, only: only, context: context, action: .update)
+        let body = try Self.encodeBody(
+            snapshot.values, only: only, context: context, action: .update, store: store)
         let path = try context.path(for: conventions.routes.update, id: id)
         let response = try await context.send(conventions.updateMethod, path, body: body, action: .update)
         if response.body.isEmpty {
@@ -164,12 +165,28 @@ extension ResourceModel {
     }
 
     static func encodeBody(
-        _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, action: ResourceAction
+        _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, action: ResourceAction,
+        store: ResourceStore
     ) throws -> JSONValue {
         let coder = FieldCoder(options: context.coding)
         let fields = resourceSchema.fields
         var object: [String: JSONValue] = [:]
-        for index in indices ?? Array(fields.indices) where fields[index].isSent {
+        for index in indices ?? Array(fields.indices) {
+            guard fields[index].isSent else {
+                // Embedded records go back only as Rails nested attributes, and only when asked for.
+                guard let embedded = fields[index].embedded, nestedAttributes.contains(fields[index].name) else {
+                    continue
+                }
+                do {
+                    object[context.wireKeys[index] + "_attributes"] = try embedded.encodeNested(values, store)
+                } catch {
+                    throw APIError(
+                        .encodingFailed,
+                        "\(resourceSchema.typeName).\(fields[index].name) cannot be encoded: \(error)",
+                        underlyingError: error)
+                }
+                continue
+            }
             do {
                 object[context.wireKeys[index]] = try fields[index].encode(values, coder)
             } catch {

@@ -67,6 +67,10 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// Default: `@Resource(path:)`, or `/` + plural (`/train_cars`).
     static var resourcePath: String { get }
 
+    /// The embedded relationships sent back as Rails nested attributes (`accepts_nested_attributes_for`):
+    /// `["cars"]` sends `"cars_attributes": [{"id": 1, …}]`. Default: none; embedded records are not sent.
+    static var nestedAttributes: [String] { get }
+
     /// Adjusts the store's configuration for this model only (ApiModel's `ApiConfigurable`).
     static func configure(_ configuration: inout MonoRail.Configuration)
 
@@ -178,6 +182,9 @@ extension ResourceModel {
         guard let path = resourceSchema.path else { return "/" + resourcePlural }
         return path.hasPrefix("/") || path.contains("://") ? path : "/" + path
     }
+
+    /// No nested attributes.
+    public static var nestedAttributes: [String] { [] }
 
     /// Leaves the configuration as the store has it.
     public static func configure(_ configuration: inout MonoRail.Configuration) {}

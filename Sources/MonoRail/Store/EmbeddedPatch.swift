@@ -76,6 +76,22 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
 struct EmbeddedCoding<Model: ResourceModel>: Sendable {
     let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
     let assign: @Sendable (inout Model.FieldValues, [any ResourceModel]) -> Void
+    /// The embedded records as Rails' nested attributes: each child's fields, with its id when it has one.
+    let encodeNested: @Sendable (Model.FieldValues, ResourceStore) throws -> JSONValue
+}
+
+extension ResourceModel {
+    /// This record's fields for a nested-attributes body, with its id when it has one.
+    func nestedAttributes(in store: ResourceStore) throws -> JSONValue {
+        let snapshot = _$record.snapshot()
+        let context = try store.context(for: Self.self)
+        var body = try Self.encodeBody(snapshot.values, only: nil, context: context, action: .update, store: store)
+        if let id = snapshot.id, case .object(var object) = body {
+            object["id"] = id.jsonValue
+            body = .object(object)
+        }
+        return body
+    }
 }
 
 /// A related model whose records a response may carry beside the main ones: `{"train": …, "cars": […]}`.
