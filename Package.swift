@@ -93,12 +93,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Layer 5: `monorail scaffold`'s engine, writing models from a sample response.
+        .target(
+            name: "MonoRailScaffold",
+            dependencies: ["MonoRailClient"]
+        ),
         // Layer 5: the `monorail` command.
         .executableTarget(
             name: "monorail",
             dependencies: [
                 "MonoRail",
                 "MonoRailServer",
+                "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -134,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailTests",
-            dependencies: ["MonoRail", "MonoRailServer", "MonoRailAsyncHTTPClient", "TestServer"]
+            dependencies: ["MonoRail", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

@@ -7,8 +7,9 @@ import MonoRailServer
 struct MonoRailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monorail",
-        abstract: "MonoRail's tools: a walkthrough demo and a reference server that speaks the Rails conventions.",
-        subcommands: [Demo.self, Serve.self])
+        abstract:
+            "MonoRail's tools: a walkthrough demo, a reference server that speaks the Rails conventions, and a model scaffolder.",
+        subcommands: [Demo.self, Serve.self, ScaffoldCommand.self])
 }
 
 struct Serve: AsyncParsableCommand {

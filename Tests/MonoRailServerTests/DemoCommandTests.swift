@@ -1,4 +1,5 @@
 import Foundation
+import MonoRailServer
 import Testing
 
 /// Runs the real `monorail demo` binary, as the README tells people to.
@@ -32,6 +33,45 @@ struct DemoCommandTests {
             "trainA.conductor: nil", "trainB.conductor: Bill", "→ PUT /conductors/1",
         ] {
             #expect(text.contains(line), "missing: \(line)")
+        }
+    }
+}
+
+@Suite("monorail scaffold command", .timeLimit(.minutes(2)))
+struct ScaffoldCommandTests {
+    @Test("writes models for a sample file, and for a URL of the reference server")
+    func scaffold() async throws {
+        let binary = CrashSafetyTests.binary
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        let sample = FileManager.default.temporaryDirectory.appendingPathComponent("sample-\(UUID().uuidString).json")
+        try Data(#"{"cars": [{"id": 1, "occupancy": 4, "train_id": 2}]}"#.utf8).write(to: sample)
+        defer { try? FileManager.default.removeItem(at: sample) }
+        let fromFile = try await run(binary, ["scaffold", sample.path])
+        #expect(fromFile.contains("final class Car {"))
+        #expect(fromFile.contains("@References var train: Train?"))
+
+        let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
+        defer { Task { await server.stop() } }
+        let fromURL = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        #expect(fromURL.contains("final class Train {"))
+        #expect(fromURL.contains("@Has(.embedsMany) var cars: [Car]"))
+        #expect(fromURL.contains("@Has(.embedsOne) var conductor: Conductor?"))
+    }
+
+    func run(_ binary: URL, _ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            Thread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }.start()
         }
     }
 }
