@@ -270,6 +270,28 @@ struct RelationshipTests {
         }
     }
 
+    @Test("@References(.many) loads by ids once, reads in id order, and sends train_ids")
+    func referencesMany() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /yards/1", body: #"{"yard": {"id": 1, "name": "North", "train_ids": [2, 1]}}"#)
+            server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "A"}}"#)
+            server.respond(to: "GET /trains/2", body: #"{"train": {"id": 2, "company": "B"}}"#)
+            server.respond(to: "PUT /yards/1", body: #"{"yard": {"id": 1, "name": "North", "train_ids": [2]}}"#)
+            let yard = try await Yard.get(id: 1, in: store)
+            #expect(yard.trains.isEmpty)
+            let trains = try await yard.$trains.load()
+            #expect(trains.map(\.company) == ["B", "A"])
+            let count = server.requests.count
+            _ = try await yard.$trains.load()
+            #expect(server.requests.count == count)
+            yard.trains = [trains[0]]
+            #expect(yard.changes["trains"] == FieldChange(field: "trains", old: [2, 1], new: [2]))
+            try await yard.save()
+            #expect(try recordedBody(try #require(server.requests.last))["yard"]?["train_ids"] == [2])
+            #expect(yard.trains.map(\.company) == ["B"])
+        }
+    }
+
     @Test("references are sent as train_id")
     func referencesSent() async throws {
         try await withCanned { server, store in

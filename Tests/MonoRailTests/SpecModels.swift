@@ -79,3 +79,10 @@ final class NestedTrain {
 
     static var nestedAttributes: [String] { ["cars"] }
 }
+
+/// References many records by id: `"train_ids": [1, 2]`.
+@Resource
+final class Yard {
+    var name: String?
+    @References(.many) var trains: [Seed.Train]
+}
