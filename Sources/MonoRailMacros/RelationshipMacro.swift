@@ -17,7 +17,9 @@ public struct RelationshipMacro: AccessorMacro {
             case .success(let spec) = RelationshipSpec.parse(node, name: name, type: binding.typeAnnotation?.type)
         else { return [] }
         // Diagnostics come from @Resource, which sees the whole class.
-        let foreignKey = spec.foreignKey?.trimmedDescription ?? "nil"
+        let foreignKey =
+            (spec.foreignKey?.trimmedDescription ?? "nil")
+            + (spec.inverse.map { ", inverse: \($0.trimmedDescription)" } ?? "")
         let (getter, setter): (String, String)
         switch (spec.isHas, spec.kind) {
         case (true, .embedsOne):

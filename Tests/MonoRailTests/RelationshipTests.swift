@@ -292,6 +292,18 @@ struct RelationshipTests {
         }
     }
 
+    @Test("inverse: names the related property whose key points back")
+    func inverse() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "A"}}"#)
+            server.respond(to: "GET /wagons?owner_id=1", body: #"{"wagons": [{"id": 3, "load": 9, "owner_id": 1}]}"#)
+            let train = try await InverseTrain.get(id: 1, in: store)
+            let wagons = try await train.$wagons.load()
+            #expect(wagons.map(\.load) == [9])
+            #expect(wagons.first?.owner === train)
+        }
+    }
+
     @Test("references are sent as train_id")
     func referencesSent() async throws {
         try await withCanned { server, store in

@@ -86,3 +86,17 @@ final class Yard {
     var name: String?
     @References(.many) var trains: [Seed.Train]
 }
+
+/// A wagon points at its train through a differently named reference.
+@Resource
+final class Wagon {
+    var load: Int?
+    @References var owner: InverseTrain?
+}
+
+/// Finds its wagons through their `owner` property (the seed's `inverseOf`).
+@Resource(name: "train")
+final class InverseTrain {
+    var company: String?
+    @Has(inverse: "owner") var wagons: [Wagon]
+}

@@ -65,24 +65,26 @@ extension ResourceRecord {
     /// request.
     public func hasMany<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
-        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?
+        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> [Target] {
         registrar.access(model, keyPath: property)
         let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
         guard let id else { return [] }
-        return store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id)
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        return store.instances(of: Target.self, whereKey: key, is: id)
     }
 
     /// Reads a `@Has(.one)`: the first live instance whose foreign key names this record. Called by
     /// generated code.
     public func hasOne<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
-        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?
+        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> Target? {
         registrar.access(model, keyPath: property)
         let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
         guard let id else { return nil }
-        return Self.latest(store.instances(of: Target.self, whereKey: foreignKey ?? Model.resourceName + "_id", is: id))
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
 
     /// Reads a `@Has(.embedsMany)`: the embedded records that still point at this record, then any
@@ -91,11 +93,11 @@ extension ResourceRecord {
     /// code.
     public func embeddedMany<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
-        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?
+        property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> [Target] {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
-        let key = foreignKey ?? Model.resourceName + "_id"
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
             return embedded
         }
@@ -112,11 +114,11 @@ extension ResourceRecord {
     /// by generated code.
     public func embeddedOne<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, Target?> & Sendable, of model: Model,
-        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?
+        property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> Target? {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
-        let key = foreignKey ?? Model.resourceName + "_id"
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
             return embedded
         }
@@ -142,6 +144,19 @@ extension ResourceRecord {
 }
 
 extension ResourceStore {
+    /// The related model's key that names an owner: given, or the key of the `inverse` property, or
+    /// the owner's singular name + `_id`.
+    func foreignKey<Owner: ResourceModel, Target: ResourceModel>(
+        _ explicit: String?, inverse: String?, from owner: Owner.Type, to target: Target.Type
+    ) -> String {
+        if let explicit { return explicit }
+        if let inverse, let context = try? context(for: Target.self),
+            let index = Target.resourceSchema.fields.firstIndex(where: { $0.name == inverse })
+        {
+            return context.wireKeys[index]
+        }
+        return Owner.resourceName + "_id"
+    }
     /// The id a record's wire key `key` holds, if the model has that key and it holds one.
     func foreignKey<Target: ResourceModel>(_ key: String, of target: Target) -> ResourceID? {
         guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {
