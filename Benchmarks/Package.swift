@@ -11,9 +11,12 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
+        // The payload of shared/bench/make-trains-json.py and the plain structs baselines decode into.
+        .target(name: "BenchPayload", path: "Benchmarks/BenchPayload"),
         .executableTarget(
             name: "ClientBenchmarks",
             dependencies: [
+                "BenchPayload",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
                 .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
@@ -25,6 +28,7 @@ let package = Package(
         .executableTarget(
             name: "ResourceBenchmarks",
             dependencies: [
+                "BenchPayload",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
             ],

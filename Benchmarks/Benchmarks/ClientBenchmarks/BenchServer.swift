@@ -1,3 +1,4 @@
+import BenchPayload
 import Foundation
 import Hummingbird
 import Logging

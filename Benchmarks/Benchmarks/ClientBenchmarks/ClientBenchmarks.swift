@@ -1,3 +1,4 @@
+import BenchPayload
 import Benchmark
 import Foundation
 import MonoRail

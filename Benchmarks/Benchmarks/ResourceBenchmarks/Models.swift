@@ -1,38 +1,6 @@
 import Foundation
+import BenchPayload
 import MonoRail
-
-struct Depot: Codable, Sendable, Equatable {
-    var name: String
-    var city: String
-    var capacity: Int
-}
-
-/// The baseline: a plain struct with explicit snake_case coding keys, for raw `JSONDecoder`.
-struct PlainTrain: Codable, Sendable {
-    var id: Int
-    var company: String
-    var numberOfCars: Int
-    var maxSpeed: Double
-    var inService: Bool
-    var builtAt: Date
-    var tags: [String]
-    var depot: Depot
-    var conductorId: Int
-    var notes: String
-
-    enum CodingKeys: String, CodingKey {
-        case id, company, tags, depot, notes
-        case numberOfCars = "number_of_cars"
-        case maxSpeed = "max_speed"
-        case inService = "in_service"
-        case builtAt = "built_at"
-        case conductorId = "conductor_id"
-    }
-}
-
-struct PlainRoot: Decodable {
-    var trains: [PlainTrain]
-}
 
 /// The same record as a MonoRail model.
 @Resource(name: "train")
@@ -43,7 +11,7 @@ final class ModelTrain {
     var inService: Bool = false
     var builtAt: Date?
     var tags: [String] = []
-    var depot: Depot?
+    var depot: BenchDepot?
     var conductorId: Int?
     var notes: String = ""
 }

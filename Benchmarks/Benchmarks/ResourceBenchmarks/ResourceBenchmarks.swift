@@ -1,3 +1,4 @@
+import BenchPayload
 import Benchmark
 import Foundation
 import MonoRail
@@ -12,24 +13,6 @@ func metric(_ name: String) -> BenchmarkMetric {
 
 func microseconds(_ duration: Duration) -> Int {
     Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-}
-
-enum Payload {
-    static let trains: Data = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-rbench-\(getpid())")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/bench/make-trains-json.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, directory.path]
-        process.standardOutput = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
-        return (try? Data(contentsOf: directory.appendingPathComponent("trains.json"))) ?? Data()
-    }()
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -56,7 +39,7 @@ let benchmarks: @Sendable () -> Void = {
                 for side in iteration % 2 == 0 ? [0, 1] : [1, 0] {
                     let start = clock.now
                     if side == 0 {
-                        blackHole(try rawDecoder.decode(PlainRoot.self, from: data).trains.count)
+                        blackHole(try rawDecoder.decode(BenchTrainsRoot.self, from: data).trains.count)
                         raw = clock.now - start
                     } else {
                         blackHole(try ours())

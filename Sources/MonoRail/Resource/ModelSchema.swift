@@ -96,7 +96,8 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key, decode: Self.fieldDecoder(Value.self),
+            name, storage, property, key: key,
+            decode: { value, coder in try coder.decode(Value.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, coder in (try? coder.encode(lhs)) == (try? coder.encode(rhs)) })
     }
@@ -109,7 +110,8 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key, decode: Self.fieldDecoder(Value.self),
+            name, storage, property, key: key,
+            decode: { value, coder in try coder.decode(Value.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
@@ -214,34 +216,6 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
             registrar.willSet(model, keyPath: property)
             registrar.didSet(model, keyPath: property)
         }
-    }
-}
-
-extension ResourceField {
-    /// The decoder of a field's value, chosen once per field: optionals read `null` as `nil` and
-    /// their wrapped type directly, without going through `Optional`'s `init(from:)`.
-    static func fieldDecoder<Value: Decodable>(_ type: Value.Type) -> @Sendable (JSONValue, FieldCoder) throws -> Value
-    {
-        guard let optional = Value.self as? any OptionalFieldDecoding.Type else {
-            return { value, coder in try coder.decode(Value.self, from: value) }
-        }
-        return { value, coder in
-            guard let decoded = try optional.decodeField(value, coder: coder) as? Value else {
-                throw FieldTransformError("\(Value.self) cannot hold \(value)")
-            }
-            return decoded
-        }
-    }
-}
-
-/// Optionals of decodable values, read without `Optional.init(from:)`.
-protocol OptionalFieldDecoding {
-    static func decodeField(_ value: JSONValue, coder: FieldCoder) throws -> Self
-}
-
-extension Optional: OptionalFieldDecoding where Wrapped: Decodable {
-    static func decodeField(_ value: JSONValue, coder: FieldCoder) throws -> Wrapped? {
-        value == .null ? nil : try coder.decode(Wrapped.self, from: value)
     }
 }
 

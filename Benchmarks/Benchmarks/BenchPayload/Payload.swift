@@ -1,23 +1,23 @@
-import Foundation
+public import Foundation
 
 /// The plain structs both decoders fill, with explicit snake_case coding keys.
-struct BenchDepot: Codable, Sendable {
-    var name: String
-    var city: String
-    var capacity: Int
+public struct BenchDepot: Codable, Sendable, Equatable {
+    public var name: String
+    public var city: String
+    public var capacity: Int
 }
 
-struct BenchTrain: Codable, Sendable {
-    var id: Int
-    var company: String
-    var numberOfCars: Int
-    var maxSpeed: Double
-    var inService: Bool
-    var builtAt: Date
-    var tags: [String]
-    var depot: BenchDepot
-    var conductorId: Int
-    var notes: String
+public struct BenchTrain: Codable, Sendable {
+    public var id: Int
+    public var company: String
+    public var numberOfCars: Int
+    public var maxSpeed: Double
+    public var inService: Bool
+    public var builtAt: Date
+    public var tags: [String]
+    public var depot: BenchDepot
+    public var conductorId: Int
+    public var notes: String
 
     enum CodingKeys: String, CodingKey {
         case id, company, tags, depot, notes
@@ -29,12 +29,12 @@ struct BenchTrain: Codable, Sendable {
     }
 }
 
-struct BenchTrainsRoot: Decodable {
-    var trains: [BenchTrain]
+public struct BenchTrainsRoot: Decodable {
+    public var trains: [BenchTrain]
 }
 
 /// The payloads `shared/bench/make-trains-json.py` writes, generated once per run.
-enum Payload {
+public enum Payload {
     static let directory: URL = {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-bench-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -51,6 +51,6 @@ enum Payload {
         return directory
     }()
 
-    static let trains: Data = (try? Data(contentsOf: directory.appendingPathComponent("trains.json"))) ?? Data()
-    static let train1: Data = (try? Data(contentsOf: directory.appendingPathComponent("train1.json"))) ?? Data()
+    public static let trains: Data = (try? Data(contentsOf: directory.appendingPathComponent("trains.json"))) ?? Data()
+    public static let train1: Data = (try? Data(contentsOf: directory.appendingPathComponent("train1.json"))) ?? Data()
 }
