@@ -47,6 +47,24 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let comparisons = schemaFields.enumerated().map { index, field in
             "        result.record(\(index), _$same(\(field.name), other.\(field.name)))"
         }.joined(separator: "\n")
+        let directCases = schemaFields.enumerated().compactMap { index, field -> String? in
+            guard field.relationship == nil, field.transform == nil else { return nil }
+            let optional = field.type.hasSuffix("?") || field.type.hasPrefix("Optional<")
+            return "        case \(index): \(field.name) = try decoder.\(optional ? "decodeOptional" : "decode")(value)"
+        }
+        let directDecode =
+            directCases.isEmpty
+            ? ""
+            : """
+
+                \(access)mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool {
+                    switch index {
+            \(directCases.joined(separator: "\n"))
+                    default: return false
+                    }
+                    return true
+                }
+            """
         let fieldValues: DeclSyntax = """
             \(raw: access)struct FieldValues: ResourceFieldValues {
             \(raw: storedLines.joined(separator: "\n"))
@@ -55,7 +73,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                     var result = FieldComparison()
             \(raw: comparisons)
                     return result
-                }
+                }\(raw: directDecode)
             }
             """
         var schemaEntries: [String] = []

@@ -114,9 +114,19 @@ public protocol ResourceFieldValues: Sendable {
     /// For each schema field, whether it holds the same value in `other`, where the type is
     /// `Equatable`. Generated, so that a merge compares fields directly instead of through key paths.
     func _$sameFields(as other: Self) -> FieldComparison
+
+    /// Decodes the schema field at `index` straight into its property; `false` when the field is
+    /// decoded by its schema entry instead (transforms, relationships). Generated, so that a decode
+    /// writes properties directly instead of through key paths.
+    mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool
 }
 
 extension ResourceFieldValues {
+    /// Decodes nothing directly; every field goes through its schema entry.
+    public mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws
+        -> Bool
+    { false }
+
     /// Compares nothing; every field falls back to its schema comparison.
     public func _$sameFields(as other: Self) -> FieldComparison { FieldComparison() }
 }
@@ -141,6 +151,25 @@ public struct FieldComparison: Sendable {
     func isSame(_ index: Int) -> Bool? {
         guard index < 64, known & (1 << UInt64(index)) != 0 else { return nil }
         return same & (1 << UInt64(index)) != 0
+    }
+}
+
+/// Reads single field values with one response's options. Passed to generated code.
+public struct FieldDecoder {
+    let coder: FieldCoder
+
+    /// Decodes a non-optional field.
+    ///
+    /// - Throws: `DecodingError` for a value of the wrong type.
+    public func decode<Value: Decodable>(_ value: JSONValue) throws -> Value {
+        try coder.decode(Value.self, from: value)
+    }
+
+    /// Decodes an optional field: `null` is `nil`.
+    ///
+    /// - Throws: `DecodingError` for a value of the wrong type.
+    public func decodeOptional<Value: Decodable>(_ value: JSONValue) throws -> Value? {
+        value == .null ? nil : try coder.decode(Value.self, from: value)
     }
 }
 

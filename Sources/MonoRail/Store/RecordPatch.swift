@@ -54,6 +54,7 @@ struct RecordDecoder<Model: ResourceModel> {
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)
         var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
+        let direct = FieldDecoder(coder: coder)
         for index in fields.indices {
             let field = fields[index]
             let key = wireKeys[index]
@@ -69,7 +70,9 @@ struct RecordDecoder<Model: ResourceModel> {
                 continue
             }
             do {
-                try field.decode(&values, raw, coder)
+                if try !values._$decodeField(index, from: raw, with: direct) {
+                    try field.decode(&values, raw, coder)
+                }
                 present[index] = true
             } catch {
                 let assigned: (any Sendable)?
