@@ -240,10 +240,10 @@ extension ResourceModel {
             let decoder = context.decoder(coder: coder, store: store)
             var patches: [RecordPatch<Self>] = []
             patches.reserveCapacity(array.count)
-            var seen = Set<String>(minimumCapacity: array.count)
+            var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: array.count)
             for (index, element) in array.enumerated() {
                 let patch = try decoder.decode(element, at: RecordLocation(base: base, index: index))
-                guard seen.insert(patch.id.description).inserted else {
+                guard seen.insert(ResourceStore.Key.Normalized(patch.id)).inserted else {
                     throw APIError(
                         .inconsistentResponse,
                         "\(resourceSchema.typeName) \(patch.id.debugText) appears twice in one list (at \(base)[\(index)])"

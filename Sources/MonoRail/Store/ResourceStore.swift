@@ -20,9 +20,31 @@ public final class ResourceStore: Sendable {
     public static let `default` = ResourceStore()
 
     struct Key: Hashable {
+        /// An id with `1` and `"1"` made equal, so a changed id type is noticed, not duplicated.
+        enum Normalized: Hashable {
+            case int(Int64)
+            case string(String)
+
+            init(_ id: ResourceID) {
+                switch id {
+                case .int(let int): self = .int(int)
+                case .string(let string):
+                    if let int = Int64(string), String(int) == string {
+                        self = .int(int)
+                    } else {
+                        self = .string(string)
+                    }
+                }
+            }
+        }
+
         let type: ObjectIdentifier
-        /// The id's text: `1` and `"1"` share a key, so a changed id type is noticed, not duplicated.
-        let id: String
+        let id: Normalized
+
+        init(type: ObjectIdentifier, id: ResourceID) {
+            self.type = type
+            self.id = Normalized(id)
+        }
     }
 
     struct Entry {
@@ -73,7 +95,7 @@ public final class ResourceStore: Sendable {
 
     /// The live instance of a model with an id, if any; makes no request.
     public func instance<Model: ResourceModel>(of type: Model.Type, id: some ResourceIDConvertible) -> Model? {
-        let key = Key(type: ObjectIdentifier(type), id: id.resourceID.description)
+        let key = Key(type: ObjectIdentifier(type), id: id.resourceID)
         return state.withLock { $0.entries[key]?.object as? Model }
     }
 
@@ -149,7 +171,7 @@ public final class ResourceStore: Sendable {
         for position in patches.indices {
             for nested in patches[position].embedded { try nested.patch.check(in: state) }
             let id = patches[position].id
-            let key = Key(type: type, id: id.description)
+            let key = Key(type: type, id: id)
             guard let entry = state.entries[key], let object = entry.object as? Model else {
                 found.append(nil)
                 continue
@@ -193,7 +215,7 @@ public final class ResourceStore: Sendable {
                 embeddedPatch = patch
             }
             let id = patches[position].id
-            let key = Key(type: type, id: id.description)
+            let key = Key(type: type, id: id)
             let instance: Model
             let isNew: Bool
             if let existing = (position < found.count ? found[position] : nil)
@@ -228,7 +250,7 @@ public final class ResourceStore: Sendable {
 
     /// Forgets a deleted record.
     func remove<Model: ResourceModel>(_ instance: Model, id: ResourceID) {
-        let key = Key(type: ObjectIdentifier(Model.self), id: id.description)
+        let key = Key(type: ObjectIdentifier(Model.self), id: id)
         state.withLock { state in
             if let entry = state.entries[key], entry.object === instance || entry.object == nil {
                 state.entries[key] = nil
