@@ -155,10 +155,8 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         guard case .object(let object) = json, object["errors"] != nil, object["id"] == nil,
             let errors = ValidationErrors.parse(json, roots: [singular], allowsBareFields: false), !errors.isEmpty
         else { return }
-        throw APIError(
-            .validationFailed, "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
-            request: response.request, response: response.response, rawBody: response.body, parsedBody: json,
-            validationErrors: errors)
+        throw APIError.validationFailed(
+            errors, request: response.request, response: response.response, rawBody: response.body, parsedBody: json)
     }
 
     func failure(_ message: String, _ response: APIResponse, _ json: JSONValue?) -> APIError {

@@ -87,11 +87,9 @@ extension APIClient {
         if configuration.validationStatuses.contains(status.code), let parsed {
             let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
             if let errors = ValidationErrors.parse(parsed, roots: roots), !errors.isEmpty {
-                throw APIError(
-                    .validationFailed,
-                    "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
-                    request: result.request, response: result.response, rawBody: result.body, parsedBody: parsed,
-                    validationErrors: errors)
+                throw APIError.validationFailed(
+                    errors, request: result.request, response: result.response, rawBody: result.body,
+                    parsedBody: parsed)
             }
         }
         throw APIError(

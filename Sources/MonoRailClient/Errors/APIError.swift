@@ -160,6 +160,16 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
 public typealias ActiveNetworkError = APIError
 
 extension APIError {
+    /// The error for a body holding validation messages, wherever it was found.
+    package static func validationFailed(
+        _ errors: ValidationErrors, request: HTTPRequest?, response: HTTPResponse?, rawBody: Data?,
+        parsedBody: JSONValue?
+    ) -> APIError {
+        APIError(
+            .validationFailed, "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
+            request: request, response: response, rawBody: rawBody, parsedBody: parsedBody, validationErrors: errors)
+    }
+
     /// Wraps any error exactly once: an ``APIError`` passes through, a ``TransportError`` or
     /// cancellation becomes the matching code.
     static func wrapping(_ error: any Error, request: HTTPRequest?) -> APIError {

@@ -116,9 +116,8 @@ public struct ResponseDecoder: Sendable {
             let errors = ValidationErrors.parse(container, roots: roots, allowsBareFields: false),
             !errors.isEmpty
         {
-            throw APIError(
-                .validationFailed, "the server rejected the request: \(errors.fullMessages.joined(separator: ", "))",
-                request: request, response: response, rawBody: rawBody, parsedBody: json, validationErrors: errors)
+            throw APIError.validationFailed(
+                errors, request: request, response: response, rawBody: rawBody, parsedBody: json)
         }
         do {
             let value = try ValueDecoder(options: coding).decode(T.self, from: main, path: path)
