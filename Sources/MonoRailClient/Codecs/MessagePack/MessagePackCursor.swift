@@ -1,0 +1,148 @@
+/// Reads MessagePack headers one at a time from a buffer, checking every length against the bytes
+/// that remain before anything is allocated.
+///
+/// The tree builders (``MessagePackReader``) sit on top of it, so the format's byte layout is
+/// decoded in exactly one place.
+struct MessagePackCursor {
+    /// What one header announces. Strings, binary and extension payloads are `count` bytes starting
+    /// at the cursor's offset; arrays and maps are followed by their elements.
+    enum Header {
+        case `nil`
+        case bool(Bool)
+        case int(Int64)
+        case uint(UInt64)
+        case float(Float)
+        case double(Double)
+        case string(count: Int)
+        case binary(count: Int)
+        case array(count: Int)
+        case map(count: Int)
+        case `extension`(type: Int8, count: Int)
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { offset == bytes.count }
+    var remaining: Int { bytes.count - offset }
+
+    func error(_ code: MessagePackError.Code, _ reason: String, at position: Int? = nil) -> MessagePackError {
+        MessagePackError(code, offset: position ?? offset, reason: reason)
+    }
+
+    @inline(__always) private mutating func byte() throws(MessagePackError) -> UInt8 {
+        guard offset < bytes.count else { throw error(.truncated, "the input ends inside a value") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    @inline(__always) private mutating func load<T: FixedWidthInteger>(_: T.Type) throws(MessagePackError) -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw error(.truncated, "the input ends inside a \(size)-byte number") }
+        defer { offset += size }
+        return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    /// Reads a length and checks that at least `count × minimumSize` bytes remain, so a hostile
+    /// length can never make a reader reserve memory for data that is not there.
+    @inline(__always) private mutating func length<T: FixedWidthInteger>(
+        _: T.Type, minimumSize: Int = 1, of what: String
+    ) throws(MessagePackError) -> Int {
+        let start = offset
+        let count = Int(try load(T.self))
+        guard count <= remaining / minimumSize else {
+            throw error(
+                .truncated, "\(what) claims \(count) \(minimumSize == 1 ? "bytes" : "elements") but only \(remaining) bytes remain",
+                at: start)
+        }
+        return count
+    }
+
+    /// Reads the next header.
+    mutating func header() throws(MessagePackError) -> Header {
+        let start = offset
+        let lead = try byte()
+        switch lead {
+        case 0x00...0x7f: return .uint(UInt64(lead))
+        case 0x80...0x8f: return try checked(.map(count: Int(lead & 0x0f)), at: start)
+        case 0x90...0x9f: return try checked(.array(count: Int(lead & 0x0f)), at: start)
+        case 0xa0...0xbf: return try checked(.string(count: Int(lead & 0x1f)), at: start)
+        case 0xc0: return .nil
+        case 0xc1: throw error(.invalidByte, "0xc1 is reserved and never used", at: start)
+        case 0xc2: return .bool(false)
+        case 0xc3: return .bool(true)
+        case 0xc4: return .binary(count: try length(UInt8.self, of: "bin 8"))
+        case 0xc5: return .binary(count: try length(UInt16.self, of: "bin 16"))
+        case 0xc6: return .binary(count: try length(UInt32.self, of: "bin 32"))
+        case 0xc7:
+            let count = try length(UInt8.self, of: "ext 8")
+            return .extension(type: Int8(bitPattern: try byte()), count: try checkedPayload(count, at: start))
+        case 0xc8:
+            let count = try length(UInt16.self, of: "ext 16")
+            return .extension(type: Int8(bitPattern: try byte()), count: try checkedPayload(count, at: start))
+        case 0xc9:
+            let count = try length(UInt32.self, of: "ext 32")
+            return .extension(type: Int8(bitPattern: try byte()), count: try checkedPayload(count, at: start))
+        case 0xca: return .float(Float(bitPattern: try load(UInt32.self)))
+        case 0xcb: return .double(Double(bitPattern: try load(UInt64.self)))
+        case 0xcc: return .uint(UInt64(try load(UInt8.self)))
+        case 0xcd: return .uint(UInt64(try load(UInt16.self)))
+        case 0xce: return .uint(UInt64(try load(UInt32.self)))
+        case 0xcf: return .uint(try load(UInt64.self))
+        case 0xd0: return .int(Int64(try load(Int8.self)))
+        case 0xd1: return .int(Int64(try load(Int16.self)))
+        case 0xd2: return .int(Int64(try load(Int32.self)))
+        case 0xd3: return .int(try load(Int64.self))
+        case 0xd4...0xd8:
+            let count = 1 << Int(lead - 0xd4)
+            return .extension(type: Int8(bitPattern: try byte()), count: try checkedPayload(count, at: start))
+        case 0xd9: return .string(count: try length(UInt8.self, of: "str 8"))
+        case 0xda: return .string(count: try length(UInt16.self, of: "str 16"))
+        case 0xdb: return .string(count: try length(UInt32.self, of: "str 32"))
+        case 0xdc: return .array(count: try length(UInt16.self, of: "array 16"))
+        case 0xdd: return .array(count: try length(UInt32.self, of: "array 32"))
+        case 0xde: return .map(count: try length(UInt16.self, minimumSize: 2, of: "map 16"))
+        case 0xdf: return .map(count: try length(UInt32.self, minimumSize: 2, of: "map 32"))
+        default: return .int(Int64(Int8(bitPattern: lead)))  // 0xe0...0xff: negative fixint
+        }
+    }
+
+    /// Checks a fix-form length against the bytes that remain.
+    private func checked(_ header: Header, at start: Int) throws(MessagePackError) -> Header {
+        switch header {
+        case .string(let count) where count > remaining,
+            .array(let count) where count > remaining,
+            .map(let count) where count > remaining / 2:
+            throw error(.truncated, "a value claims \(count) items but only \(remaining) bytes remain", at: start)
+        default: return header
+        }
+    }
+
+    private func checkedPayload(_ count: Int, at start: Int) throws(MessagePackError) -> Int {
+        guard count <= remaining else {
+            throw error(.truncated, "an extension claims \(count) bytes but only \(remaining) remain", at: start)
+        }
+        return count
+    }
+
+    /// Takes `count` payload bytes announced by the last header.
+    @inline(__always) mutating func take(_ count: Int) -> UnsafeRawBufferPointer {
+        // The header already checked `count` against the remaining bytes.
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+    }
+
+    /// Takes a string payload, validating UTF-8.
+    mutating func string(_ count: Int) throws(MessagePackError) -> String {
+        let start = offset
+        let payload = take(count)
+        guard let string = String(validating: payload.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+            throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
+        }
+        return string
+    }
+}
