@@ -142,6 +142,9 @@ public struct AsyncHTTPClientTransport: Transport {
         case .file(let url, let length):
             let chunks = try FileChunks(url: url, chunkSize: configuration.fileChunkSize)
             return .stream(ProgressReporting(base: chunks, total: length, progress: progress), length: .known(length))
+        case .segments(_, let length):
+            let buffers = body.chunks(size: configuration.fileChunkSize).map { ByteBuffer(data: $0) }
+            return .stream(ProgressReporting(base: buffers, total: length, progress: progress), length: .known(length))
         case .stream(let stream, let length):
             let buffers = stream.map { ByteBuffer(data: $0) }
             return .stream(

@@ -93,8 +93,11 @@ public struct ReferenceServer: Sendable {
         }
         UploadRoutes(directory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
             .install(on: router)
-        ResourceRoutes(store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope)
-            .install(on: router)
+        ResourceRoutes(
+            store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
+            uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize
+        )
+        .install(on: router)
         var quiet = Logger(label: "MonoRailServer")
         quiet.logLevel = .critical
         return Application(

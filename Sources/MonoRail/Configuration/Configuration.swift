@@ -14,6 +14,7 @@ extension MonoRail {
     ///     $0.apiRootURL = URL(string: "https://api.example.com/v1")!
     ///     $0.conventions = .djangoREST
     ///     $0.coding.coercion = .lenient
+    ///     $0.format = .messagePack
     ///     $0.middleware = [HeadersMiddleware(["Authorization": "Bearer …"])]
     /// }
     /// ```
@@ -26,6 +27,10 @@ extension MonoRail {
         public var conventions: ServerConventions
         /// Key mapping (snake_case), date formats and coercion (strict by default).
         public var coding: CodingOptions
+        /// The body format and the `Accept` asked for: ``WireFormat/json`` (default),
+        /// ``WireFormat/messagePack``, ``WireFormat/formURLEncoded`` or ``WireFormat/multipart``.
+        /// Models with a ``FileUpload`` to send go out as `multipart/form-data` whatever this says.
+        public var format: WireFormat = .json
         /// Middleware, outermost first: headers, parameters, hooks, logging.
         public var middleware: [any Middleware]
         /// When to retry. Default ``RetryPolicy/default``: idempotent requests on transient failures.
@@ -36,7 +41,8 @@ extension MonoRail {
         public var timeout: Duration?
         /// The largest response body collected.
         public var maxResponseBodySize: Int
-        /// Header fields sent with every request unless the request sets them.
+        /// Header fields sent with every request unless the request sets them. `Accept` follows
+        /// ``format`` unless set here.
         public var defaultHeaders: HTTPFields
         /// Where requests are logged.
         public var logger: Logger
@@ -57,7 +63,7 @@ extension MonoRail {
             deduplicatesRequests: Bool = true,
             timeout: Duration? = nil,
             maxResponseBodySize: Int = RequestMetadata.defaultMaxResponseBodySize,
-            defaultHeaders: HTTPFields = [.accept: "application/json"],
+            defaultHeaders: HTTPFields = HTTPFields(),
             logger: Logger = Logger(label: "MonoRail"),
             requestLogLevel: Logger.Level = .debug
         ) {
@@ -89,6 +95,7 @@ extension MonoRail {
                 baseURL: apiRootURL,
                 transport: transport ?? MonoRail.defaultTransport,
                 coding: coding,
+                format: format,
                 envelope: EnvelopeStyle(rootNamespace: conventions.rootNamespace),
                 middleware: middleware,
                 retryPolicy: retryPolicy,

@@ -73,6 +73,8 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     let embedded: EmbeddedCoding<Model>?
     /// Whether the field is sent in request bodies (embedded records are not).
     let isSent: Bool
+    /// Whether the field holds a ``FileUpload``: sent only while it has bytes to upload.
+    let isUpload: Bool
     /// Whether the field is a `@References` foreign key.
     var isReference: Bool { related != nil && embedded == nil }
     /// The related model whose records may arrive side-loaded beside this one.
@@ -200,6 +202,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.defaultKey = defaultKey ?? { $0.wireKey(for: name) }
         self.embedded = embedded
         self.isSent = isSent
+        self.isUpload = Value.self == FileUpload.self || Value.self == FileUpload?.self
         self.related = related
         self.load = load
         self.adopt = adopt

@@ -79,10 +79,17 @@ extension ResourceModel {
     /// Creates the record on the server (`POST /trains` with `{"train": {…}}`); the instance takes the
     /// new id and joins the store.
     ///
-    /// - Parameter store: The store to join; default: the instance's store, else ``ResourceStore/default``.
+    /// A record with a ``FileUpload`` to send goes out as `multipart/form-data`
+    /// (`train[photo]` file parts beside `train[company]` fields).
+    ///
+    /// - Parameters:
+    ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
+    ///   - uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Throws: ``APIError``: ``APIError/Code/validationFailed`` with ``APIError/errors`` for a 422 (the
     ///   instance keeps its edits), or as ``ResourceModel/get(id:in:)``.
-    public func create(in store: ResourceStore? = nil) async throws {
+    public func create(
+        in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws {
         let snapshot = _$record.snapshot()
         if let id = snapshot.id {
             throw APIError(
@@ -91,9 +98,11 @@ extension ResourceModel {
         }
         let store = store ?? snapshot.store ?? .default
         let context = try store.context(for: Self.self)
-        let body = try Self.encodeBody(snapshot.values, only: nil, context: context, action: .create, store: store)
+        let (body, files) = try Self.encodeBody(
+            snapshot.values, only: nil, context: context, action: .create, store: store)
         let path = try context.path(for: context.conventions.routes.create)
-        let response = try await context.send(.post, path, body: body, action: .create)
+        let response = try await context.send(
+            .post, path, body: body, files: files, action: .create, uploadProgress: uploadProgress)
         _ = try Self.mergeRecord(
             response, context: context, store: store, expecting: nil, target: self, mode: .saved(sent: snapshot.edits))
     }
@@ -101,22 +110,26 @@ extension ResourceModel {
     /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:)``.
     ///
     /// Edits made while the request is in flight stay pending; the ones sent become the saved state.
+    /// A ``FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
+    /// server answers with the stored file it is not sent again.
     ///
-    /// - Throws: ``APIError``, as ``create(in:)``.
-    public func save() async throws {
+    /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
+    /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
+    public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws {
         let snapshot = _$record.snapshot()
         guard let id = snapshot.id else {
-            try await create()
+            try await create(uploadProgress: uploadProgress)
             return
         }
         let store = snapshot.store ?? .default
         let context = try store.context(for: Self.self)
         let conventions = context.conventions
         let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
-        let body = try Self.encodeBody(
+        let (body, files) = try Self.encodeBody(
             snapshot.values, only: only, context: context, action: .update, store: store)
         let path = try context.path(for: conventions.routes.update, id: id)
-        let response = try await context.send(conventions.updateMethod, path, body: body, action: .update)
+        let response = try await context.send(
+            conventions.updateMethod, path, body: body, files: files, action: .update, uploadProgress: uploadProgress)
         if response.body.isEmpty {
             _$record.markSaved(sent: snapshot.edits)
             return
@@ -167,7 +180,7 @@ extension ResourceModel {
     static func encodeBody(
         _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, action: ResourceAction,
         store: ResourceStore
-    ) throws -> JSONValue {
+    ) throws -> (JSONValue, FileAttachments) {
         let coder = FieldCoder(options: context.coding)
         let fields = resourceSchema.fields
         var object: [String: JSONValue] = [:]
@@ -188,7 +201,10 @@ extension ResourceModel {
                 continue
             }
             do {
-                object[context.wireKeys[index]] = try fields[index].encode(values, coder)
+                let value = try fields[index].encode(values, coder)
+                // A file the server already has (or none) is not sent: there is nothing to upload.
+                if fields[index].isUpload, value == .null { continue }
+                object[context.wireKeys[index]] = value
             } catch {
                 throw APIError(
                     .encodingFailed,
@@ -197,7 +213,7 @@ extension ResourceModel {
             }
         }
         do {
-            return try customSerialize(.object(object), for: action)
+            return (try customSerialize(.object(object), for: action), coder.attachments)
         } catch {
             throw APIError(
                 .encodingFailed, "\(resourceSchema.typeName).customSerialize failed: \(error)", underlyingError: error)

@@ -85,7 +85,12 @@ extension ResourceModel {
     func nestedAttributes(in store: ResourceStore) throws -> JSONValue {
         let snapshot = _$record.snapshot()
         let context = try store.context(for: Self.self)
-        var body = try Self.encodeBody(snapshot.values, only: nil, context: context, action: .update, store: store)
+        var (body, files) = try Self.encodeBody(
+            snapshot.values, only: nil, context: context, action: .update, store: store)
+        guard files.isEmpty else {
+            throw APIError(
+                .encodingFailed, "\(Self.resourceSchema.typeName) holds a file; nested attributes cannot carry uploads")
+        }
         if let id = snapshot.id, case .object(var object) = body {
             object["id"] = id.jsonValue
             body = .object(object)

@@ -60,13 +60,15 @@ final class ModelContext<Model: ResourceModel>: Sendable {
 
     func send(
         _ method: HTTPRequest.Method, _ path: APIPath, query: [String: JSONValue] = [:], body: JSONValue? = nil,
-        action: ResourceAction
+        files: FileAttachments = FileAttachments(), action: ResourceAction,
+        uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws -> APIResponse {
         if let sendingError { throw sendingError }
         let request = APIRequest(
-            method: method, path: path, query: query, body: body.map { .json($0) },
+            method: method, path: path, query: query, body: body.map { .tree($0, files: files) },
             bodyRoot: conventions.wrapsRequestBody && body != nil ? singular : nil,
-            options: RequestOptions(operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)"))
+            options: RequestOptions(
+                operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)", uploadProgress: uploadProgress))
         return try await client.send(request)
     }
 

@@ -50,30 +50,50 @@ extension APIClient {
         for field in configuration.defaultHeaders where head.headerFields[field.name] == nil {
             head.headerFields.append(field)
         }
+        let format = request.options.format ?? configuration.format
+        if head.headerFields[.accept] == nil {
+            head.headerFields[.accept] = format.accept
+        }
         guard let body = request.body else { return (head, nil) }
-        let (requestBody, contentType) = try encode(body, root: request.bodyRoot)
+        let (requestBody, contentType) = try encode(body, root: request.bodyRoot, format: format)
         if head.headerFields[.contentType] == nil {
             head.headerFields[.contentType] = contentType
         }
         return (head, requestBody)
     }
 
-    func encode(_ body: APIRequest.Body, root: String?) throws -> (RequestBody, String) {
-        let json: JSONValue
+    func encode(_ body: APIRequest.Body, root: String?, format: WireFormat) throws -> (RequestBody, String) {
+        let tree: JSONValue
+        var files = FileAttachments()
         switch body {
         case .raw(let raw, let contentType):
             return (raw, contentType)
+        case .multipart(let form):
+            return (try form.body(), form.contentType)
         case .json(let value):
-            json = value
+            tree = value
+        case .tree(let value, let attachments):
+            tree = value
+            files = attachments
         case .encodable(let value):
             do {
-                json = try ValueEncoder(options: configuration.coding).encode(value)
+                let context = EncodingContext(options: configuration.coding, userInfo: [:])
+                tree = try context.box(value, path: nil)
+                files = context.attachments
             } catch {
                 throw APIError(.encodingFailed, "the request body cannot be encoded: \(error)", underlyingError: error)
             }
         }
-        let wrapped: JSONValue = root.map { .object([$0: json]) } ?? json
-        return (.data(JSONWriter.serialize(wrapped)), "application/json")
+        let wrapped: JSONValue = root.map { .object([$0: tree]) } ?? tree
+        if !files.isEmpty || format == .multipart {
+            let form = MultipartFormData(wrapped, attachments: files)
+            return (try form.body(), form.contentType)
+        }
+        switch format {
+        case .messagePack: return (.data(MessagePackWriter.serialize(wrapped)), "application/x-msgpack")
+        case .formURLEncoded: return (.data(FormEncoder.data(wrapped)), "application/x-www-form-urlencoded")
+        case .json, .multipart: return (.data(JSONWriter.serialize(wrapped)), "application/json")
+        }
     }
 
     // MARK: - Status
@@ -81,7 +101,8 @@ extension APIClient {
     func validateStatus(of result: APIResponse, for request: APIRequest) throws {
         let status = result.response.status
         guard status.kind != .successful else { return }
-        let parsed = result.body.isEmpty ? nil : try? responseDecoder.parser.parse(result.body)
+        let parsed =
+            result.body.isEmpty ? nil : try? responseDecoder.parse(result.body, response: result.response)
         let reason =
             status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
         if configuration.validationStatuses.contains(status.code), let parsed {

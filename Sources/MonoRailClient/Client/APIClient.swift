@@ -33,6 +33,9 @@ public final class APIClient: Sendable {
         public var transport: (any Transport)?
         /// Key mapping, date formats and coercion for bodies sent and received.
         public var coding: CodingOptions
+        /// How bodies are written and which response format is asked for (`Accept`). Default:
+        /// ``WireFormat/json``. Each call can choose another (``RequestOptions/format``).
+        public var format: WireFormat
         /// Namespace and `errors` handling for responses.
         public var envelope: EnvelopeStyle
         /// Middleware, outermost first.
@@ -47,7 +50,8 @@ public final class APIClient: Sendable {
         public var maxResponseBodySize: Int
         /// Statuses whose recognisable bodies are validation errors: 422, and 400 for Django REST.
         public var validationStatuses: Set<Int>
-        /// Header fields sent with every request unless the request sets them.
+        /// Header fields sent with every request unless the request sets them. `Accept` comes
+        /// from ``format`` unless set here.
         public var defaultHeaders: HTTPFields
         /// Where requests are logged.
         public var logger: Logger
@@ -61,6 +65,7 @@ public final class APIClient: Sendable {
             baseURL: URL,
             transport: (any Transport)? = nil,
             coding: CodingOptions = CodingOptions(),
+            format: WireFormat = .json,
             envelope: EnvelopeStyle = EnvelopeStyle(),
             middleware: [any Middleware] = [],
             retryPolicy: RetryPolicy = .default,
@@ -68,7 +73,7 @@ public final class APIClient: Sendable {
             timeout: Duration? = nil,
             maxResponseBodySize: Int = RequestMetadata.defaultMaxResponseBodySize,
             validationStatuses: Set<Int> = [422],
-            defaultHeaders: HTTPFields = [.accept: "application/json"],
+            defaultHeaders: HTTPFields = HTTPFields(),
             logger: Logger = Logger(label: "MonoRail"),
             requestLogLevel: Logger.Level = .debug,
             clock: any Clock<Duration> = ContinuousClock()
@@ -76,6 +81,7 @@ public final class APIClient: Sendable {
             self.baseURL = baseURL
             self.transport = transport
             self.coding = coding
+            self.format = format
             self.envelope = envelope
             self.middleware = middleware
             self.retryPolicy = retryPolicy

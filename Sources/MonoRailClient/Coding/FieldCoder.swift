@@ -26,6 +26,9 @@ package struct FieldCoder {
         try decoder.unbox(value, as: type, path: nil)
     }
 
+    /// The files met by ``encode(_:)`` so far, standing as placeholders in the trees it returned.
+    package var attachments: FileAttachments { encoding.attachments }
+
     /// Encodes a value into a tree.
     package func encode<T: Encodable>(_ value: T) throws -> JSONValue {
         try encoding.box(value, path: nil)

@@ -50,6 +50,8 @@ final class EncodingContext {
     let options: CodingOptions
     let userInfo: [CodingUserInfoKey: any Sendable]
     let keys: WireKeyCache
+    /// Files met while encoding, written as placeholders into the tree.
+    var attachments = FileAttachments()
 
     init(options: CodingOptions, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.options = options

@@ -15,10 +15,16 @@ public import MonoRailTransport
 public struct APIRequest: Sendable {
     /// What a request sends as its body.
     public enum Body: Sendable {
-        /// A value encoded with the client's codec (JSON by default).
+        /// A value encoded in the client's format (JSON by default); one holding a ``FileUpload``
+        /// goes out as `multipart/form-data`.
         case encodable(any Encodable & Sendable)
-        /// A JSON tree.
+        /// A tree, written in the client's format.
         case json(JSONValue)
+        /// A tree with the files its placeholders stand for, as MonoRail's encoder produced them;
+        /// sent as `multipart/form-data` when there are files.
+        case tree(JSONValue, files: FileAttachments)
+        /// A form built by hand.
+        case multipart(MultipartFormData)
         /// Bytes or a file, sent as they are with the given content type.
         case raw(RequestBody, contentType: String)
     }

@@ -14,6 +14,8 @@ public struct RequestOptions: Sendable {
     public var uploadProgress: (@Sendable (TransferProgress) -> Void)?
     /// Called as the response body arrives.
     public var downloadProgress: (@Sendable (TransferProgress) -> Void)?
+    /// The body format and the `Accept` asked for on this call; `nil` uses the client's.
+    public var format: WireFormat?
 
     /// Creates options.
     public init(
@@ -22,7 +24,8 @@ public struct RequestOptions: Sendable {
         timeout: Duration? = nil,
         operationName: String? = nil,
         uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil
+        downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        format: WireFormat? = nil
     ) {
         self.deduplicates = deduplicates
         self.retryPolicy = retryPolicy
@@ -30,5 +33,6 @@ public struct RequestOptions: Sendable {
         self.operationName = operationName
         self.uploadProgress = uploadProgress
         self.downloadProgress = downloadProgress
+        self.format = format
     }
 }

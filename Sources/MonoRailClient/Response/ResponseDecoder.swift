@@ -17,6 +17,8 @@ public struct ResponseDecoder: Sendable {
     public var envelope: EnvelopeStyle
     /// The JSON parser.
     public var parser: JSONParser
+    /// The MessagePack reader, for `application/x-msgpack` responses.
+    public var messagePackReader = MessagePackReader()
 
     /// Creates a response decoder.
     public init(
@@ -28,18 +30,29 @@ public struct ResponseDecoder: Sendable {
         self.parser = parser
     }
 
-    /// Parses a body as JSON, checking that the content type (when given) is JSON.
+    /// Parses a body by its content type: JSON, or MessagePack read into the same tree (so
+    /// envelopes and models decode alike). A body without a content type is read as JSON.
     ///
     /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed``.
     public func parse(_ body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil) throws -> JSONValue {
-        if let contentType = response?.headerFields[.contentType], !Self.isJSON(contentType) {
+        let contentType = response?.headerFields[.contentType]
+        if let contentType, !Self.isJSON(contentType), !WireFormat.isMessagePack(contentType) {
             throw APIError(
-                .decodingFailed, "expected a JSON response, got \(contentType)",
+                .decodingFailed, "expected a JSON or MessagePack response, got \(contentType)",
                 request: request, response: response, rawBody: body)
         }
         guard !body.isEmpty else {
             throw APIError(
                 .decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
+        }
+        if let contentType, WireFormat.isMessagePack(contentType) {
+            do {
+                return try messagePackReader.readJSON(body)
+            } catch {
+                throw APIError(
+                    .decodingFailed, "the response is not valid MessagePack: \(error)",
+                    request: request, response: response, rawBody: body, underlyingError: error)
+            }
         }
         do {
             return try parser.parse(body)

@@ -4,20 +4,33 @@ import Synchronization
 /// Every request the server received, as `"GET /trains/1"` lines, so tests and the demo can prove
 /// how many requests an operation made (or that it made none).
 public final class RequestJournal: Sendable {
-    private let lines = Mutex<[String]>([])
+    /// One request as received.
+    public struct Request: Sendable, Hashable {
+        /// `"GET /trains/1"`: method, path and query.
+        public var line: String
+        /// The `Content-Type` header, if any.
+        public var contentType: String?
+        /// The `Accept` header, if any.
+        public var accept: String?
+    }
+
+    private let requestsSeen = Mutex<[Request]>([])
 
     init() {}
 
     /// The requests so far, oldest first: method, path and query.
-    public var entries: [String] { lines.withLock { $0 } }
+    public var entries: [String] { requestsSeen.withLock { $0.map(\.line) } }
+
+    /// The requests so far with their content negotiation headers.
+    public var requests: [Request] { requestsSeen.withLock { $0 } }
 
     /// The number of requests so far.
-    public var count: Int { lines.withLock { $0.count } }
+    public var count: Int { requestsSeen.withLock { $0.count } }
 
     /// Forgets the requests so far.
-    public func reset() { lines.withLock { $0.removeAll() } }
+    public func reset() { requestsSeen.withLock { $0.removeAll() } }
 
-    func record(_ line: String) { lines.withLock { $0.append(line) } }
+    func record(_ request: Request) { requestsSeen.withLock { $0.append(request) } }
 }
 
 /// Writes each request into the journal before handling it.
@@ -28,7 +41,10 @@ struct RequestJournalMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        journal.record("\(request.method.rawValue) \(request.uri.description)")
+        journal.record(
+            RequestJournal.Request(
+                line: "\(request.method.rawValue) \(request.uri.description)",
+                contentType: request.headers[.contentType], accept: request.headers[.accept]))
         return try await next(request, context)
     }
 }

@@ -10,6 +10,8 @@ struct ResourceRoutes: Sendable {
     let store: RecordStore
     let maxBodySize: Int
     let envelope: ServerEnvelope
+    let uploadsDirectory: URL
+    let maxUploadSize: Int
 
     static let totalCountHeader = HTTPField.Name("X-Total-Count")
     static let linkHeader = HTTPField.Name("Link")
@@ -112,7 +114,8 @@ struct ResourceRoutes: Sendable {
 
     /// Answers a GET with an ETag, or 304 when the client already has this representation.
     private func respond(_ request: Request, _ status: HTTPResponse.Status, _ body: JSONValue) throws -> Response {
-        let data = body.jsonData(sortedKeys: true)
+        let format = ResponseFormat(request)
+        let data = format.encode(body)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         data.withUnsafeBytes { bytes in
             for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
@@ -125,7 +128,7 @@ struct ResourceRoutes: Sendable {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
         return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8", .eTag: etag],
+            status: status, headers: [.contentType: format.contentType, .eTag: etag, .vary: "Accept"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -149,13 +152,14 @@ struct ResourceRoutes: Sendable {
         let attributes = try await self.attributes(of: request, for: resource)
         do {
             let record = try store.create(resource, attributes: attributes)
-            var response = JSONResponse.make(.created, wrap([resource.name: record], main: resource.name))
+            var response = JSONResponse.make(
+                .created, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
             if let id = record["id"], let text = id.intValue.map(String.init) ?? id.stringValue {
                 response.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
             }
             return response
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error, envelope: envelope)
+            return JSONResponse.validation(error, envelope: envelope, format: ResponseFormat(request))
         }
     }
 
@@ -166,9 +170,10 @@ struct ResourceRoutes: Sendable {
             guard let record = try store.update(resource, id: id(context), attributes: attributes) else {
                 throw APIProblem(.notFound)
             }
-            return JSONResponse.make(.ok, wrap([resource.name: record], main: resource.name))
+            return JSONResponse.make(
+                .ok, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error, envelope: envelope)
+            return JSONResponse.validation(error, envelope: envelope, format: ResponseFormat(request))
         }
     }
 
@@ -178,27 +183,76 @@ struct ResourceRoutes: Sendable {
         return Response(status: .noContent)
     }
 
-    /// The attributes sent, wrapped in the singular root (`{"train": {…}}`) or bare.
+    /// The attributes sent, wrapped in the singular root (`{"train": {…}}`) or bare, read by the
+    /// body's content type: JSON, MessagePack, a Rails form (`train[company]=…`) or
+    /// `multipart/form-data` whose file parts are stored and become file values.
     private func attributes(of request: Request, for resource: ResourceSchema) async throws -> [String: JSONValue] {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBodySize)
-        } catch {
-            throw APIProblem(.contentTooLarge, "the body is larger than \(maxBodySize) bytes")
+        let contentType = request.headers[.contentType]
+        let tree: JSONValue
+        if MultipartReceiver.isMultipart(contentType) {
+            let received = try await MultipartReceiver(directory: uploadsDirectory, maxSize: maxUploadSize).receive(
+                request)
+            let pairs =
+                received.fields.map { ($0.0, JSONValue.string($0.1)) }
+                + received.files.map { ($0.field, $0.recordValue) }
+            tree = Self.typed(FormDecoder.tree(fromValues: pairs), resource: resource, envelope: envelope)
+        } else {
+            let buffer: ByteBuffer
+            do {
+                buffer = try await request.body.collect(upTo: maxBodySize)
+            } catch {
+                throw APIProblem(.contentTooLarge, "the body is larger than \(maxBodySize) bytes")
+            }
+            let data = Data(buffer.readableBytesView)
+            if let contentType, WireFormat.isMessagePack(contentType) {
+                do {
+                    tree = try MessagePackReader().readJSON(data)
+                } catch {
+                    throw APIProblem(.badRequest, "the body is not valid MessagePack: \(error)")
+                }
+            } else if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                tree = Self.typed(
+                    FormDecoder.decode(String(decoding: data, as: UTF8.self)), resource: resource, envelope: envelope)
+            } else {
+                do {
+                    tree = try JSONParser().parse(data)
+                } catch {
+                    throw APIProblem(.badRequest, "the body is not valid JSON: \(error)")
+                }
+            }
         }
-        let json: JSONValue
-        do {
-            json = try JSONParser().parse(Data(buffer.readableBytesView))
-        } catch {
-            throw APIProblem(.badRequest, "the body is not valid JSON: \(error)")
-        }
-        guard case .object(let object) = json else {
-            throw APIProblem(.badRequest, "the body must be a JSON object")
+        guard case .object(let object) = tree else {
+            throw APIProblem(.badRequest, "the body must be an object")
         }
         if envelope != .bare, object.count == 1, case .object(let wrapped)? = object[resource.name] {
             return wrapped
         }
         return object
+    }
+
+    /// Form values are all text; read them as the schema's types, as Rails does with its columns.
+    static func typed(_ tree: JSONValue, resource: ResourceSchema, envelope: ServerEnvelope) -> JSONValue {
+        guard case .object(var object) = tree else { return tree }
+        let wrapped = envelope != .bare && object.count == 1 && object[resource.name]?.objectValue != nil
+        var attributes = wrapped ? (object[resource.name]?.objectValue ?? [:]) : object
+        for field in resource.fields {
+            guard case .string(let text)? = attributes[field.name] else { continue }
+            switch field.type {
+            case .integer: if let number = Int64(text) { attributes[field.name] = .int(number) }
+            case .float: if let number = Double(text) { attributes[field.name] = .double(number) }
+            case .boolean:
+                if ["true", "1"].contains(text) { attributes[field.name] = .bool(true) }
+                if ["false", "0"].contains(text) { attributes[field.name] = .bool(false) }
+            case .json: if let parsed = try? JSONParser().parse(Data(text.utf8)) { attributes[field.name] = parsed }
+            case .string, .datetime, .file: break
+            }
+            if text.isEmpty, field.type != .string { attributes[field.name] = .null }
+        }
+        if wrapped {
+            object[resource.name] = .object(attributes)
+            return .object(object)
+        }
+        return .object(attributes)
     }
 }
 
@@ -215,22 +269,25 @@ struct APIProblem: Error, HTTPResponseError {
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var body: JSONValue = ["error": .string(status.reasonPhrase)]
         if let message { body = ["error": .string(status.reasonPhrase), "message": .string(message)] }
-        return JSONResponse.make(status, body)
+        return JSONResponse.make(status, body, format: ResponseFormat(request))
     }
 }
 
 enum JSONResponse {
-    static func make(_ status: HTTPResponse.Status, _ body: JSONValue) -> Response {
+    /// A response whose body is `body` in the negotiated format (JSON unless asked otherwise).
+    static func make(_ status: HTTPResponse.Status, _ body: JSONValue, format: ResponseFormat = .json) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: body.jsonData(sortedKeys: true))))
+            status: status, headers: [.contentType: format.contentType],
+            body: .init(byteBuffer: ByteBuffer(bytes: format.encode(body))))
     }
 
     /// Rails answers 422 `{"errors": {…}}`; Django REST framework 400 `{field: [message]}`.
-    static func validation(_ error: RecordValidationError, envelope: ServerEnvelope) -> Response {
+    static func validation(
+        _ error: RecordValidationError, envelope: ServerEnvelope, format: ResponseFormat = .json
+    ) -> Response {
         let errors = JSONValue.object(error.messages.mapValues { .array($0.map(JSONValue.string)) })
-        if envelope == .bare { return make(.badRequest, errors) }
-        return make(.unprocessableContent, ["errors": errors])
+        if envelope == .bare { return make(.badRequest, errors, format: format) }
+        return make(.unprocessableContent, ["errors": errors], format: format)
     }
 }
 

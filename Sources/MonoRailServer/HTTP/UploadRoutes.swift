@@ -18,58 +18,99 @@ struct UploadRoutes: Sendable {
 
     func install(on router: Router<BasicRequestContext>) {
         router.post("/uploads") { request, _ in try await upload(request) }
+        router.get("/uploads/:name") { request, context in try download(request, context) }
     }
 
     private func upload(_ request: Request) async throws -> Response {
-        guard let contentType = request.headers[.contentType],
-            contentType.lowercased().hasPrefix("multipart/form-data"),
-            let boundary = Self.parameter("boundary", in: contentType), !boundary.isEmpty
-        else {
-            throw APIProblem(.badRequest, "expected multipart/form-data with a boundary")
-        }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let collector = PartCollector(directory: directory)
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in collector.header(name, value) }
-        parser.onBody = { buffer in collector.body(&buffer) }
-        parser.onPartComplete = { collector.complete() }
-        var received = 0
-        do {
-            for try await chunk in request.body {
-                received += chunk.readableBytes
-                guard received <= maxUploadSize else {
-                    collector.discard()
-                    throw APIProblem(.contentTooLarge, "the upload is larger than \(maxUploadSize) bytes")
-                }
-                try parser.execute(chunk)
-                if let failure = collector.failure { throw failure }
-            }
-        } catch let problem as APIProblem {
-            throw problem
-        } catch {
-            collector.discard()
-            throw APIProblem(.badRequest, "the multipart body is malformed: \(error)")
-        }
-        guard collector.isComplete else {
-            collector.discard()
-            throw APIProblem(.badRequest, "the multipart body ended before its closing boundary")
-        }
+        let received = try await MultipartReceiver(directory: directory, maxSize: maxUploadSize).receive(request)
+        var fields: [String: JSONValue] = [:]
+        for (name, value) in received.fields { fields[name] = .string(value) }
         return JSONResponse.make(
-            .created, ["uploads": .array(collector.files), "fields": .object(collector.fields)])
+            .created, ["uploads": .array(received.files.map(\.uploadDescription)), "fields": .object(fields)],
+            format: ResponseFormat(request))
+    }
+
+    /// `GET /uploads/:name`: a stored file, with an `ETag`, `304 Not Modified` for a matching
+    /// `If-None-Match`, and `206 Partial Content` for a `Range: bytes=N-` (resumed downloads).
+    private func download(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        let name = context.parameters.get("name") ?? ""
+        // Stored names are UUIDs: anything else (a path, dots) is refused before touching the disk.
+        guard UUID(uuidString: name) != nil else { throw APIProblem(.notFound) }
+        let url = directory.appendingPathComponent(name)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+            let size = (attributes[.size] as? NSNumber)?.intValue
+        else { throw APIProblem(.notFound) }
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let etag = "\"\(name.prefix(8))-\(size)-\(Int64(modified * 1000))\""
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+        {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        var start = 0
+        if let range = request.headers[.range], range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let first = Int(range.dropFirst(6).dropLast()), first >= 0, first <= size
+        {
+            start = first
+        }
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(start))
+        let data = try handle.readToEnd() ?? Data()
+        var headers: HTTPFields = [
+            .contentType: "application/octet-stream", .eTag: etag, .acceptRanges: "bytes",
+        ]
+        if start > 0 { headers[.contentRange] = "bytes \(start)-\(size - 1)/\(size)" }
+        return Response(
+            status: start > 0 ? .partialContent : .ok, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// A parameter of a header value: `boundary` in `multipart/form-data; boundary="abc"`.
     static func parameter(_ name: String, in value: String) -> String? {
-        for part in value.split(separator: ";").dropFirst() {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2, pair[0].lowercased() == name else { continue }
-            var text = pair[1]
-            if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 {
-                text = String(text.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+        // Semicolons inside quoted strings belong to the value, and `\x` escapes `x` (RFC 9110).
+        var parameters: [(String, String)] = []
+        var key = ""
+        var text = ""
+        var inKey = true
+        var inQuotes = false
+        var escaped = false
+        var seenFirst = false
+        func finish() {
+            if seenFirst, !key.isEmpty {
+                parameters.append((key.trimmingCharacters(in: .whitespaces).lowercased(), text))
             }
-            return text
+            seenFirst = true
+            key = ""
+            text = ""
+            inKey = true
         }
-        return nil
+        for character in value {
+            if inQuotes {
+                if escaped {
+                    text.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inQuotes = false
+                } else {
+                    text.append(character)
+                }
+            } else if character == ";" {
+                finish()
+            } else if inKey, character == "=" {
+                inKey = false
+            } else if inKey {
+                key.append(character)
+            } else if character == "\"" {
+                inQuotes = true
+            } else if !character.isWhitespace {
+                text.append(character)
+            }
+        }
+        finish()
+        return parameters.first { $0.0 == name }?.1
     }
 
     /// The file name of a part: RFC 5987 `filename*=UTF-8''…` wins over `filename="…"`.
@@ -79,101 +120,6 @@ struct UploadRoutes: Sendable {
             if pieces.count == 2, let decoded = pieces[1].removingPercentEncoding { return decoded }
         }
         return parameter("filename", in: disposition)
-    }
-}
-
-/// Receives the parser's callbacks for one request. Used from one task only, one callback at a time.
-private final class PartCollector {
-    let directory: URL
-    var files: [JSONValue] = []
-    var fields: [String: JSONValue] = [:]
-    var failure: (any Error)?
-    private var headers: [String: String] = [:]
-    private var handle: FileHandle?
-    private var storedURL: URL?
-    private var hasher = SHA256()
-    private var size = 0
-    private var text = Data()
-    private var stored: [URL] = []
-    private var partInProgress = false
-    private var parts = 0
-
-    /// Whether at least one part arrived and none was left half-way.
-    var isComplete: Bool { parts > 0 && !partInProgress }
-
-    init(directory: URL) {
-        self.directory = directory
-    }
-
-    func header(_ name: String, _ value: String) {
-        partInProgress = true
-        headers[name.lowercased()] = value
-    }
-
-    func body(_ buffer: inout ByteBuffer) {
-        partInProgress = true
-        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        if isFile {
-            do {
-                if handle == nil { try open() }
-                try handle?.write(contentsOf: bytes)
-            } catch {
-                failure = error
-            }
-            hasher.update(data: bytes)
-            size += bytes.count
-        } else if text.count < 1 << 20 {
-            text.append(contentsOf: bytes)
-        }
-    }
-
-    func complete() {
-        let disposition = headers["content-disposition"] ?? ""
-        let field = UploadRoutes.parameter("name", in: disposition) ?? ""
-        if isFile {
-            if handle == nil { try? open() }
-            try? handle?.close()
-            let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-            files.append([
-                "field": .string(field),
-                "filename": .string(UploadRoutes.fileName(in: disposition) ?? ""),
-                "content_type": .string(headers["content-type"] ?? "application/octet-stream"),
-                "size": .int(Int64(size)),
-                "sha256": .string(digest),
-                "stored_as": .string(storedURL?.lastPathComponent ?? ""),
-            ])
-        } else {
-            fields[field] = .string(String(decoding: text, as: UTF8.self))
-        }
-        headers = [:]
-        handle = nil
-        storedURL = nil
-        hasher = SHA256()
-        size = 0
-        text = Data()
-        partInProgress = false
-        parts += 1
-    }
-
-    /// Removes what an incomplete or refused upload stored.
-    func discard() {
-        try? handle?.close()
-        for url in stored { try? FileManager.default.removeItem(at: url) }
-    }
-
-    private var isFile: Bool {
-        UploadRoutes.fileName(in: headers["content-disposition"] ?? "") != nil
-    }
-
-    private func open() throws {
-        let url = directory.appendingPathComponent(UUID().uuidString)
-        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        else {
-            throw APIProblem(.internalServerError, "cannot store the upload")
-        }
-        handle = try FileHandle(forWritingTo: url)
-        storedURL = url
-        stored.append(url)
     }
 }
 

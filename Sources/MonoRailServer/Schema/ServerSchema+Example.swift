@@ -29,7 +29,10 @@ extension ServerSchema {
                 relationships: [RelationshipSchema(kind: .belongsTo, name: "train")]),
             ResourceSchema(
                 name: "conductor",
-                fields: [FieldSchema(name: "name", type: .string, required: true, minLength: 1)],
+                fields: [
+                    FieldSchema(name: "name", type: .string, required: true, minLength: 1),
+                    FieldSchema(name: "photo", type: .file),
+                ],
                 relationships: [RelationshipSchema(kind: .belongsTo, name: "train")]),
         ],
         seed: [

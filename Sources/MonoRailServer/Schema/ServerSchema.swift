@@ -176,6 +176,9 @@ public struct FieldSchema: Codable, Sendable, Hashable {
         case datetime
         /// Any JSON value.
         case json
+        /// A file sent as a `multipart/form-data` part: stored under the uploads directory, read
+        /// back as `{"file_name", "content_type", "size", "sha256", "url"}`.
+        case file
     }
 
     /// The name, in snake_case.

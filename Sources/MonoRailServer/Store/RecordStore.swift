@@ -266,7 +266,7 @@ public final class RecordStore: Sendable {
             case "false", "0": 0
             default: text
             }
-        case .string, .datetime, .json: text
+        case .string, .datetime, .json, .file: text
         }
     }
 
@@ -291,7 +291,7 @@ public final class RecordStore: Sendable {
         case .int64(let int): return type == .boolean ? .bool(int != 0) : .int(int)
         case .double(let double): return .double(double)
         case .string(let string):
-            if type == .json { return (try? JSONParser().parse(Data(string.utf8))) ?? .string(string) }
+            if type == .json || type == .file { return (try? JSONParser().parse(Data(string.utf8))) ?? .string(string) }
             return .string(string)
         case .blob(let data): return .string(data.base64EncodedString())
         }
@@ -314,7 +314,7 @@ func quoted(_ identifier: String) -> String {
 
 func sqlType(_ type: FieldSchema.FieldType) -> String {
     switch type {
-    case .string, .datetime, .json: "TEXT"
+    case .string, .datetime, .json, .file: "TEXT"
     case .integer, .boolean: "INTEGER"
     case .float: "REAL"
     }

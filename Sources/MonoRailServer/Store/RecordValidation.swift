@@ -68,6 +68,10 @@ extension RecordStore {
                 values[field.name] = DateFormat.iso8601WithFractionalSeconds.string(from: date)
             case (.json, _):
                 values[field.name] = String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self)
+            case (.file, .object(let object)) where object["url"]?.stringValue?.hasPrefix("/uploads/") == true:
+                values[field.name] = String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self)
+            case (.file, _):
+                fail(field.name, "must be a file sent as multipart/form-data")
             case (.string, _):
                 fail(field.name, "must be a string")
             case (.boolean, _):

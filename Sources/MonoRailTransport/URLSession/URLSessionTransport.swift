@@ -109,25 +109,34 @@ private enum UploadSource {
         switch body.storage {
         case .data(let data): self = .data(data)
         case .file(let url, _): self = .file(url, isTemporary: false)
+        case .segments:
+            // URLSession on Linux uploads only bytes or a file, so the parts are spooled to one
+            // file, chunk by chunk.
+            self = try await Self.spool(body.chunks(size: 1 << 16))
         case .stream(let stream, _):
-            let url = FileManager.default.temporaryDirectory
-                .appendingPathComponent("monorail-upload-\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: url.path, contents: nil),
-                let handle = try? FileHandle(forWritingTo: url)
-            else {
-                throw TransportError(.invalidRequest, "cannot spool the request body to \(url.path)")
-            }
-            defer { try? handle.close() }
-            do {
-                for try await chunk in stream {
-                    try handle.write(contentsOf: chunk)
-                }
-            } catch {
-                try? FileManager.default.removeItem(at: url)
-                throw TransportError(.invalidRequest, "the request body stream failed", underlyingError: error)
-            }
-            self = .file(url, isTemporary: true)
+            self = try await Self.spool(stream)
         }
+    }
+
+    private static func spool<Chunks: AsyncSequence>(_ stream: Chunks) async throws -> UploadSource
+    where Chunks.Element == Data {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("monorail-upload-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: url.path, contents: nil),
+            let handle = try? FileHandle(forWritingTo: url)
+        else {
+            throw TransportError(.invalidRequest, "cannot spool the request body to \(url.path)")
+        }
+        defer { try? handle.close() }
+        do {
+            for try await chunk in stream {
+                try handle.write(contentsOf: chunk)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: url)
+            throw TransportError(.invalidRequest, "the request body stream failed", underlyingError: error)
+        }
+        return .file(url, isTemporary: true)
     }
 
     func cleanUp() {

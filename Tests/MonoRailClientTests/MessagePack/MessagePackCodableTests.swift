@@ -42,7 +42,9 @@ struct MessagePackCodableTests {
         #expect(try MessagePackReader().readJSON(encoded) == .uint(.max))
     }
 
-    @Test("strings, binary, arrays and maps at their size boundaries", arguments: [0, 15, 16, 31, 32, 255, 256, 65535, 65536])
+    @Test(
+        "strings, binary, arrays and maps at their size boundaries",
+        arguments: [0, 15, 16, 31, 32, 255, 256, 65535, 65536])
     func sizes(_ count: Int) throws {
         let string = String(repeating: "é", count: count / 2) + String(repeating: "a", count: count % 2)
         let values: [MessagePackValue] = [
@@ -137,13 +139,15 @@ struct MessagePackCodableTests {
         else { throw Failure("no depot") }
         pairs[index].value = ["name": "Z", "capacity": 70_000]
         let error = #expect(throws: DecodingError.self) {
-            try MessagePackDecoder(keyMapping: .snakeCase).decode(Train.self, from: MessagePackWriter.serialize(.map(pairs)))
+            try MessagePackDecoder(keyMapping: .snakeCase).decode(
+                Train.self, from: MessagePackWriter.serialize(.map(pairs)))
         }
         guard case .typeMismatch(_, let context)? = error else { throw Failure("\(String(describing: error))") }
         #expect(context.codingPath.map(\.stringValue) == ["depot", "capacity"])
         pairs.remove(at: index)
         let missing = #expect(throws: DecodingError.self) {
-            try MessagePackDecoder(keyMapping: .snakeCase).decode(Train.self, from: MessagePackWriter.serialize(.map(pairs)))
+            try MessagePackDecoder(keyMapping: .snakeCase).decode(
+                Train.self, from: MessagePackWriter.serialize(.map(pairs)))
         }
         guard case .keyNotFound(let key, _)? = missing else { throw Failure("\(String(describing: missing))") }
         #expect(key.stringValue == "depot")
@@ -152,8 +156,10 @@ struct MessagePackCodableTests {
     @Test("a JSON tree writes as MessagePack and reads back the same")
     func jsonBridge() throws {
         let json: JSONValue = [
-            "train": ["id": 1, "company": "MonoRail Co.", "max_speed": 46.8, "tags": ["a"], "depot": nil,
-                      "big": .uint(.max), "negative": -5],
+            "train": [
+                "id": 1, "company": "MonoRail Co.", "max_speed": 46.8, "tags": ["a"], "depot": nil,
+                "big": .uint(.max), "negative": -5,
+            ]
         ]
         #expect(try MessagePackReader().readJSON(MessagePackWriter.serialize(json)) == json)
     }

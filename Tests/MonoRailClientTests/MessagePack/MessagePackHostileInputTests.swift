@@ -51,13 +51,18 @@ struct MessagePackHostileInputTests {
             var bytes = [UInt8]()
             for _ in 0..<10_000 {
                 bytes.append(lead)
-                if lead == 0x81 { bytes.append(0xa1); bytes.append(0x6b) }  // key "k"
+                if lead == 0x81 {
+                    bytes.append(0xa1)
+                    bytes.append(0x6b)
+                }  // key "k"
             }
             bytes.append(0xc0)
             let error = #expect(throws: MessagePackError.self) { try MessagePackReader().read(Data(bytes)) }
             #expect(error?.code == .tooDeep)
             #expect(throws: MessagePackError.self) { try MessagePackReader().readJSON(Data(bytes)) }
-            #expect(throws: MessagePackError.self) { try MessagePackDecoder().decode(MessagePackValue.self, from: Data(bytes)) }
+            #expect(throws: MessagePackError.self) {
+                try MessagePackDecoder().decode(MessagePackValue.self, from: Data(bytes))
+            }
         }
         // Within the limit it reads.
         var shallow = [UInt8](repeating: 0x91, count: 500)
@@ -67,7 +72,9 @@ struct MessagePackHostileInputTests {
 
     @Test(
         "invalid UTF-8 in a string",
-        arguments: [[0xa1, 0xff], [0xa2, 0xc3, 0x28], [0xa3, 0xed, 0xa0, 0x80], [0xd9, 0x02, 0xe2, 0x82], [0xa2, 0xc0, 0xaf]]
+        arguments: [
+            [0xa1, 0xff], [0xa2, 0xc3, 0x28], [0xa3, 0xed, 0xa0, 0x80], [0xd9, 0x02, 0xe2, 0x82], [0xa2, 0xc0, 0xaf],
+        ]
             as [[UInt8]])
     func invalidUTF8(_ bytes: [UInt8]) {
         let error = #expect(throws: MessagePackError.self) { try MessagePackReader().read(Data(bytes)) }
@@ -90,7 +97,9 @@ struct MessagePackHostileInputTests {
         // Decoding one into a Swift type says why.
         struct Holder: Decodable { var payload: String }
         let map = Data([0x81, 0xa7] + Array("payload".utf8) + [0xd4, 0x07, 0x00])
-        let decodingError = #expect(throws: DecodingError.self) { try MessagePackDecoder().decode(Holder.self, from: map) }
+        let decodingError = #expect(throws: DecodingError.self) {
+            try MessagePackDecoder().decode(Holder.self, from: map)
+        }
         guard case .dataCorrupted(let context)? = decodingError else {
             Issue.record("expected dataCorrupted, got \(String(describing: decodingError))")
             return
@@ -126,7 +135,9 @@ struct MessagePackHostileInputTests {
         for round in 0..<5_000 {
             var bytes: [UInt8]
             if round % 2 == 0 {
-                bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             } else {
                 bytes = valid
                 for _ in 0..<3 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255) }

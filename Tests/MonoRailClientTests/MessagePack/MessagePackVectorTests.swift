@@ -112,7 +112,8 @@ struct MessagePackVectorTests {
         switch (tag, read) {
         case ("nil", .nil): return true
         case ("bool", .bool(let value)): return expected == .bool(value)
-        case ("binary", .binary(let data)): return data.hexString == expected.stringValue?.replacingOccurrences(of: "-", with: "")
+        case ("binary", .binary(let data)):
+            return data.hexString == expected.stringValue?.replacingOccurrences(of: "-", with: "")
         case ("number", _): return number(read) != nil && number(read) == expected.doubleValue
         case ("string", .string(let value)): return expected == .string(value)
         case ("array", .array(let elements)):
@@ -179,7 +180,9 @@ struct MessagePackVectorTests {
             let seconds = try #require(value[0].flatMap { if case .int(let n) = $0 { n } else { nil } })
             let nanoseconds = try #require(value[1]?.intValue)
             return .timestamp(MessagePackTimestamp(seconds: seconds, nanoseconds: UInt32(nanoseconds)))
-        case "ext": return .extension(type: Int8(value[0]?.intValue ?? 0), data: try #require(Data(hex: value[1]?.stringValue ?? "")))
+        case "ext":
+            return .extension(
+                type: Int8(value[0]?.intValue ?? 0), data: try #require(Data(hex: value[1]?.stringValue ?? "")))
         case "repeat":
             return .array(Array(repeating: try build(value[0] ?? .null), count: value[1]?.intValue ?? 0))
         case "str_repeat":

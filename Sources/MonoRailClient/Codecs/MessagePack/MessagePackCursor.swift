@@ -56,7 +56,8 @@ struct MessagePackCursor {
         let count = Int(try load(T.self))
         guard count <= remaining / minimumSize else {
             throw error(
-                .truncated, "\(what) claims \(count) \(minimumSize == 1 ? "bytes" : "elements") but only \(remaining) bytes remain",
+                .truncated,
+                "\(what) claims \(count) \(minimumSize == 1 ? "bytes" : "elements") but only \(remaining) bytes remain",
                 at: start)
         }
         return count

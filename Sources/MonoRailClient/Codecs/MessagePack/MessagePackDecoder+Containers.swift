@@ -90,7 +90,8 @@ struct MessagePackKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        MessagePackDecoderImpl(value: lookup(Key(stringValue: "super")!) ?? .nil, codingPath: codingPath, context: decoder.context)
+        MessagePackDecoderImpl(
+            value: lookup(Key(stringValue: "super")!) ?? .nil, codingPath: codingPath, context: decoder.context)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -117,7 +118,8 @@ struct MessagePackUnkeyedDecoder: UnkeyedDecodingContainer {
     private mutating func next(_ type: Any.Type) throws -> MessagePackValue {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                type, DecodingError.Context(codingPath: currentPath, debugDescription: "the array has no more elements"))
+                type, DecodingError.Context(codingPath: currentPath, debugDescription: "the array has no more elements")
+            )
         }
         defer { currentIndex += 1 }
         return elements[currentIndex]
@@ -138,18 +140,23 @@ struct MessagePackUnkeyedDecoder: UnkeyedDecodingContainer {
         -> KeyedDecodingContainer<NestedKey>
     {
         let path = currentPath
-        return try MessagePackDecoderImpl(value: try next([String: MessagePackValue].self), codingPath: path, context: decoder.context)
-            .container(keyedBy: type)
+        return try MessagePackDecoderImpl(
+            value: try next([String: MessagePackValue].self), codingPath: path, context: decoder.context
+        )
+        .container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let path = currentPath
-        return try MessagePackDecoderImpl(value: try next([MessagePackValue].self), codingPath: path, context: decoder.context)
-            .unkeyedContainer()
+        return try MessagePackDecoderImpl(
+            value: try next([MessagePackValue].self), codingPath: path, context: decoder.context
+        )
+        .unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let path = currentPath
-        return MessagePackDecoderImpl(value: try next(MessagePackValue.self), codingPath: path, context: decoder.context)
+        return MessagePackDecoderImpl(
+            value: try next(MessagePackValue.self), codingPath: path, context: decoder.context)
     }
 }

@@ -38,7 +38,8 @@ public struct MessagePackDecoder: Sendable {
     /// - Throws: `DecodingError`.
     public func decode<T: Decodable>(_ type: T.Type, from value: MessagePackValue) throws -> T {
         let context = MessagePackDecodingContext(keys: WireKeyCache(keyMapping), userInfo: userInfo)
-        return try MessagePackDecoderImpl(value: value, codingPath: [], context: context).unbox(value, as: type, path: [])
+        return try MessagePackDecoderImpl(value: value, codingPath: [], context: context).unbox(
+            value, as: type, path: [])
     }
 }
 
@@ -180,7 +181,9 @@ final class MessagePackDecoderImpl: Decoder {
                 type, DecodingError.Context(codingPath: path, debugDescription: "expected \(type), found nil"))
         }
         return DecodingError.typeMismatch(
-            type, DecodingError.Context(codingPath: path, debugDescription: "expected \(type), found \(value.kindDescription)"))
+            type,
+            DecodingError.Context(
+                codingPath: path, debugDescription: "expected \(type), found \(value.kindDescription)"))
     }
 }
 

@@ -206,7 +206,8 @@ struct MessagePackUnkeyedEncoder: UnkeyedEncodingContainer {
         let child = MessagePackNode(.map)
         let path = codingPath + [nextKey]
         append(child)
-        return KeyedEncodingContainer(MessagePackKeyedEncoder<NestedKey>(context: context, node: child, codingPath: path))
+        return KeyedEncodingContainer(
+            MessagePackKeyedEncoder<NestedKey>(context: context, node: child, codingPath: path))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -62,7 +62,8 @@ extension MessagePackValue: Codable {
                     throw EncodingError.invalidValue(
                         pair.key,
                         EncodingError.Context(
-                            codingPath: encoder.codingPath, debugDescription: "only string and integer keys have a JSON form"))
+                            codingPath: encoder.codingPath,
+                            debugDescription: "only string and integer keys have a JSON form"))
                 }
                 try container.encode(pair.value, forKey: WireKey(stringValue: key))
             }
@@ -70,7 +71,8 @@ extension MessagePackValue: Codable {
             throw EncodingError.invalidValue(
                 self,
                 EncodingError.Context(
-                    codingPath: encoder.codingPath, debugDescription: "extension type \(type) has no form outside MessagePack"))
+                    codingPath: encoder.codingPath,
+                    debugDescription: "extension type \(type) has no form outside MessagePack"))
         }
     }
 }

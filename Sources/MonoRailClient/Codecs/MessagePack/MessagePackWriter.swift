@@ -47,10 +47,10 @@ public struct MessagePackWriter: Sendable {
     public mutating func write(_ value: Int64) {
         if value >= 0 { return write(UInt64(value)) }
         switch value {
-        case -32 ..< 0: bytes.append(UInt8(bitPattern: Int8(value)))
+        case -32..<0: bytes.append(UInt8(bitPattern: Int8(value)))
         case Int64(Int8.min) ..< -32: append(0xd0, Int8(value))
-        case Int64(Int16.min) ..< Int64(Int8.min): append(0xd1, Int16(value))
-        case Int64(Int32.min) ..< Int64(Int16.min): append(0xd2, Int32(value))
+        case Int64(Int16.min)..<Int64(Int8.min): append(0xd1, Int16(value))
+        case Int64(Int32.min)..<Int64(Int16.min): append(0xd2, Int32(value))
         default: append(0xd3, value)
         }
     }
@@ -58,10 +58,10 @@ public struct MessagePackWriter: Sendable {
     /// Writes an unsigned integer in its smallest form.
     public mutating func write(_ value: UInt64) {
         switch value {
-        case 0 ... 0x7f: bytes.append(UInt8(value))
-        case 0x80 ... 0xff: append(0xcc, UInt8(value))
-        case 0x100 ... 0xffff: append(0xcd, UInt16(value))
-        case 0x1_0000 ... 0xffff_ffff: append(0xce, UInt32(value))
+        case 0...0x7f: bytes.append(UInt8(value))
+        case 0x80...0xff: append(0xcc, UInt8(value))
+        case 0x100...0xffff: append(0xcd, UInt16(value))
+        case 0x1_0000...0xffff_ffff: append(0xce, UInt32(value))
         default: append(0xcf, value)
         }
     }
@@ -101,8 +101,8 @@ public struct MessagePackWriter: Sendable {
         case 4: bytes.append(0xd6)
         case 8: bytes.append(0xd7)
         case 16: bytes.append(0xd8)
-        case 0 ... 0xff: append(0xc7, UInt8(count))
-        case 0x100 ... 0xffff: append(0xc8, UInt16(count))
+        case 0...0xff: append(0xc7, UInt8(count))
+        case 0x100...0xffff: append(0xc8, UInt16(count))
         default: append(0xc9, UInt32(truncatingIfNeeded: count))
         }
         bytes.append(UInt8(bitPattern: type))

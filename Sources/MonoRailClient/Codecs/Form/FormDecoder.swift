@@ -1,0 +1,85 @@
+import Foundation
+
+/// Reads `application/x-www-form-urlencoded` bodies and Rails bracket names back into a tree, as
+/// Rack does: `train[company]=DB` → `{"train": {"company": "DB"}}`, `train[tags][]=a` → an array,
+/// and `cars[][occupancy]=1&cars[][occupancy]=2` → an array of two objects. Every value is a
+/// string; the reader decides what it means.
+///
+/// ```swift
+/// FormDecoder.decode("train%5Bcompany%5D=DB&train%5Btags%5D%5B%5D=a")
+/// // ["train": ["company": "DB", "tags": ["a"]]]
+/// ```
+public enum FormDecoder {
+    /// Decodes a form body.
+    public static func decode(_ body: String) -> JSONValue {
+        tree(
+            from: body.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
+            })
+    }
+
+    /// Builds a tree from `(name, value)` pairs with bracket names, in order.
+    public static func tree(from pairs: [(String, String)]) -> JSONValue {
+        tree(fromValues: pairs.map { ($0.0, JSONValue.string($0.1)) })
+    }
+
+    /// Builds a tree from names and any values, such as the parts of a multipart body where file
+    /// parts stand as objects.
+    public static func tree(fromValues pairs: [(String, JSONValue)]) -> JSONValue {
+        var root = JSONValue.object([:])
+        for (name, value) in pairs {
+            let path = keys(of: name)
+            guard !path.isEmpty else { continue }
+            insert(value, at: path[...], into: &root)
+        }
+        return root
+    }
+
+    /// `train[tags][]` → `["train", "tags", ""]`.
+    static func keys(of name: String) -> [String] {
+        guard let open = name.firstIndex(of: "[") else { return [name] }
+        var keys = [String(name[..<open])]
+        var rest = name[open...]
+        while rest.first == "[", let close = rest.firstIndex(of: "]") {
+            keys.append(String(rest[rest.index(after: rest.startIndex)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return keys
+    }
+
+    private static func insert(_ value: JSONValue, at path: ArraySlice<String>, into node: inout JSONValue) {
+        guard let key = path.first else {
+            node = value
+            return
+        }
+        let rest = path.dropFirst()
+        if key.isEmpty {
+            // An array: `[]` alone appends; `[][name]` starts a new object when the last one
+            // already has `name`, as Rack does.
+            var array = node.arrayValue ?? []
+            if let next = rest.first, !next.isEmpty, case .object(let last)? = array.last, last[next] == nil {
+                var element = array.removeLast()
+                insert(value, at: rest, into: &element)
+                array.append(element)
+            } else {
+                var element = JSONValue.object([:])
+                if rest.isEmpty { element = value } else { insert(value, at: rest, into: &element) }
+                array.append(element)
+            }
+            node = .array(array)
+            return
+        }
+        var object = node.objectValue ?? [:]
+        var child = object[key] ?? (rest.first == "" ? .array([]) : .object([:]))
+        insert(value, at: rest, into: &child)
+        object[key] = child
+        node = .object(object)
+    }
+
+    /// Decodes `+` and percent escapes; malformed escapes are kept as they are.
+    public static func unescape(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}
