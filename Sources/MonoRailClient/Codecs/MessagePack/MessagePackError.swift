@@ -38,5 +38,6 @@ public struct MessagePackError: Error, Sendable, Hashable, CustomStringConvertib
         self.reason = reason
     }
 
+    /// The reason with the offset.
     public var description: String { "invalid MessagePack at byte \(offset): \(reason)" }
 }

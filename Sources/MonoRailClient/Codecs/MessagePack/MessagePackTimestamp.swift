@@ -34,6 +34,7 @@ public struct MessagePackTimestamp: Sendable, Hashable, CustomStringConvertible 
         Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1_000_000_000)
     }
 
+    /// ``iso8601``.
     public var description: String { iso8601 }
 
     /// The timestamp as ISO 8601 in UTC, with all nine fractional digits when there are

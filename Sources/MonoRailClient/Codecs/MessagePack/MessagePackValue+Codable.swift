@@ -4,6 +4,7 @@ import Foundation
 /// ``MessagePackDecoder`` pass it through untouched; other coders (JSON) see the nearest JSON
 /// shape, and the extensions JSON cannot carry fail to encode with a clear error.
 extension MessagePackValue: Codable {
+    /// Reads any value; maps, arrays and scalars come from the decoder's containers.
     public init(from decoder: any Decoder) throws {
         if let container = try? decoder.container(keyedBy: WireKey.self) {
             self = .map(
@@ -34,6 +35,7 @@ extension MessagePackValue: Codable {
         }
     }
 
+    /// Writes the value; an extension throws `EncodingError` outside MessagePack.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .nil:

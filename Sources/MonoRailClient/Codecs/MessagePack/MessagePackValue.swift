@@ -105,13 +105,19 @@ extension MessagePackValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil`.
     public init(nilLiteral: ()) { self = .nil }
+    /// A Boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    /// Non-negative literals are unsigned, as every MessagePack implementation writes them.
+    /// An integer. Non-negative literals are unsigned, as every MessagePack implementation writes them.
     public init(integerLiteral value: Int64) { self = value < 0 ? .int(value) : .uint(UInt64(value)) }
+    /// A `float 64`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array.
     public init(arrayLiteral elements: MessagePackValue...) { self = .array(elements) }
+    /// A map, its pairs in the literal's order.
     public init(dictionaryLiteral elements: (MessagePackValue, MessagePackValue)...) {
         self = .map(elements.map { MessagePackPair($0.0, $0.1) })
     }
