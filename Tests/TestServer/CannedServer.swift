@@ -12,7 +12,7 @@ public final class CannedServer: Sendable {
     /// A scripted answer.
     public struct Answer: Sendable {
         var status: Int
-        var body: String
+        var body: Data
         var contentType: String
     }
 
@@ -32,7 +32,12 @@ public final class CannedServer: Sendable {
 
     /// Scripts the answer to a request line such as `"GET /trains/1"`.
     public func respond(to line: String, status: Int = 200, contentType: String = "application/json", body: String) {
-        state.answers.withLock { $0[line] = Answer(status: status, body: body, contentType: contentType) }
+        respond(to: line, status: status, contentType: contentType, data: Data(body.utf8))
+    }
+
+    /// Scripts a binary answer, such as a MessagePack body.
+    public func respond(to line: String, status: Int = 200, contentType: String, data: Data) {
+        state.answers.withLock { $0[line] = Answer(status: status, body: data, contentType: contentType) }
     }
 
     /// The request lines received so far, with their bodies after a space when there is one.
@@ -79,6 +84,6 @@ struct CannedMiddleware: RouterMiddleware {
         if !answer.contentType.isEmpty { headers[.contentType] = answer.contentType }
         return Response(
             status: .init(code: answer.status), headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+            body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 }

@@ -10,7 +10,8 @@ public import Foundation
 ///
 /// Names and nesting are those of ``QueryEncoder``; the bytes follow the WHATWG URL standard's form
 /// serializer: alphanumerics and `*-._` stay, a space becomes `+`, everything else is `%XX` of its
-/// UTF-8 bytes.
+/// UTF-8 bytes. Empty arrays and objects have no form representation and are left out, as
+/// browsers and Rails leave them; `null` is an empty value.
 public enum FormEncoder {
     /// Encodes a tree; a bare value that is not an object has no name and gives an empty body.
     public static func encode(_ value: JSONValue) -> String {
