@@ -140,7 +140,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailTests",
-            dependencies: ["MonoRail", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient", "TestServer"]
+            dependencies: [
+                "MonoRail", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient", "TestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Support/parse_multipart.py"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

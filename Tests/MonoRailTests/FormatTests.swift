@@ -43,7 +43,8 @@ struct FormatTests {
                 ("company", viaJSON.company as Any, viaPack.company as Any),
                 ("cars", viaJSON.numberOfCars as Any, viaPack.numberOfCars as Any),
                 ("speed", viaJSON.maxSpeed as Any, viaPack.maxSpeed as Any),
-                ("built", viaJSON.builtAt as Any, viaPack.builtAt as Any), ("tags", viaJSON.tags as Any, viaPack.tags as Any),
+                ("built", viaJSON.builtAt as Any, viaPack.builtAt as Any),
+                ("tags", viaJSON.tags as Any, viaPack.tags as Any),
             ] {
                 #expect(String(describing: lhs) == String(describing: rhs), "\(name)")
             }
@@ -71,7 +72,8 @@ struct FormatTests {
             request.headers[.accept] = "application/msgpack"
             #expect(try await api.send(request).response.headerFields[.contentType] == "application/x-msgpack")
             request.headers[.accept] = "application/msgpack;q=0.4, application/json"
-            #expect(try await api.send(request).response.headerFields[.contentType]?.hasPrefix("application/json") == true)
+            #expect(
+                try await api.send(request).response.headerFields[.contentType]?.hasPrefix("application/json") == true)
         }
     }
 

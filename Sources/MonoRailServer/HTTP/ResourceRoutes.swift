@@ -195,7 +195,7 @@ struct ResourceRoutes: Sendable {
             let pairs =
                 received.fields.map { ($0.0, JSONValue.string($0.1)) }
                 + received.files.map { ($0.field, $0.recordValue) }
-            tree = Self.typed(FormDecoder.tree(fromValues: pairs), resource: resource, envelope: envelope)
+            tree = typed(FormDecoder.tree(fromValues: pairs), resource: resource)
         } else {
             let buffer: ByteBuffer
             do {
@@ -211,8 +211,7 @@ struct ResourceRoutes: Sendable {
                     throw APIProblem(.badRequest, "the body is not valid MessagePack: \(error)")
                 }
             } else if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                tree = Self.typed(
-                    FormDecoder.decode(String(decoding: data, as: UTF8.self)), resource: resource, envelope: envelope)
+                tree = typed(FormDecoder.decode(String(decoding: data, as: UTF8.self)), resource: resource)
             } else {
                 do {
                     tree = try JSONParser().parse(data)
@@ -231,11 +230,11 @@ struct ResourceRoutes: Sendable {
     }
 
     /// Form values are all text; read them as the schema's types, as Rails does with its columns.
-    static func typed(_ tree: JSONValue, resource: ResourceSchema, envelope: ServerEnvelope) -> JSONValue {
+    func typed(_ tree: JSONValue, resource: ResourceSchema) -> JSONValue {
         guard case .object(var object) = tree else { return tree }
         let wrapped = envelope != .bare && object.count == 1 && object[resource.name]?.objectValue != nil
         var attributes = wrapped ? (object[resource.name]?.objectValue ?? [:]) : object
-        for field in resource.fields {
+        for field in resource.columns(idType: store.schema.idType) {
             guard case .string(let text)? = attributes[field.name] else { continue }
             switch field.type {
             case .integer: if let number = Int64(text) { attributes[field.name] = .int(number) }

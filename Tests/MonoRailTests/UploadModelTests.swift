@@ -1,0 +1,272 @@
+import Crypto
+import Foundation
+import MonoRail
+import MonoRailServer
+import Synchronization
+import Testing
+
+/// Files travel in models and forms as `multipart/form-data`, checked by real parsers: the
+/// reference server's multipart-kit and Python's MIME parser.
+@Suite("Uploads", .timeLimit(.minutes(3)))
+struct UploadModelTests {
+    static func randomData(_ count: Int) -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func temporaryFile(_ name: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)-\(name)")
+    }
+
+    @Test("a model with a FileUpload is sent as multipart once, then as JSON")
+    func modelUpload() async throws {
+        try await withHarness { harness in
+            let photo = Self.randomData(70_000)
+            let conductor = PhotoConductor()
+            conductor.name = "Zoë"
+            conductor.trainId = 1
+            conductor.photo = FileUpload(fileName: #"Zoë "the" conductor\1.jpg"#, mimeType: "image/jpeg", data: photo)
+            try await conductor.create(in: harness.store)
+            let first = try #require(harness.journal.requests.first)
+            #expect(first.contentType?.hasPrefix("multipart/form-data; boundary=") == true)
+
+            // The server stored the bytes and answered with the file, which is now remote.
+            let stored = try #require(conductor.photo)
+            #expect(!stored.isLocal)
+            #expect(stored.fileName == #"Zoë "the" conductor\1.jpg"#)
+            #expect(stored.mimeType == "image/jpeg")
+            #expect(stored.size == Int64(photo.count))
+            #expect(!conductor.hasChanges)
+            let record = try harness.server.store.find("conductors", id: "\(try #require(conductor.id))")
+            #expect(record?["photo"]?["sha256"]?.stringValue == Self.sha256(photo))
+
+            // The stored file downloads byte for byte.
+            let url = try #require(stored.remoteURL)
+            let api = APIClient(
+                configuration: .init(baseURL: harness.server.baseURL, transport: MonoRail.defaultTransport))
+            #expect(try await api.send(APIRequest(method: .get, path: APIPath(verbatim: url.path))).body == photo)
+
+            // Saving again sends no file: JSON, and the photo is kept.
+            conductor.name = "Zoë B."
+            try await conductor.save()
+            #expect(harness.journal.requests.last?.contentType == "application/json")
+            #expect(conductor.photo?.remoteURL == url)
+        }
+    }
+
+    @Test("a file streamed from disk, with upload progress")
+    func streamedFromDisk() async throws {
+        try await withHarness { harness in
+            let bytes = Self.randomData(3 * 1024 * 1024 + 17)
+            let file = Self.temporaryFile("big.bin")
+            try bytes.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let conductor = PhotoConductor()
+            conductor.name = "Disk"
+            conductor.trainId = 1
+            conductor.photo = try FileUpload(fileURL: file)
+            let progress = ProgressLog()
+            try await conductor.create(in: harness.store, uploadProgress: { progress.append($0) })
+            let record = try harness.server.store.find("conductors", id: "\(try #require(conductor.id))")
+            #expect(record?["photo"]?["sha256"]?.stringValue == Self.sha256(bytes))
+            #expect(record?["photo"]?["file_name"]?.stringValue == file.lastPathComponent)
+            #expect(record?["photo"]?["content_type"]?.stringValue == "application/octet-stream")
+            let reports = progress.values
+            #expect(reports.count > 2)
+            let last = try #require(reports.last)
+            #expect(last.completedBytes == last.totalBytes)
+            #expect((last.totalBytes ?? 0) > Int64(bytes.count))
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        }
+    }
+
+    @Test("Python's MIME parser reads the body: names, file names with quotes and non-ASCII, bytes")
+    func pythonParser() async throws {
+        let inMemory = Self.randomData(3000)
+        let onDisk = Self.randomData(200_000)
+        let file = Self.temporaryFile("disk.bin")
+        try onDisk.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var form = MultipartFormData()
+        form.append("MonoRail Co. ✓", name: "train[company]")
+        form.append(FileUpload(fileName: #"a "quoted" näme.txt"#, data: inMemory), name: "train[photo]")
+        form.append(try FileUpload(fileURL: file, fileName: "東京 report.pdf", mimeType: "application/pdf"), name: "doc")
+        form.append("", name: "empty")
+        let bodyFile = Self.temporaryFile("body")
+        #expect(FileManager.default.createFile(atPath: bodyFile.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: bodyFile) }
+        let handle = try FileHandle(forWritingTo: bodyFile)
+        for try await chunk in try form.body().chunks(size: 4096) { try handle.write(contentsOf: chunk) }
+        try handle.close()
+
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Support/parse_multipart.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, bodyFile.path, form.contentType]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let parts = try #require(try JSONParser().parse(data).arrayValue)
+        #expect(parts.count == 4)
+        #expect(parts[0]["name"] == "train[company]")
+        #expect(parts[0]["filename"] == .null)
+        #expect(parts[0]["sha256"]?.stringValue == Self.sha256(Data("MonoRail Co. ✓".utf8)))
+        #expect(parts[1]["name"] == "train[photo]")
+        #expect(parts[1]["filename"] == #"a "quoted" näme.txt"#)
+        #expect(parts[1]["content_type"] == "application/octet-stream")
+        #expect(parts[1]["sha256"]?.stringValue == Self.sha256(inMemory))
+        #expect(parts[2]["filename"] == "東京 report.pdf")
+        #expect(parts[2]["content_type"] == "application/pdf")
+        #expect(parts[2]["sha256"]?.stringValue == Self.sha256(onDisk))
+        #expect(parts[3]["size"] == 0)
+    }
+
+    @Test("multipart-kit on the server reads the same names and bytes")
+    func serverParser() async throws {
+        try await withHarness { harness in
+            let bytes = Self.randomData(50_000)
+            var form = MultipartFormData()
+            form.append("ü", name: "title")
+            form.append(
+                FileUpload(fileName: #"x "y"; z\ä.bin"#, mimeType: "application/x-test", data: bytes), name: "file")
+            let api = APIClient(
+                configuration: .init(baseURL: harness.server.baseURL, transport: MonoRail.defaultTransport))
+            let reply = try await api.send(APIRequest(method: .post, path: "/uploads", body: .multipart(form))).json()
+            let upload = try #require(reply["uploads"]?[0])
+            #expect(upload["filename"] == #"x "y"; z\ä.bin"#)
+            #expect(upload["content_type"] == "application/x-test")
+            #expect(upload["sha256"]?.stringValue == Self.sha256(bytes))
+            #expect(reply["fields"]?["title"] == "ü")
+        }
+    }
+
+    @Test("a 100 MB upload streams from disk: memory stays far below its size")
+    func hundredMegabytes() async throws {
+        let file = Self.temporaryFile("100mb.bin")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: file) }
+        let writer = try FileHandle(forWritingTo: file)
+        var hasher = SHA256()
+        let block = Self.randomData(1 << 20)
+        for index in 0..<100 {
+            var chunk = block
+            chunk[0] = UInt8(index)
+            hasher.update(data: chunk)
+            try writer.write(contentsOf: chunk)
+        }
+        try writer.close()
+        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        // Python's parser answers in its own process, so this process's memory is the client's
+        // alone (the reference server's multipart-kit parses at ~2 MB/s in debug builds).
+        let parser = try PythonMultipartServer()
+        defer { parser.stop() }
+        var form = MultipartFormData()
+        form.append("big", name: "title")
+        form.append(try FileUpload(fileURL: file, mimeType: "application/x-big"), name: "file")
+        let api = APIClient(
+            configuration: .init(baseURL: parser.baseURL, transport: MonoRail.defaultTransport, timeout: .seconds(120)))
+        let baseline = ResidentMemory.current
+        let sampler = ResidentMemory.Sampler()
+        let progress = ProgressLog()
+        let reply = try await sampler.watch {
+            try await api.send(
+                APIRequest(
+                    method: .post, path: "/", body: .multipart(form),
+                    options: RequestOptions(uploadProgress: { progress.append($0) }))
+            ).json()
+        }
+        #expect(reply[1]?["sha256"]?.stringValue == digest)
+        #expect(reply[1]?["size"]?.intValue == 100 << 20)
+        #expect(reply[1]?["content_type"] == "application/x-big")
+        #expect(reply[0]?["size"]?.intValue == 3)
+        #expect(progress.values.last?.completedBytes == progress.values.last?.totalBytes)
+        #expect(progress.values.count > 50)
+        let growth = sampler.peak - baseline
+        #expect(growth < 40 << 20, "resident memory grew by \(growth >> 20) MB during a 100 MB upload")
+    }
+}
+
+/// `parse_multipart.py --serve`: Python's MIME parser behind a loopback HTTP server.
+final class PythonMultipartServer {
+    let baseURL: URL
+    private let process: Process
+    private let input: Pipe
+
+    init() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Support/parse_multipart.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "--serve"]
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)), let url = URL(string: "http://127.0.0.1:\(port)")
+        else {
+            process.terminate()
+            throw Failure("the Python multipart server did not start")
+        }
+        self.baseURL = url
+        self.process = process
+        self.input = input
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Progress reports collected from any thread.
+final class ProgressLog: Sendable {
+    private let reports = Mutex<[TransferProgress]>([])
+    func append(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
+    var values: [TransferProgress] { reports.withLock { $0 } }
+}
+
+/// The process's resident set, read from `/proc/self/statm`.
+enum ResidentMemory {
+    static var current: Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Samples the resident set every few milliseconds while an operation runs.
+    final class Sampler: Sendable {
+        private let maximum = Mutex(0)
+        var peak: Int { maximum.withLock { $0 } }
+
+        func watch<T: Sendable>(_ operation: () async throws -> T) async throws -> T {
+            let task = Task.detached { [self] in
+                while !Task.isCancelled {
+                    let now = ResidentMemory.current
+                    self.maximum.withLock { $0 = max($0, now) }
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            defer { task.cancel() }
+            return try await operation()
+        }
+    }
+}
