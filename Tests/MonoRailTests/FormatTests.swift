@@ -8,9 +8,12 @@ import Testing
 /// forms, and multipart bodies carrying files.
 @Suite("Formats against the reference server")
 struct FormatTests {
+    static let messagePack: (inout MonoRail.Configuration) -> Void = { $0.format = .messagePack }
+    static let form: (inout MonoRail.Configuration) -> Void = { $0.format = .formURLEncoded }
+
     @Test("models round-trip in MessagePack, requests and responses")
     func messagePackRoundTrip() async throws {
-        try await withHarness(configure: { $0.format = .messagePack }) { harness in
+        try await withHarness(configure: Self.messagePack) { harness in
             let store = harness.store
             let built = Date(timeIntervalSince1970: 1_700_000_000.5)
             let train = Train()
@@ -92,7 +95,7 @@ struct FormatTests {
 
     @Test("validation errors and bad bodies in MessagePack are typed; the model keeps its edits")
     func messagePackFailures() async throws {
-        try await withHarness(configure: { $0.format = .messagePack }) { harness in
+        try await withHarness(configure: Self.messagePack) { harness in
             let nameless = Train()
             nameless.numberOfCars = 3
             let error = try await #require(throws: APIError.self) { try await nameless.create(in: harness.store) }
@@ -117,7 +120,7 @@ struct FormatTests {
 
     @Test("models save as Rails forms: train[company]=…, read back typed")
     func formBodies() async throws {
-        try await withHarness(configure: { $0.format = .formURLEncoded }) { harness in
+        try await withHarness(configure: Self.form) { harness in
             let train = Train()
             train.company = "Form & Co = ü"
             train.numberOfCars = 4
