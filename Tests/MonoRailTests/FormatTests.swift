@@ -8,8 +8,8 @@ import Testing
 /// forms, and multipart bodies carrying files.
 @Suite("Formats against the reference server")
 struct FormatTests {
-    static let messagePack: (inout MonoRail.Configuration) -> Void = { $0.format = .messagePack }
-    static let form: (inout MonoRail.Configuration) -> Void = { $0.format = .formURLEncoded }
+    static func messagePack(_ configuration: inout MonoRail.Configuration) { configuration.format = .messagePack }
+    static func form(_ configuration: inout MonoRail.Configuration) { configuration.format = .formURLEncoded }
 
     @Test("models round-trip in MessagePack, requests and responses")
     func messagePackRoundTrip() async throws {
