@@ -9,7 +9,7 @@ struct MonoRailCommand: AsyncParsableCommand {
         commandName: "monorail",
         abstract:
             "MonoRail's tools: a walkthrough demo, a reference server that speaks the Rails conventions, and a model scaffolder.",
-        subcommands: [Demo.self, Serve.self, ScaffoldCommand.self])
+        subcommands: [Demo.self, Serve.self, ScaffoldCommand.self, UploadCommand.self])
 }
 
 struct Serve: AsyncParsableCommand {

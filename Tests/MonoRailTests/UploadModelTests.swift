@@ -164,33 +164,46 @@ struct UploadModelTests {
         }
         try writer.close()
         let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-        // Python's parser answers in its own process, so this process's memory is the client's
-        // alone (the reference server's multipart-kit parses at ~2 MB/s in debug builds).
+        // `monorail upload` sends it in a process of its own, so its peak memory is the client's
+        // alone, not the test run's; Python's parser answers in a third (the reference server's
+        // multipart-kit parses at ~2 MB/s in debug builds).
         let parser = try PythonMultipartServer()
         defer { parser.stop() }
-        var form = MultipartFormData()
-        form.append("big", name: "title")
-        form.append(try FileUpload(fileURL: file, mimeType: "application/x-big"), name: "file")
-        let api = APIClient(
-            configuration: .init(baseURL: parser.baseURL, transport: MonoRail.defaultTransport, timeout: .seconds(120)))
-        let baseline = ResidentMemory.current
-        let sampler = ResidentMemory.Sampler()
-        let progress = ProgressLog()
-        let reply = try await sampler.watch {
-            try await api.send(
-                APIRequest(
-                    method: .post, path: "/", body: .multipart(form),
-                    options: RequestOptions(uploadProgress: { progress.append($0) }))
-            ).json()
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("monorail")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        func upload(_ file: URL) throws -> [String] {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = [
+                "upload", file.path, "--to", parser.baseURL.absoluteString + "/", "--mime-type", "application/x-big",
+                "--peak-memory",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         }
-        #expect(reply[1]?["sha256"]?.stringValue == digest)
-        #expect(reply[1]?["size"]?.intValue == 100 << 20)
-        #expect(reply[1]?["content_type"] == "application/x-big")
-        #expect(reply[0]?["size"]?.intValue == 3)
-        #expect(progress.values.last?.completedBytes == progress.values.last?.totalBytes)
-        #expect(progress.values.count > 50)
-        let growth = sampler.peak - baseline
-        #expect(growth < 40 << 20, "resident memory grew by \(growth >> 20) MB during a 100 MB upload")
+        func peak(_ lines: [String]) throws -> Int {
+            try #require(
+                lines.last { $0.hasPrefix("peak resident memory: ") }.flatMap { Int($0.split(separator: " ")[3]) })
+        }
+        let lines = try upload(file)
+        #expect(lines.filter { $0.hasPrefix("uploaded ") }.count == 11)  // 0%, 10%, …, 100%
+        let reply = try JSONParser().parse(Data((lines.first { $0.hasPrefix("[") } ?? "").utf8))
+        #expect(reply[0]?["sha256"]?.stringValue == digest)
+        #expect(reply[0]?["size"]?.intValue == 100 << 20)
+        #expect(reply[0]?["content_type"] == "application/x-big")
+        // The same command with a 3-byte file is the baseline: the runtime and its libraries.
+        let small = UploadModelTests.temporaryFile("small.bin")
+        try Data("abc".utf8).write(to: small)
+        defer { try? FileManager.default.removeItem(at: small) }
+        let baseline = try peak(try upload(small))
+        let growth = try peak(lines) - baseline
+        #expect(growth < 32 << 20, "uploading 100 MB took \(growth >> 20) MB more than uploading 3 bytes")
     }
 }
 
@@ -241,32 +254,4 @@ final class ProgressLog: Sendable {
     private let reports = Mutex<[TransferProgress]>([])
     func append(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
     var values: [TransferProgress] { reports.withLock { $0 } }
-}
-
-/// The process's resident set, read from `/proc/self/statm`.
-enum ResidentMemory {
-    static var current: Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    /// Samples the resident set every few milliseconds while an operation runs.
-    final class Sampler: Sendable {
-        private let maximum = Mutex(0)
-        var peak: Int { maximum.withLock { $0 } }
-
-        func watch<T: Sendable>(_ operation: () async throws -> T) async throws -> T {
-            let task = Task.detached { [self] in
-                while !Task.isCancelled {
-                    let now = ResidentMemory.current
-                    self.maximum.withLock { $0 = max($0, now) }
-                    try? await Task.sleep(for: .milliseconds(5))
-                }
-            }
-            defer { task.cancel() }
-            return try await operation()
-        }
-    }
 }

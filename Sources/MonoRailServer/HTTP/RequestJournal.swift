@@ -12,6 +12,8 @@ public final class RequestJournal: Sendable {
         public var contentType: String?
         /// The `Accept` header, if any.
         public var accept: String?
+        /// The `If-None-Match` header, if any.
+        public var ifNoneMatch: String?
     }
 
     private let requestsSeen = Mutex<[Request]>([])
@@ -44,7 +46,8 @@ struct RequestJournalMiddleware: RouterMiddleware {
         journal.record(
             RequestJournal.Request(
                 line: "\(request.method.rawValue) \(request.uri.description)",
-                contentType: request.headers[.contentType], accept: request.headers[.accept]))
+                contentType: request.headers[.contentType], accept: request.headers[.accept],
+                ifNoneMatch: request.headers[.ifNoneMatch]))
         return try await next(request, context)
     }
 }

@@ -1,0 +1,210 @@
+public import Foundation
+
+/// An on-disk cache of downloaded files (images, documents) keyed by URL, bounded in size, least
+/// recently used out first (Objects' file caching).
+///
+/// ```swift
+/// let cache = try FileCache(directory: cachesURL.appendingPathComponent("files"), maxBytes: 50 << 20)
+/// let avatar = try await cache.data(from: "/uploads/\(id)", using: api)  // revalidated with its ETag
+/// ```
+///
+/// - It survives restarts: an index beside the files records each URL's file, size, `ETag` and
+///   last use, written atomically after every change.
+/// - It is safe under concurrent use from any task: one lock guards the index, and files are
+///   written to a temporary name and renamed, so a reader never sees half a file.
+/// - Files and the directory are readable by the owner only (0600 and 0700).
+/// - Damage is survivable: an unreadable index starts an empty cache (files it no longer names are
+///   deleted), and a file whose size does not match its entry is dropped and fetched again.
+public final class FileCache: Sendable {
+    struct Entry: Codable, Sendable {
+        var file: String
+        var size: Int64
+        var etag: String?
+        var lastUse: Int64
+    }
+
+    struct Index: Codable, Sendable {
+        var entries: [String: Entry] = [:]
+        /// A use counter rather than a clock, so the order survives clock changes and restarts.
+        var clock: Int64 = 0
+        var totalBytes: Int64 { entries.values.reduce(0) { $0 + $1.size } }
+    }
+
+    /// Where the files are.
+    public let directory: URL
+    /// The most bytes kept; older entries are removed to make room.
+    public let maxBytes: Int64
+    private let index: Locked<Index>
+    private var indexURL: URL { directory.appendingPathComponent("index.json") }
+
+    /// Opens (or creates) a cache in a directory.
+    ///
+    /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when the directory cannot be created.
+    public init(directory: URL, maxBytes: Int64) throws {
+        self.directory = directory
+        self.maxBytes = maxBytes
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw APIError(.invalidRequest, "cannot create the file cache at \(directory.path)", underlyingError: error)
+        }
+        let indexURL = directory.appendingPathComponent("index.json")
+        var loaded =
+            (try? Data(contentsOf: indexURL)).flatMap { try? JSONDecoder().decode(Index.self, from: $0) } ?? Index()
+        // Entries whose file is gone or damaged are dropped; files no entry names are deleted.
+        loaded.entries = loaded.entries.filter {
+            Self.fileSize(directory.appendingPathComponent($0.value.file)) == $0.value.size
+        }
+        let named = Set(loaded.entries.values.map(\.file))
+        let present = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in present where name != "index.json" && !named.contains(name) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        self.index = Locked(loaded)
+        index.withLock { save($0) }
+    }
+
+    /// The number of files kept.
+    public var count: Int { index.withLock { $0.entries.count } }
+
+    /// The bytes kept.
+    public var totalBytes: Int64 { index.withLock { $0.totalBytes } }
+
+    /// The cached bytes for a URL, marking them as just used; `nil` when absent or damaged.
+    public func data(for url: URL) -> Data? {
+        entry(for: url).map(\.1)
+    }
+
+    /// The `ETag` stored with a URL's bytes.
+    public func etag(for url: URL) -> String? {
+        index.withLock { $0.entries[url.absoluteString]?.etag }
+    }
+
+    /// The cached file for a URL on disk, for APIs that want a path; do not modify it.
+    public func fileURL(for url: URL) -> URL? {
+        guard entry(for: url) != nil else { return nil }
+        return index.withLock { $0.entries[url.absoluteString].map { directory.appendingPathComponent($0.file) } }
+    }
+
+    /// Stores bytes for a URL, replacing what was there, then evicts the least recently used
+    /// entries until the cache fits. Bytes larger than the whole cache are not stored.
+    ///
+    /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when the file cannot be written.
+    public func store(_ data: Data, for url: URL, etag: String? = nil) throws {
+        guard Int64(data.count) <= maxBytes else { return }
+        let name = UUID().uuidString.lowercased()
+        let target = directory.appendingPathComponent(name)
+        let temporary = directory.appendingPathComponent(".\(name).partial")
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else {
+            throw APIError(.invalidRequest, "cannot write to the file cache at \(directory.path)")
+        }
+        do {
+            try FileManager.default.moveItem(at: temporary, to: target)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw APIError(
+                .invalidRequest, "cannot write to the file cache at \(directory.path)", underlyingError: error)
+        }
+        let removed: [String] = index.withLock { index in
+            var removed: [String] = []
+            if let old = index.entries[url.absoluteString] { removed.append(old.file) }
+            index.clock += 1
+            index.entries[url.absoluteString] = Entry(
+                file: name, size: Int64(data.count), etag: etag, lastUse: index.clock)
+            var total = index.totalBytes
+            while total > maxBytes, let oldest = index.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                index.entries[oldest.key] = nil
+                total -= oldest.value.size
+                removed.append(oldest.value.file)
+            }
+            save(index)
+            return removed
+        }
+        for file in removed { try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
+    }
+
+    /// Forgets a URL and deletes its file.
+    public func remove(_ url: URL) {
+        let file = index.withLock { index -> String? in
+            defer { save(index) }
+            return index.entries.removeValue(forKey: url.absoluteString)?.file
+        }
+        if let file { try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
+    }
+
+    /// The URLs kept, least recently used first.
+    public var urlsByLastUse: [URL] {
+        index.withLock { $0.entries.sorted { $0.value.lastUse < $1.value.lastUse }.compactMap { URL(string: $0.key) } }
+    }
+
+    // MARK: Fetching
+
+    /// The bytes at a path of an API: fetched and kept on first use, then revalidated with
+    /// `If-None-Match` when the server gave an `ETag` (a `304` keeps the cached copy). When the
+    /// request fails and a copy is kept, the copy is returned.
+    ///
+    /// - Throws: ``APIError`` when nothing is cached and the request fails.
+    public func data(
+        from path: APIPath, using client: APIClient, options: RequestOptions = RequestOptions()
+    ) async throws -> Data {
+        var request = APIRequest(method: .get, path: path, options: options)
+        request.headers[.accept] = "*/*"
+        let url = try client.url(for: path)
+        let cached = entry(for: url)
+        if let etag = cached?.0.etag { request.headers[.ifNoneMatch] = etag }
+        do {
+            let response = try await client.send(request)
+            try store(response.body, for: url, etag: response.response.headerFields[.eTag])
+            return response.body
+        } catch let error as APIError {
+            if let cached, error.statusCode == 304 || error.statusCode == nil { return cached.1 }
+            throw error
+        }
+    }
+
+    // MARK: Internals
+
+    private func entry(for url: URL) -> (Entry, Data)? {
+        let key = url.absoluteString
+        guard let entry = index.withLock({ $0.entries[key] }) else { return nil }
+        let file = directory.appendingPathComponent(entry.file)
+        guard let data = try? Data(contentsOf: file), Int64(data.count) == entry.size else {
+            // Damaged or removed behind our back: forget it so it is fetched again.
+            index.withLock { index in
+                if index.entries[key]?.file == entry.file {
+                    index.entries[key] = nil
+                    save(index)
+                }
+            }
+            try? FileManager.default.removeItem(at: file)
+            return nil
+        }
+        index.withLock { index in
+            guard index.entries[key]?.file == entry.file else { return }
+            index.clock += 1
+            index.entries[key]?.lastUse = index.clock
+            save(index)
+        }
+        return (entry, data)
+    }
+
+    /// Writes the index atomically; called with the lock held so writes stay in order.
+    private func save(_ index: Index) {
+        guard let data = try? JSONEncoder().encode(index) else { return }
+        let temporary = directory.appendingPathComponent(".index-\(UUID().uuidString).partial")
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { return }
+        if rename(temporary.path, indexURL.path) != 0 { try? FileManager.default.removeItem(at: temporary) }
+    }
+
+    private static func fileSize(_ url: URL) -> Int64? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        return (attributes[.size] as? NSNumber)?.int64Value
+    }
+}
