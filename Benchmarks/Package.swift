@@ -35,5 +35,15 @@ let package = Package(
             path: "Benchmarks/ResourceBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "FormatBenchmarks",
+            dependencies: [
+                "BenchPayload",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+            ],
+            path: "Benchmarks/FormatBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -11,34 +11,43 @@ extension ResourceModel {
     /// ```
     ///
     /// - Parameters:
-    ///   - body: The JSON bytes.
+    ///   - body: The bytes.
+    ///   - contentType: How the bytes are written: JSON unless this names MessagePack
+    ///     (`application/x-msgpack`).
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in body order.
     /// - Throws: ``APIError``: ``APIError/Code/decodingFailed`` or ``APIError/Code/inconsistentResponse``;
     ///   nothing is merged when it throws.
-    public static func merge(listBody body: Data, in store: ResourceStore = .default) throws -> [Self] {
+    public static func merge(
+        listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
+    ) throws -> [Self] {
         let context = try store.context(for: Self.self)
-        return try mergeList(receivedResponse(body, context: context), context: context, store: store)
+        return try mergeList(
+            receivedResponse(body, contentType: contentType, context: context), context: context, store: store)
     }
 
     /// Merges one record body received some other way into the store, as ``get(id:in:)`` merges a
     /// response: `{"train": {…}}` or a bare object.
     ///
     /// - Parameters:
-    ///   - body: The JSON bytes.
+    ///   - body: The bytes.
+    ///   - contentType: How the bytes are written, as in ``merge(listBody:contentType:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instance.
-    /// - Throws: ``APIError``, as ``merge(listBody:in:)``.
-    public static func merge(recordBody body: Data, in store: ResourceStore = .default) throws -> Self {
+    /// - Throws: ``APIError``, as ``merge(listBody:contentType:in:)``.
+    public static func merge(
+        recordBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
+    ) throws -> Self {
         let context = try store.context(for: Self.self)
         return try mergeRecord(
-            receivedResponse(body, context: context), context: context, store: store, expecting: nil, target: nil,
-            mode: .read)
+            receivedResponse(body, contentType: contentType, context: context), context: context, store: store,
+            expecting: nil, target: nil, mode: .read)
     }
 
-    private static func receivedResponse(_ body: Data, context: ModelContext<Self>) -> APIResponse {
+    private static func receivedResponse(_ body: Data, contentType: String, context: ModelContext<Self>) -> APIResponse
+    {
         var response = HTTPResponse(status: .ok)
-        response.headerFields[.contentType] = "application/json"
+        response.headerFields[.contentType] = contentType
         return APIResponse(
             request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: context.path), response: response,
             body: body, decoder: context.client.responseDecoder)

@@ -23,8 +23,9 @@ struct MessagePackCursor {
     let bytes: UnsafeRawBufferPointer
     private(set) var offset = 0
 
-    init(_ bytes: UnsafeRawBufferPointer) {
+    init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
         self.bytes = bytes
+        self.offset = offset
     }
 
     var isAtEnd: Bool { offset == bytes.count }
@@ -135,6 +136,43 @@ struct MessagePackCursor {
         // The header already checked `count` against the remaining bytes.
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+    }
+
+    /// Steps over one complete value without building it. Iterative, so hostile nesting cannot
+    /// exhaust the stack; nesting beyond `maxDepth` is refused as the tree builders refuse it.
+    mutating func skipValue(maxDepth: Int) throws(MessagePackError) {
+        var remaining: [Int] = []
+        repeat {
+            let start = offset
+            switch try header() {
+            case .string(let count), .binary(let count): offset += count
+            case .extension(let type, let count):
+                let payload = take(count)
+                if type == -1, MessagePackTimestamp.read(payload) == nil {
+                    throw error(.invalidTimestamp, "a timestamp of \(count) bytes is invalid", at: start)
+                }
+            case .array(let count) where count > 0:
+                guard remaining.count < maxDepth else {
+                    throw error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
+                }
+                remaining.append(count)
+                continue
+            case .map(let count) where count > 0:
+                guard remaining.count < maxDepth else {
+                    throw error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
+                }
+                remaining.append(count * 2)
+                continue
+            default: break
+            }
+            while let last = remaining.last {
+                if last > 1 {
+                    remaining[remaining.count - 1] = last - 1
+                    break
+                }
+                remaining.removeLast()
+            }
+        } while !remaining.isEmpty
     }
 
     /// Takes a string payload, validating UTF-8.

@@ -1,0 +1,99 @@
+import BenchPayload
+import Benchmark
+import Foundation
+import MonoRail
+
+// MessagePack against JSON on the 10,000-record payload (shared/bench/make-trains-json.py,
+// converted to MessagePack once per run), decoded into the same models and structs. The two
+// sides alternate inside each iteration (A, B, B, A, …) so machine drift hits both; each iteration
+// records both times and the ratio JSON/MessagePack (above 100% means MessagePack is faster).
+
+/// The `@Resource` model the resources benchmark uses.
+@Resource(name: "train")
+final class FormatTrain {
+    var company: String = ""
+    var numberOfCars: Int = 0
+    var maxSpeed: Double = 0
+    var inService: Bool = false
+    var builtAt: Date?
+    var tags: [String] = []
+    var depot: BenchDepot?
+    var conductorId: Int?
+    var notes: String = ""
+}
+
+func metric(_ name: String) -> BenchmarkMetric {
+    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
+}
+
+func microseconds(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let clock = ContinuousClock()
+    let configuration = MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:9"))
+    let packed: Data = {
+        guard let tree = try? JSONParser().parse(Payload.trains) else { return Data() }
+        return MessagePackWriter.serialize(tree)
+    }()
+
+    /// Runs both sides interleaved and records their times and the ratio json/packed.
+    func paired(
+        _ name: String, _ labels: (String, String), setUp: @escaping () throws -> Void = {},
+        json: @escaping () throws -> Int, messagePack: @escaping () throws -> Int
+    ) {
+        let metrics = [metric("\(labels.0) (ms)"), metric("\(labels.1) (ms)"), metric("ratio JSON/MessagePack (%)")]
+        Benchmark(
+            name,
+            configuration: .init(metrics: metrics, warmupIterations: 2, maxDuration: .seconds(40), maxIterations: 30)
+        ) { benchmark in
+            precondition(Payload.trains.count > 1_000_000 && packed.count > 1_000_000, "no payload")
+            for iteration in benchmark.scaledIterations {
+                var times = [Duration.zero, Duration.zero]
+                for side in iteration % 2 == 0 ? [0, 1] : [1, 0] {
+                    try setUp()
+                    let start = clock.now
+                    blackHole(side == 0 ? try json() : try messagePack())
+                    times[side] = clock.now - start
+                }
+                benchmark.measurement(metrics[0], microseconds(times[0]) / 1000)
+                benchmark.measurement(metrics[1], microseconds(times[1]) / 1000)
+                benchmark.measurement(metrics[2], microseconds(times[0]) * 100 / max(1, microseconds(times[1])))
+            }
+        }
+    }
+
+    var store = ResourceStore(configuration: configuration)
+    paired(
+        "decode 10k into @Resource models (new instances): JSON vs MessagePack", ("JSON", "MessagePack"),
+        setUp: { store = ResourceStore(configuration: configuration) },
+        json: { try FormatTrain.merge(listBody: Payload.trains, in: store).count },
+        messagePack: { try FormatTrain.merge(listBody: packed, contentType: "application/x-msgpack", in: store).count })
+
+    let jsonDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+    paired(
+        "decode 10k into structs: JSONDecoder vs MessagePackDecoder", ("JSONDecoder", "MessagePackDecoder"),
+        json: { try jsonDecoder.decode(BenchTrainsRoot.self, from: Payload.trains).trains.count },
+        messagePack: { try MessagePackDecoder().decode(BenchTrainsRoot.self, from: packed).trains.count })
+
+    paired(
+        "parse 10k: JSONParser vs MessagePackReader, same tree", ("JSONParser", "MessagePackReader"),
+        json: { (try JSONParser().parse(Payload.trains)["trains"]?.arrayValue?.count) ?? 0 },
+        messagePack: { (try MessagePackReader().readJSON(packed)["trains"]?.arrayValue?.count) ?? 0 })
+
+    let trains = (try? jsonDecoder.decode(BenchTrainsRoot.self, from: Payload.trains).trains) ?? []
+    let jsonEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+    paired(
+        "encode 10k structs: JSONEncoder vs MessagePackEncoder", ("JSONEncoder", "MessagePackEncoder"),
+        json: { try jsonEncoder.encode(trains).count },
+        messagePack: { try MessagePackEncoder().encode(trains).count })
+}
