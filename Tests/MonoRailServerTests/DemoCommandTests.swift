@@ -31,6 +31,9 @@ struct DemoCommandTests {
             "→ POST /trains", "→ DELETE /trains/3", "trainA.cars occupancy: 40, 12",
             "trainA.cars[0].train === trainA: true",
             "trainA.conductor: nil", "trainB.conductor: Bill", "→ PUT /conductors/1",
+            "request Content-Type: multipart/form-data", "conductor.photo: bill.png, 200008 bytes at /uploads/",
+            "downloaded == uploaded: true", "cache: 1 file, 200008 bytes", "packed === trainA: true",
+            "response Accept asked for: application/x-msgpack",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MonoRail
 import MonoRailServer
+import Synchronization
 
 /// `monorail demo`: the README's story, run against a reference server started in-process.
 struct Demo: AsyncParsableCommand {
@@ -19,7 +20,8 @@ struct Demo: AsyncParsableCommand {
             configuration: .init(host: "127.0.0.1", port: 0, databasePath: database, uploadsDirectory: directory)
         ).start()
         do {
-            var walkthrough = Walkthrough(server: server, database: database)
+            var walkthrough = Walkthrough(
+                server: server, database: database, cacheDirectory: directory.appendingPathComponent("file-cache"))
             try await walkthrough.run()
         } catch {
             await server.stop()
@@ -33,11 +35,13 @@ struct Demo: AsyncParsableCommand {
 struct Walkthrough {
     let server: RunningReferenceServer
     let database: String
+    let cacheDirectory: URL
     private var seen = 0
 
-    init(server: RunningReferenceServer, database: String) {
+    init(server: RunningReferenceServer, database: String, cacheDirectory: URL) {
         self.server = server
         self.database = database
+        self.cacheDirectory = cacheDirectory
     }
 
     mutating func run() async throws {
@@ -106,7 +110,47 @@ struct Walkthrough {
         show("trainB.conductor", trainB.conductor?.name ?? "nil")
         requests()
 
-        step(8, "A validation error comes back typed, and local edits survive it")
+        step(8, "Upload a photo: a model holding a FileUpload is sent as multipart/form-data")
+        if let conductor = trainB.conductor {
+            var bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            bytes.append(Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+            conductor.photo = FileUpload(fileName: "bill.png", mimeType: "image/png", data: bytes)
+            let progress = UploadProgressLine()
+            try await conductor.save(uploadProgress: { progress.update($0) })
+            show("upload progress", progress.text)
+            show(
+                "request Content-Type",
+                server.journal.requests.last?.contentType?.split(separator: ";").first.map(String.init) ?? "nil")
+            show(
+                "conductor.photo",
+                conductor.photo.map { "\($0.fileName), \($0.size ?? 0) bytes at \($0.remoteURL?.path ?? "?")" } ?? "nil"
+            )
+            requests()
+
+            print("   The file cache keeps the download and revalidates it with its ETag:")
+            if let path = conductor.photo?.remoteURL?.path {
+                let api = APIClient(baseURL: server.baseURL, transport: MonoRail.defaultTransport)
+                let cache = try FileCache(directory: cacheDirectory, maxBytes: 10 << 20)
+                let downloaded = try await cache.data(from: APIPath(verbatim: path), using: api)
+                let again = try await cache.data(from: APIPath(verbatim: path), using: api)
+                show("downloaded == uploaded", "\(downloaded == bytes && again == bytes)")
+                show("cache", "\(cache.count) file, \(cache.totalBytes) bytes")
+            }
+            requests()
+        }
+
+        step(9, "Fetch in MessagePack: the same models, the same instances")
+        MonoRail.configure { $0.format = .messagePack }
+        let packed = try await Train.get(id: 1)
+        show("packed === trainA", "\(packed === trainA)")
+        show(
+            "response Accept asked for",
+            server.journal.requests.last?.accept?.split(separator: ",").first.map(String.init) ?? "nil")
+        show("packed.maxSpeed", packed.maxSpeed.map { "\($0)" } ?? "nil")
+        MonoRail.configure { $0.format = .json }
+        requests()
+
+        step(10, "A validation error comes back typed, and local edits survive it")
         let nameless = Train()
         nameless.numberOfCars = 2
         do {
@@ -120,7 +164,7 @@ struct Walkthrough {
         }
         requests()
 
-        step(9, "Delete")
+        step(11, "Delete")
         let id = train.id ?? 0
         try await train.delete()
         show("train.isDeleted", "\(train.isDeleted)")
@@ -149,8 +193,22 @@ struct Walkthrough {
     }
 
     private mutating func requests() {
-        let entries = server.journal.entries
-        for entry in entries.dropFirst(seen) { print("   → \(entry)") }
+        let entries = server.journal.requests
+        for entry in entries.dropFirst(seen) {
+            print("   → \(entry.line)" + (entry.ifNoneMatch.map { " (If-None-Match: \($0))" } ?? ""))
+        }
         seen = entries.count
+    }
+}
+
+/// Keeps the last upload progress report for printing.
+final class UploadProgressLine: Sendable {
+    private let last = Mutex<TransferProgress?>(nil)
+
+    func update(_ progress: TransferProgress) { last.withLock { $0 = progress } }
+
+    var text: String {
+        guard let progress = last.withLock({ $0 }) else { return "no report" }
+        return "\(progress.completedBytes) of \(progress.totalBytes.map { "\($0)" } ?? "?") bytes sent"
     }
 }

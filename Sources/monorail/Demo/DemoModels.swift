@@ -23,5 +23,6 @@ final class Car {
 @Resource
 final class Conductor {
     var name: String?
+    var photo: FileUpload?
     @References var train: Train?
 }

@@ -26,7 +26,10 @@ public struct MessagePackEncoder: Sendable {
     ///
     /// - Throws: `EncodingError` when a value's `encode(to:)` throws or encodes nothing.
     public func encode<T: Encodable>(_ value: T) throws -> Data {
-        MessagePackWriter.serialize(try encodeTree(value))
+        let context = MessagePackEncodingContext(keys: WireKeyCache(keyMapping), userInfo: userInfo)
+        var writer = MessagePackWriter()
+        try context.node(value, path: []).write(to: &writer)
+        return writer.data
     }
 
     /// Encodes a value to a tree.
@@ -46,21 +49,35 @@ final class MessagePackEncodingContext {
     }
 
     func box<T: Encodable>(_ value: T, path: [any CodingKey]) throws -> MessagePackValue {
+        try node(value, path: path).value
+    }
+
+    /// The value as a node: scalars hold their value, containers their children, written out
+    /// once at the end without building a second tree.
+    func node<T: Encodable>(_ value: T, path: [any CodingKey]) throws -> MessagePackNode {
+        if let scalar = scalar(value) { return MessagePackNode(.value, scalar) }
+        let encoder = MessagePackEncoderImpl(context: self, path: path)
+        try value.encode(to: encoder)
+        guard let node = encoder.node else {
+            throw EncodingError.invalidValue(
+                value, EncodingError.Context(codingPath: path, debugDescription: "\(T.self) encoded no value"))
+        }
+        return node
+    }
+
+    private func scalar<T: Encodable>(_ value: T) -> MessagePackValue? {
         switch value {
+        case let string as String: return .string(string)
+        case let number as Int: return .int(Int64(number))
+        case let number as Double: return .double(number)
+        case let bool as Bool: return .bool(bool)
         case let date as Date: return .timestamp(MessagePackTimestamp(date))
         case let data as Data: return .binary(data)
         case let url as URL: return .string(url.absoluteString)
         case let uuid as UUID: return .string(uuid.uuidString)
         case let decimal as Decimal: return .string(decimal.description)
         case let value as MessagePackValue: return value
-        default:
-            let encoder = MessagePackEncoderImpl(context: self, path: path)
-            try value.encode(to: encoder)
-            guard let node = encoder.node else {
-                throw EncodingError.invalidValue(
-                    value, EncodingError.Context(codingPath: path, debugDescription: "\(T.self) encoded no value"))
-            }
-            return node.value
+        default: return nil
         }
     }
 }
@@ -99,6 +116,21 @@ final class MessagePackNode {
             pairs[index].node = node
         } else {
             pairs.append((key, node))
+        }
+    }
+
+    func write(to writer: inout MessagePackWriter) {
+        switch kind {
+        case .value: writer.write(scalar)
+        case .array:
+            writer.writeArrayHeader(count: elements.count)
+            for element in elements { element.write(to: &writer) }
+        case .map:
+            writer.writeMapHeader(count: pairs.count)
+            for pair in pairs {
+                writer.write(pair.key)
+                pair.node.write(to: &writer)
+            }
         }
     }
 
@@ -153,8 +185,21 @@ struct MessagePackKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encodeNil(forKey key: Key) throws { set(MessagePackNode(.value), for: key) }
 
+    // Synthesized `encode(to:)` calls these overloads for scalar properties: no generic dispatch.
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        set(MessagePackNode(.value, .string(value)), for: key)
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(MessagePackNode(.value, .bool(value)), for: key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        set(MessagePackNode(.value, .double(value)), for: key)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        set(MessagePackNode(.value, .int(Int64(value))), for: key)
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(MessagePackNode(.value, .int(value)), for: key) }
+
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        set(MessagePackNode(.value, try context.box(value, path: codingPath + [key])), for: key)
+        set(try context.node(value, path: codingPath + [key]), for: key)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
@@ -197,7 +242,7 @@ struct MessagePackUnkeyedEncoder: UnkeyedEncodingContainer {
     mutating func encodeNil() throws { append(MessagePackNode(.value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        append(MessagePackNode(.value, try context.box(value, path: codingPath + [nextKey])))
+        append(try context.node(value, path: codingPath + [nextKey]))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
