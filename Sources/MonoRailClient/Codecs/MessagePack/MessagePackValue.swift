@@ -81,22 +81,6 @@ extension MessagePackValue {
         if case .string(let value) = self { return value }
         return nil
     }
-
-    /// A short name of the value's kind, for error messages.
-    var kindDescription: String {
-        switch self {
-        case .nil: "nil"
-        case .bool: "a Boolean"
-        case .int, .uint: "an integer"
-        case .float, .double: "a float"
-        case .string: "a string"
-        case .binary: "binary data"
-        case .array: "an array"
-        case .map: "a map"
-        case .timestamp: "a timestamp"
-        case .extension(let type, _): "an extension of type \(type)"
-        }
-    }
 }
 
 // MARK: - Literals
