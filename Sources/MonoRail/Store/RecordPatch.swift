@@ -2,12 +2,23 @@ import Foundation
 
 /// One record decoded from a response and not yet merged: its id, the values of the fields the
 /// response carried, and which fields those were.
-struct RecordPatch<Model: ResourceModel> {
-    var id: ResourceID
+///
+/// A class: the merge passes each patch through unspecialised generic code, where handing over a
+/// struct copied every field value (and retained every string in it).
+final class RecordPatch<Model: ResourceModel> {
+    let id: ResourceID
     var values: Model.FieldValues
-    var present: [Bool]
+    let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
-    var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
+    let embedded: [(index: Int, patch: any EmbeddedPatch)]
+
+    init(id: ResourceID, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)])
+    {
+        self.id = id
+        self.values = values
+        self.present = present
+        self.embedded = embedded
+    }
 }
 
 /// Where a record sits in a response, for error messages: `$.trains[3]`.

@@ -168,9 +168,9 @@ public final class ResourceStore: Sendable {
         let type = ObjectIdentifier(Model.self)
         var found: [Model?] = []
         found.reserveCapacity(patches.count)
-        for position in patches.indices {
-            for nested in patches[position].embedded { try nested.patch.check(in: state) }
-            let id = patches[position].id
+        for patch in patches {
+            for nested in patch.embedded { try nested.patch.check(in: state) }
+            let id = patch.id
             let key = Key(type: type, id: id)
             guard let entry = state.entries[key], let object = entry.object as? Model else {
                 found.append(nil)
@@ -204,17 +204,12 @@ public final class ResourceStore: Sendable {
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
         for position in patches.indices {
-            var embeddedPatch: RecordPatch<Model>?
-            if !patches[position].embedded.isEmpty {
-                var patch = patches[position]
-                for nested in patch.embedded {
-                    let children = nested.patch.apply(
-                        in: &state, store: store, coder: coder, announcements: &announcements)
-                    fields[nested.index].embedded?.assign(&patch.values, children)
-                }
-                embeddedPatch = patch
+            let patch = patches[position]
+            for nested in patch.embedded {
+                let children = nested.patch.apply(in: &state, store: store, coder: coder, announcements: &announcements)
+                fields[nested.index].embedded?.assign(&patch.values, children)
             }
-            let id = patches[position].id
+            let id = patch.id
             let key = Key(type: type, id: id)
             let instance: Model
             let isNew: Bool
@@ -228,12 +223,7 @@ public final class ResourceStore: Sendable {
                 isNew = true
                 state.entries[key] = Entry(object: instance, id: id)
             }
-            let changed =
-                if let embeddedPatch {
-                    instance._$record.apply(embeddedPatch, mode: mode, store: store, coder: coder)
-                } else {
-                    instance._$record.apply(patches[position], mode: mode, store: store, coder: coder)
-                }
+            let changed = instance._$record.apply(patch, mode: mode, store: store, coder: coder)
             instances.append(instance)
             // An instance made here has no observers yet; only a per-model stream could be listening.
             if isNew && target == nil && !perTypeListening { continue }

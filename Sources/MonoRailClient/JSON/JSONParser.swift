@@ -41,6 +41,10 @@ private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var offset = 0
+    /// The size of the last object closed at each of the first levels: records in a list tend to
+    /// have the same keys, so the next object at that level reserves room once instead of growing
+    /// (and rehashing) several times.
+    var sizeHints = [Int](repeating: 0, count: 16)
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -97,7 +101,7 @@ private struct Reader {
     mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
         offset += 1
-        var object = [String: JSONValue]()
+        var object = [String: JSONValue](minimumCapacity: depth < sizeHints.count ? sizeHints[depth] : 0)
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             offset += 1
@@ -118,6 +122,7 @@ private struct Reader {
                 skipWhitespace()
             case UInt8(ascii: "}"):
                 offset += 1
+                if depth < sizeHints.count { sizeHints[depth] = object.count }
                 return .object(object)
             case nil: throw error("unexpected end of input in an object")
             default: throw error("expected ',' or '}' in an object")
@@ -157,8 +162,7 @@ private struct Reader {
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<offset])
-                guard let string = String(validating: slice, as: UTF8.self) else {
+                guard let string = String.validatedUTF8(UnsafeBufferPointer(rebasing: bytes[start..<offset])) else {
                     throw JSONSyntaxError(offset: start, reason: "invalid UTF-8 in a string")
                 }
                 offset += 1

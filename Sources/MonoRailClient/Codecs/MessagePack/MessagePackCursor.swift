@@ -178,8 +178,7 @@ struct MessagePackCursor {
     /// Takes a string payload, validating UTF-8.
     mutating func string(_ count: Int) throws(MessagePackError) -> String {
         let start = offset
-        let payload = take(count)
-        guard let string = String(validating: payload.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+        guard let string = String.validatedUTF8(take(count).assumingMemoryBound(to: UInt8.self)) else {
             throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
         }
         return string

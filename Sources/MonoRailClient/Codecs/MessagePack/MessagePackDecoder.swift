@@ -165,7 +165,7 @@ final class MessagePackDecoderImpl: Decoder {
 
     func string(at payload: Int, count: Int, path: @autoclosure () -> PathNode?) throws -> String {
         let string: String? = context.input.bytes.withUnsafeBufferPointer { buffer in
-            String(validating: UnsafeBufferPointer(rebasing: buffer[payload..<(payload + count)]), as: UTF8.self)
+            String.validatedUTF8(UnsafeBufferPointer(rebasing: buffer[payload..<(payload + count)]))
         }
         guard let string else {
             throw DecodingError.dataCorrupted(
