@@ -126,6 +126,18 @@ final class ValueDecoderImpl: Decoder {
         if type == URL.self, let result = try unboxURL(value, path) as? T { return result }
         if type == Decimal.self, let result = try unboxDecimal(value, path) as? T { return result }
         if type == Data.self, let result = try unboxData(value, path) as? T { return result }
+        // Arrays of strings (tags, names) are common fields; reading them here skips a container and
+        // a generic call per element. Anything else in the array takes the general path, which
+        // coerces or reports the element's path.
+        if type == [String].self, case .array(let elements) = value {
+            var strings: [String] = []
+            strings.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .string(let string) = element else { break }
+                strings.append(string)
+            }
+            if strings.count == elements.count, let result = strings as? T { return result }
+        }
         return try T(from: ValueDecoderImpl(value: value, path: path, context: context))
     }
 
