@@ -79,12 +79,12 @@ struct FileCacheTests {
             let cache = try FileCache(directory: directory, maxBytes: 10_000)
             try cache.store(Data("one".utf8), for: Self.url("1"), etag: "\"e1\"")
             try cache.store(Data("two".utf8), for: Self.url("2"))
-            _ = cache.data(for: Self.url("1"))
+            _ = cache.data(for: Self.url("1"))  // 1 is now the most recently used
         }
         let reopened = try FileCache(directory: directory, maxBytes: 10_000)
+        #expect(reopened.urlsByLastUse == [Self.url("2"), Self.url("1")])
         #expect(reopened.data(for: Self.url("2")) == Data("two".utf8))
         #expect(reopened.etag(for: Self.url("1")) == "\"e1\"")
-        #expect(reopened.urlsByLastUse == [Self.url("1"), Self.url("2")])
         let file = try #require(reopened.fileURL(for: Self.url("1")))
         let fileMode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
         #expect(fileMode?.intValue == 0o600)

@@ -9,7 +9,9 @@ public import Foundation
 /// ```
 ///
 /// - It survives restarts: an index beside the files records each URL's file, size, `ETag` and
-///   last use, written atomically after every change.
+///   last use, written atomically after every store or removal. Reads only reorder it in memory
+///   (a hit costs no write); the order is written with the next change, by ``flush()``, or when
+///   the cache is released.
 /// - It is safe under concurrent use from any task: one lock guards the index, and files are
 ///   written to a temporary name and renamed, so a reader never sees half a file.
 /// - Files and the directory are readable by the owner only (0600 and 0700).
@@ -27,7 +29,11 @@ public final class FileCache: Sendable {
         var entries: [String: Entry] = [:]
         /// A use counter rather than a clock, so the order survives clock changes and restarts.
         var clock: Int64 = 0
+        /// Whether reads changed the order since the index was last written.
+        var isDirty = false
         var totalBytes: Int64 { entries.values.reduce(0) { $0 + $1.size } }
+
+        private enum CodingKeys: String, CodingKey { case entries, clock }
     }
 
     /// Where the files are.
@@ -122,6 +128,7 @@ public final class FileCache: Sendable {
                 removed.append(oldest.value.file)
             }
             save(index)
+            index.isDirty = false
             return removed
         }
         for file in removed { try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
@@ -130,8 +137,10 @@ public final class FileCache: Sendable {
     /// Forgets a URL and deletes its file.
     public func remove(_ url: URL) {
         let file = index.withLock { index -> String? in
-            defer { save(index) }
-            return index.entries.removeValue(forKey: url.absoluteString)?.file
+            let removed = index.entries.removeValue(forKey: url.absoluteString)?.file
+            save(index)
+            index.isDirty = false
+            return removed
         }
         if let file { try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
     }
@@ -178,6 +187,7 @@ public final class FileCache: Sendable {
                 if index.entries[key]?.file == entry.file {
                     index.entries[key] = nil
                     save(index)
+                    index.isDirty = false
                 }
             }
             try? FileManager.default.removeItem(at: file)
@@ -187,10 +197,21 @@ public final class FileCache: Sendable {
             guard index.entries[key]?.file == entry.file else { return }
             index.clock += 1
             index.entries[key]?.lastUse = index.clock
-            save(index)
+            index.isDirty = true
         }
         return (entry, data)
     }
+
+    /// Writes the order reads have changed since the last write.
+    public func flush() {
+        index.withLock { index in
+            guard index.isDirty else { return }
+            save(index)
+            index.isDirty = false
+        }
+    }
+
+    deinit { flush() }
 
     /// Writes the index atomically; called with the lock held so writes stay in order.
     private func save(_ index: Index) {
