@@ -10,6 +10,9 @@ import Foundation
 /// // ["train": ["company": "DB", "tags": ["a"]]]
 /// ```
 public enum FormDecoder {
+    /// The deepest bracket nesting read (Rack's default); deeper names are ignored.
+    public static let maxDepth = 100
+
     /// Decodes a form body.
     public static func decode(_ body: String) -> JSONValue {
         tree(
@@ -30,7 +33,9 @@ public enum FormDecoder {
         var root = JSONValue.object([:])
         for (name, value) in pairs {
             let path = keys(of: name)
-            guard !path.isEmpty else { continue }
+            // A pair without a name (`=x`) names nothing; as the root it would turn the form into a list.
+            // Names nested deeper than Rack's limit are dropped, so hostile input cannot recurse deeply.
+            guard let first = path.first, !first.isEmpty, path.count <= maxDepth else { continue }
             insert(value, at: path[...], into: &root)
         }
         return root

@@ -24,10 +24,9 @@ public enum FormEncoder {
 
     /// Form-escapes one name or value.
     public static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -38,7 +37,6 @@ public enum FormEncoder {
             default: bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]]
             }
         }
-        result = String(decoding: bytes, as: UTF8.self)
-        return result
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

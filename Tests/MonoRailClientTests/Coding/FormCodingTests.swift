@@ -1,0 +1,33 @@
+import Foundation
+import MonoRailClient
+import Testing
+
+@Suite("Rails forms")
+struct FormCodingTests {
+    @Test("bracket names and the WHATWG form escaping")
+    func encoding() {
+        #expect(
+            FormEncoder.encode(["train": ["company": "DB & Co", "tags": ["a", "b"]]])
+                == "train%5Bcompany%5D=DB+%26+Co&train%5Btags%5D%5B%5D=a&train%5Btags%5D%5B%5D=b")
+        #expect(FormEncoder.escape("a b*-._~ü/") == "a+b*-._%7E%C3%BC%2F")
+        #expect(
+            FormEncoder.encode(["cars": [["occupancy": 1], ["occupancy": 2]], "none": nil, "empty": []])
+                == "cars%5B%5D%5Boccupancy%5D=1&cars%5B%5D%5Boccupancy%5D=2&none=")
+        #expect(FormEncoder.encode("bare") == "")
+    }
+
+    @Test("read back as Rack does, arrays of objects included")
+    func decoding() {
+        let tree: JSONValue = [
+            "train": ["company": "DB & Co = ü", "tags": ["a", "b"], "depot": ["city": "Wien"]],
+            "cars": [["occupancy": "1", "flag": "true"], ["occupancy": "2"]],
+        ]
+        let body = FormEncoder.encode(tree)
+        #expect(FormDecoder.decode(body) == tree)
+        #expect(FormDecoder.decode("a=%ZZ&b&=x&c=1+2") == ["a": "%ZZ", "b": "", "c": "1 2"])
+        // Hostile nesting is dropped rather than recursed into; shapes that disagree keep the last.
+        let deep = "x" + String(repeating: "[k]", count: 100_000) + "=1&ok=1"
+        #expect(FormDecoder.decode(deep) == ["ok": "1"])
+        #expect(FormDecoder.decode("t=a&t[x]=1")["t"]?["x"] == "1")
+    }
+}
