@@ -163,6 +163,10 @@ public struct AsyncHTTPClientTransport: Transport {
             }
         }
         let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        if let file = metadata.responseBodyFile, (200..<300).contains(Int(response.status.code)) {
+            try await write(response.body, to: file, expected: expected, progress: metadata.downloadProgress)
+            return (head, Data())
+        }
         if let expected, expected > metadata.maxResponseBodySize {
             throw TransportError(
                 .responseTooLarge, "the response body is larger than \(metadata.maxResponseBodySize) bytes")
@@ -185,6 +189,29 @@ public struct AsyncHTTPClientTransport: Transport {
             throw Self.transportError(from: error)
         }
         return (head, body)
+    }
+
+    /// Streams a body into a file, a chunk at a time.
+    private func write(
+        _ body: HTTPClientResponse.Body, to file: URL, expected: Int64?,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws {
+        guard FileManager.default.createFile(atPath: file.path, contents: nil),
+            let handle = try? FileHandle(forWritingTo: file)
+        else {
+            throw TransportError(.invalidRequest, "cannot write the response body to \(file.path)")
+        }
+        defer { try? handle.close() }
+        var written: Int64 = 0
+        do {
+            for try await chunk in body {
+                try chunk.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+                written += Int64(chunk.readableBytes)
+                progress?(TransferProgress(completedBytes: written, totalBytes: expected))
+            }
+        } catch {
+            throw Self.transportError(from: error)
+        }
     }
 
     static func transportError(from error: any Error) -> TransportError {

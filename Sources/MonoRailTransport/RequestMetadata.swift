@@ -1,3 +1,5 @@
+public import Foundation
+
 /// How far an upload or download has come.
 public struct TransferProgress: Sendable, Hashable {
     /// Bytes transferred so far.
@@ -36,6 +38,10 @@ public struct RequestMetadata: Sendable {
     public var uploadProgress: (@Sendable (TransferProgress) -> Void)?
     /// Called as the response body arrives.
     public var downloadProgress: (@Sendable (TransferProgress) -> Void)?
+    /// When set, a successful (2xx) response body is written to this file as it arrives (created or
+    /// truncated) instead of being collected, ``maxResponseBodySize`` does not apply, and the body
+    /// returned is empty. Other statuses are collected as usual, for their error bodies.
+    public var responseBodyFile: URL?
 
     /// The default limit for collected response bodies: 64 MiB.
     public static let defaultMaxResponseBodySize = 64 * 1024 * 1024
@@ -47,7 +53,8 @@ public struct RequestMetadata: Sendable {
         maxResponseBodySize: Int = RequestMetadata.defaultMaxResponseBodySize,
         attempt: Int = 1,
         uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil
+        downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        responseBodyFile: URL? = nil
     ) {
         self.operationName = operationName
         self.timeout = timeout
@@ -55,5 +62,6 @@ public struct RequestMetadata: Sendable {
         self.attempt = attempt
         self.uploadProgress = uploadProgress
         self.downloadProgress = downloadProgress
+        self.responseBodyFile = responseBodyFile
     }
 }

@@ -17,7 +17,8 @@ public import HTTPTypes
 /// - give up after ``RequestMetadata/timeout`` with ``TransportError/Code/timedOut``;
 /// - collect at most ``RequestMetadata/maxResponseBodySize`` bytes and throw
 ///   ``TransportError/Code/responseTooLarge`` beyond that;
-/// - report progress through ``RequestMetadata/uploadProgress`` and ``RequestMetadata/downloadProgress``.
+/// - report progress through ``RequestMetadata/uploadProgress`` and ``RequestMetadata/downloadProgress``;
+/// - write a successful body to ``RequestMetadata/responseBodyFile`` as it arrives, when one is given.
 ///
 /// ```swift
 /// struct RecordingTransport: Transport {

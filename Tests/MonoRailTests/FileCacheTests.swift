@@ -20,11 +20,24 @@ struct FileCacheTests {
         return (api, try #require(reply["uploads"]?[0]?["url"]?.stringValue))
     }
 
-    @Test("download to a file with progress, then resume a partial file")
-    func download() async throws {
+    @Test(
+        "download to a file with progress, streamed past the body limit, then resume a partial file",
+        arguments: ["AsyncHTTPClient", "URLSession"])
+    func download(transportName: String) async throws {
         try await withHarness { harness in
             let bytes = UploadModelTests.randomData(300_000)
-            let (api, path) = try await Self.upload(bytes, to: harness)
+            let (_, path) = try await Self.upload(bytes, to: harness)
+            // Bodies are collected up to 64 KB here: only a streamed download can bring 300 KB.
+            let transport: any Transport =
+                transportName == "URLSession" ? URLSessionTransport.shared : MonoRail.defaultTransport
+            let api = APIClient(
+                configuration: .init(
+                    baseURL: harness.server.baseURL, transport: transport, maxResponseBodySize: 64 << 10))
+            let tooLarge = await #expect(throws: APIError.self) {
+                try await api.send(APIRequest(method: .get, path: APIPath(verbatim: path)))
+            }
+            #expect(tooLarge?.code == .responseTooLarge)
+
             let destination = Self.directory().appendingPathComponent("out/file.bin")
             let progress = ProgressLog()
             let first = try await api.download(
@@ -34,6 +47,7 @@ struct FileCacheTests {
             #expect(first.size == 300_000)
             #expect(first.resumedFrom == 0)
             #expect(progress.values.last?.completedBytes == 300_000)
+            #expect(progress.values.count > 1)
 
             // Cut the file short and resume: only the rest is sent.
             try bytes.prefix(120_000).write(to: destination)
@@ -42,12 +56,16 @@ struct FileCacheTests {
             #expect(resumed.response.status.code == 206)
             #expect(try Data(contentsOf: destination) == bytes)
 
-            // A missing file is a typed error and leaves the destination as it was.
+            // A missing file is a typed error and leaves the destination as it was, with no
+            // temporary file behind.
             let error = await #expect(throws: APIError.self) {
                 try await api.download("/uploads/\(UUID().uuidString)", to: destination)
             }
             #expect(error?.statusCode == 404)
             #expect(try Data(contentsOf: destination) == bytes)
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: destination.deletingLastPathComponent().path)
+            #expect(leftovers == ["file.bin"])
         }
     }
 

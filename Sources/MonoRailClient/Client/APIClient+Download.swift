@@ -22,8 +22,9 @@ extension APIClient {
     ///     options: RequestOptions(downloadProgress: { print($0.completedBytes) }))
     /// ```
     ///
-    /// The body is collected by the transport (bounded by ``Configuration/maxResponseBodySize``) and
-    /// then written; the destination is replaced atomically, so a failed download never leaves a
+    /// The body streams to a temporary file beside the destination as it arrives, so a download of
+    /// any size uses a few buffers of memory and ``Configuration/maxResponseBodySize`` does not
+    /// apply. The destination is then replaced in one rename, so a failed download never leaves a
     /// half-written file where a complete one was. With `resume`, an existing partial file is
     /// continued with `Range: bytes=<size>-`; a server that answers `200` instead of `206` sends the
     /// whole file again, which replaces it.
@@ -34,8 +35,18 @@ extension APIClient {
     public func download(
         _ path: APIPath, to destination: URL, resume: Bool = false, options: RequestOptions = RequestOptions()
     ) async throws -> Download {
+        let directory = destination.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw APIError(.invalidRequest, "cannot create \(directory.path) for the download", underlyingError: error)
+        }
+        let partial = directory.appendingPathComponent(
+            ".\(destination.lastPathComponent).\(UUID().uuidString).download")
+        defer { try? FileManager.default.removeItem(at: partial) }
         var request = APIRequest(method: .get, path: path, options: options)
         request.options.deduplicates = false
+        request.options.responseBodyFile = partial
         request.headers[.accept] = "*/*"
         let existing = resume ? Self.fileSize(destination) : 0
         if existing > 0 { request.headers[.range] = "bytes=\(existing)-" }
@@ -43,14 +54,9 @@ extension APIClient {
         let resumed = existing > 0 && response.statusCode == 206
         do {
             if resumed {
-                let handle = try FileHandle(forWritingTo: destination)
-                defer { try? handle.close() }
-                try handle.seekToEnd()
-                try handle.write(contentsOf: response.body)
-            } else {
-                try FileManager.default.createDirectory(
-                    at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try response.body.write(to: destination, options: .atomic)
+                try Self.append(partial, to: destination)
+            } else if rename(partial.path, destination.path) != 0 {
+                throw CocoaError(.fileWriteUnknown)
             }
         } catch {
             throw APIError(
@@ -60,6 +66,18 @@ extension APIClient {
         return Download(
             fileURL: destination, response: response.response, resumedFrom: resumed ? existing : 0,
             size: Self.fileSize(destination))
+    }
+
+    /// Appends one file to another in chunks.
+    private static func append(_ source: URL, to destination: URL) throws {
+        let reader = try FileHandle(forReadingFrom: source)
+        defer { try? reader.close() }
+        let writer = try FileHandle(forWritingTo: destination)
+        defer { try? writer.close() }
+        try writer.seekToEnd()
+        while let chunk = try reader.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try writer.write(contentsOf: chunk)
+        }
     }
 
     static func fileSize(_ url: URL) -> Int64 {

@@ -22,7 +22,8 @@ extension APIClient {
                 timeout: request.options.timeout ?? configuration.timeout,
                 maxResponseBodySize: configuration.maxResponseBodySize,
                 uploadProgress: request.options.uploadProgress,
-                downloadProgress: request.options.downloadProgress)
+                downloadProgress: request.options.downloadProgress,
+                responseBodyFile: request.options.responseBodyFile)
             let (response, data) = try await chain(for: request.options)(built, body, metadata)
             let result = APIResponse(
                 request: built, response: response, body: data, decoder: responseDecoder,

@@ -1,3 +1,4 @@
+public import Foundation
 public import MonoRailTransport
 
 /// Per-call settings that override the client's configuration.
@@ -16,6 +17,9 @@ public struct RequestOptions: Sendable {
     public var downloadProgress: (@Sendable (TransferProgress) -> Void)?
     /// The body format and the `Accept` asked for on this call; `nil` uses the client's.
     public var format: WireFormat?
+    /// Streams a successful response body into this file instead of memory, with no size limit;
+    /// the response's `body` is then empty. ``APIClient/download(_:to:resume:options:)`` uses it.
+    public var responseBodyFile: URL?
 
     /// Creates options.
     public init(
@@ -25,7 +29,8 @@ public struct RequestOptions: Sendable {
         operationName: String? = nil,
         uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        format: WireFormat? = nil
+        format: WireFormat? = nil,
+        responseBodyFile: URL? = nil
     ) {
         self.deduplicates = deduplicates
         self.retryPolicy = retryPolicy
@@ -34,5 +39,6 @@ public struct RequestOptions: Sendable {
         self.uploadProgress = uploadProgress
         self.downloadProgress = downloadProgress
         self.format = format
+        self.responseBodyFile = responseBodyFile
     }
 }

@@ -18,6 +18,9 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         var originalURL: URL?
         var body = Data()
         var failure: TransportError?
+        /// Where a successful body is streamed, once the first bytes of one arrived.
+        var file: FileHandle?
+        var written: Int64 = 0
     }
 
     private let exchanges = Mutex<[Int: Exchange]>([:])
@@ -49,6 +52,29 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         let (progress, received, tooLarge) = exchanges.withLock {
             table -> ((@Sendable (TransferProgress) -> Void)?, Int64, Bool) in
             guard var exchange = table[id] else { return (nil, 0, false) }
+            if let url = exchange.metadata.responseBodyFile,
+                let status = (dataTask.response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status)
+            {
+                do {
+                    if exchange.file == nil {
+                        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                            throw TransportError(.invalidRequest, "cannot write the response body to \(url.path)")
+                        }
+                        exchange.file = try FileHandle(forWritingTo: url)
+                    }
+                    try exchange.file?.write(contentsOf: data)
+                    exchange.written += Int64(data.count)
+                } catch {
+                    exchange.failure =
+                        error as? TransportError
+                        ?? TransportError(
+                            .other, "cannot write the response body to \(url.path)", underlyingError: error)
+                    table[id] = exchange
+                    return (nil, 0, true)
+                }
+                table[id] = exchange
+                return (exchange.metadata.downloadProgress, exchange.written, false)
+            }
             if exchange.body.count + data.count > exchange.metadata.maxResponseBodySize {
                 exchange.failure = TransportError(
                     .responseTooLarge,
@@ -100,6 +126,13 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        try? exchange.file?.close()
+        if let url = exchange.metadata.responseBodyFile, exchange.file == nil, exchange.failure == nil, error == nil,
+            let status = (task.response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status)
+        {
+            // An empty successful body still leaves an (empty) file behind.
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        }
         if let failure = exchange.failure {
             exchange.continuation.resume(throwing: failure)
         } else if let error {
