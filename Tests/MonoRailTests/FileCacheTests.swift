@@ -128,6 +128,15 @@ struct FileCacheTests {
             try cache.store(Data("beta 2".utf8), for: Self.url("b"))
             #expect(cache.data(for: Self.url("b")) == Data("beta 2".utf8))
         }
+        // An index naming a file outside the cache: the entry is dropped and the file left alone.
+        let outside = Self.directory()
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: outside.appendingPathComponent("victim"))
+        let hostile =
+            #"{"clock":1,"entries":{"http://x/y":{"file":"../\#(outside.lastPathComponent)/victim","size":4,"lastUse":1}}}"#
+        try Data(hostile.utf8).write(to: directory.appendingPathComponent("index.json"))
+        #expect(try FileCache(directory: directory, maxBytes: 10_000).count == 0)
+        #expect(try Data(contentsOf: outside.appendingPathComponent("victim")) == Data("keep".utf8))
         // A damaged index: the cache starts empty and deletes the files it no longer knows.
         try Data("{not json".utf8).write(to: directory.appendingPathComponent("index.json"))
         let reopened = try FileCache(directory: directory, maxBytes: 10_000)

@@ -58,9 +58,11 @@ public final class FileCache: Sendable {
         let indexURL = directory.appendingPathComponent("index.json")
         var loaded =
             (try? Data(contentsOf: indexURL)).flatMap { try? JSONDecoder().decode(Index.self, from: $0) } ?? Index()
-        // Entries whose file is gone or damaged are dropped; files no entry names are deleted.
+        // Entries whose file is gone, damaged or not one of ours (a name that is no UUID could point
+        // outside the directory) are dropped; files no entry names are deleted.
         loaded.entries = loaded.entries.filter {
-            Self.fileSize(directory.appendingPathComponent($0.value.file)) == $0.value.size
+            UUID(uuidString: $0.value.file) != nil
+                && Self.fileSize(directory.appendingPathComponent($0.value.file)) == $0.value.size
         }
         let named = Set(loaded.entries.values.map(\.file))
         let present = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

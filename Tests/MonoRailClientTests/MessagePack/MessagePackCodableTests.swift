@@ -75,6 +75,9 @@ struct MessagePackCodableTests {
             MessagePackTimestamp(seconds: 1_763_789_275, nanoseconds: 123_456_789).iso8601
                 == "2025-11-22T05:27:55.123456789Z")
         #expect(MessagePackTimestamp(seconds: -1).iso8601 == "1969-12-31T23:59:59Z")
+        #expect(MessagePackTimestamp(Date(timeIntervalSince1970: -.infinity)).seconds == .min)
+        #expect(MessagePackTimestamp(Date(timeIntervalSince1970: .nan)).seconds == .max)
+        #expect(MessagePackTimestamp(seconds: .min).iso8601.hasSuffix("Z"))
         #expect(MessagePackTimestamp(seconds: 951_782_400).iso8601 == "2000-02-29T00:00:00Z")
         // A Date round-trips to the microsecond through the extension, and through a JSON tree as ISO 8601.
         let date = Date(timeIntervalSince1970: 1_763_789_275.25)

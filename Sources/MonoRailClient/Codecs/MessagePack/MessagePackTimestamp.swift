@@ -20,6 +20,10 @@ public struct MessagePackTimestamp: Sendable, Hashable, CustomStringConvertible 
     /// The timestamp closest to a date, rounded to the nanosecond.
     public init(_ date: Date) {
         let interval = date.timeIntervalSince1970
+        guard interval.isFinite else {
+            self.init(seconds: interval < 0 ? .min : .max)
+            return
+        }
         var seconds = interval.rounded(.down)
         var nanoseconds = ((interval - seconds) * 1_000_000_000).rounded()
         if nanoseconds >= 1_000_000_000 {
