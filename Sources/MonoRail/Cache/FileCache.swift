@@ -81,7 +81,7 @@ public final class FileCache: Sendable {
 
     /// The cached bytes for a URL, marking them as just used; `nil` when absent or damaged.
     public func data(for url: URL) -> Data? {
-        entry(for: url).map(\.1)
+        lookUp(url, reading: true)?.data
     }
 
     /// The `ETag` stored with a URL's bytes.
@@ -91,8 +91,7 @@ public final class FileCache: Sendable {
 
     /// The cached file for a URL on disk, for APIs that want a path; do not modify it.
     public func fileURL(for url: URL) -> URL? {
-        guard entry(for: url) != nil else { return nil }
-        return index.withLock { $0.entries[url.absoluteString].map { directory.appendingPathComponent($0.file) } }
+        lookUp(url, reading: false).map { directory.appendingPathComponent($0.entry.file) }
     }
 
     /// Stores bytes for a URL, replacing what was there, then evicts the least recently used
@@ -165,25 +164,30 @@ public final class FileCache: Sendable {
         var request = APIRequest(method: .get, path: path, options: options)
         request.headers[.accept] = "*/*"
         let url = try client.url(for: path)
-        let cached = entry(for: url)
-        if let etag = cached?.0.etag { request.headers[.ifNoneMatch] = etag }
+        let cached = lookUp(url, reading: true)
+        if let etag = cached?.entry.etag { request.headers[.ifNoneMatch] = etag }
         do {
             let response = try await client.send(request)
             try store(response.body, for: url, etag: response.response.headerFields[.eTag])
             return response.body
         } catch let error as APIError {
-            if let cached, error.statusCode == 304 || error.statusCode == nil { return cached.1 }
+            if let data = cached?.data, error.statusCode == 304 || error.statusCode == nil { return data }
             throw error
         }
     }
 
     // MARK: Internals
 
-    private func entry(for url: URL) -> (Entry, Data)? {
+    /// The entry for a URL, marked as just used, with its bytes when `reading`; a file that is gone
+    /// or whose size is wrong drops the entry. Without `reading` only the size is checked, so asking
+    /// for a path does not read the file.
+    private func lookUp(_ url: URL, reading: Bool) -> (entry: Entry, data: Data?)? {
         let key = url.absoluteString
         guard let entry = index.withLock({ $0.entries[key] }) else { return nil }
         let file = directory.appendingPathComponent(entry.file)
-        guard let data = try? Data(contentsOf: file), Int64(data.count) == entry.size else {
+        let data = reading ? try? Data(contentsOf: file) : nil
+        let size = reading ? data.map { Int64($0.count) } : Self.fileSize(file)
+        guard size == entry.size else {
             // Damaged or removed behind our back: forget it so it is fetched again.
             index.withLock { index in
                 if index.entries[key]?.file == entry.file {

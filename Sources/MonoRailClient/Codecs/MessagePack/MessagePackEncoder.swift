@@ -101,6 +101,15 @@ final class MessagePackNode {
         self.scalar = scalar
     }
 
+    /// Takes another node's content, keeping this node's place in its parent.
+    func adopt(_ other: MessagePackNode) {
+        kind = other.kind
+        scalar = other.scalar
+        elements = other.elements
+        pairs = other.pairs
+        positions = other.positions
+    }
+
     func set(_ node: MessagePackNode, for key: String) {
         if pairs.count > 8, positions == nil {
             positions = Dictionary(pairs.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { $1 })
@@ -275,12 +284,15 @@ struct MessagePackSingleValueEncoder: SingleValueEncodingContainer {
     let encoder: MessagePackEncoderImpl
     var codingPath: [any CodingKey] { encoder.codingPath }
 
-    private func set(_ value: MessagePackValue) {
-        if let node = encoder.node {
-            node.kind = .value
-            node.scalar = value
+    private func set(_ value: MessagePackValue) { set(MessagePackNode(.value, value)) }
+
+    /// The value's own node is adopted, so a container encoded through a single-value container is
+    /// written once, not first flattened into a tree; a `superEncoder()` node keeps its place.
+    private func set(_ node: MessagePackNode) {
+        if let existing = encoder.node {
+            existing.adopt(node)
         } else {
-            encoder.node = MessagePackNode(.value, value)
+            encoder.node = node
         }
     }
 
@@ -300,6 +312,6 @@ struct MessagePackSingleValueEncoder: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt32) throws { set(.uint(UInt64(value))) }
     mutating func encode(_ value: UInt64) throws { set(.uint(value)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        set(try encoder.context.box(value, path: codingPath))
+        set(try encoder.context.node(value, path: codingPath))
     }
 }

@@ -30,11 +30,4 @@ public struct FileAttachments: Sendable {
         guard value.utf8.first == 0 else { return nil }
         return files[value]
     }
-
-    /// Adds the files of another body (placeholders are unique per encoding, so they are re-keyed).
-    package mutating func merge(_ other: FileAttachments) -> [String: String] {
-        var renamed: [String: String] = [:]
-        for (token, upload) in other.files.sorted(by: { $0.key < $1.key }) { renamed[token] = add(upload) }
-        return renamed
-    }
 }
