@@ -250,25 +250,30 @@ extension ResourceModel {
 
     static func mergeList(_ response: APIResponse, context: ModelContext<Self>, store: ResourceStore) throws -> [Self] {
         do {
-            let located = try context.records(in: response)
-            let (array, base) = (located.main, located.path)
             let coder = FieldCoder(options: context.coding)
             let decoder = context.decoder(coder: coder, store: store)
-            var patches: [RecordPatch<Self>] = []
-            patches.reserveCapacity(array.count)
-            var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: array.count)
-            for (index, element) in array.enumerated() {
-                let patch = try decoder.decode(element, at: RecordLocation(base: base, index: index))
-                guard seen.insert(ResourceStore.Key.Normalized(patch.id)).inserted else {
+            let located: ModelContext<Self>.Located<[RecordPatch<Self>]>
+            if let packed = try context.packedRecords(in: response, decoder: decoder) {
+                located = packed
+            } else {
+                let list = try context.records(in: response)
+                let patches = try list.main.enumerated().map { index, element in
+                    try decoder.decode(element, at: RecordLocation(base: list.path, index: index))
+                }
+                located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
+            }
+            var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: located.main.count)
+            for index in 0..<located.main.count {
+                let id = located.main[index].id
+                guard seen.insert(ResourceStore.Key.Normalized(id)).inserted else {
                     throw APIError(
                         .inconsistentResponse,
-                        "\(resourceSchema.typeName) \(patch.id.debugText) appears twice in one list (at \(base)[\(index)])"
+                        "\(resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(located.path)[\(index)])"
                     )
                 }
-                patches.append(patch)
             }
             let (merged, side) = try store.mergeKeepingSideloads(
-                patches, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
+                located.main, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
                 coder: coder)
             if !side.isEmpty { resourceSchema.adoptRelated(merged) }
             return merged

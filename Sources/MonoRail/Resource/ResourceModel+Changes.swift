@@ -70,7 +70,7 @@ extension ResourceModel {
     ///     print("server changed", update.fields)
     /// }
     /// ```
-    public var updates: AsyncStream<ResourceUpdate<Self>> { _$record.updates.stream() }
+    public var updates: AsyncStream<ResourceUpdate<Self>> { _$record.updateBroadcaster().stream() }
 
     /// The changes to every instance of this model in a store.
     ///

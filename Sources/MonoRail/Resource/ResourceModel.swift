@@ -119,11 +119,20 @@ public protocol ResourceFieldValues: Sendable {
     /// decoded by its schema entry instead (transforms, relationships). Generated, so that a decode
     /// writes properties directly instead of through key paths.
     mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool
+
+    /// The same for a value of a MessagePack body, read where it lies. Generated.
+    mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
+        -> Bool
 }
 
 extension ResourceFieldValues {
     /// Decodes nothing directly; every field goes through its schema entry.
     public mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws
+        -> Bool
+    { false }
+
+    /// Decodes nothing directly; every field goes through its schema entry.
+    public mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
         -> Bool
     { false }
 
@@ -229,7 +238,10 @@ extension ResourceModel {
     }
 
     /// Returns the record unchanged.
-    public static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
+    public static func customDeserialize(_ record: JSONValue) throws -> JSONValue {
+        DefaultHookProbe.current?.withLock { $0 = true }
+        return record
+    }
 
     /// Returns the record unchanged.
     public static func customSerialize(_ record: JSONValue, for action: ResourceAction) throws -> JSONValue {

@@ -32,11 +32,13 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         /// When a reference of this record last changed, on ``referenceClock``: when two records point
         /// at one `@Has(.one)`, the one that pointed last wins.
         var referenceStamp: UInt64 = 0
+        /// Subscribers to this instance's ``ResourceModel/updates``; made on the first subscription,
+        /// since most instances never have one and a broadcaster costs three allocations.
+        var updates: UpdateBroadcaster<ResourceUpdate<Model>>?
     }
 
     let state = Locked(State())
     let registrar = ObservationRegistrar()
-    let updates = UpdateBroadcaster<ResourceUpdate<Model>>()
 
     /// Creates empty storage. Called by generated code.
     public init() {}
@@ -153,12 +155,22 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         if kind != .edited {
             for index in indices { fields[index].notify(model, registrar) }
         }
-        let store = state.withLock { $0.store }
+        let (store, updates) = state.withLock { ($0.store, $0.updates) }
         let perType = store?.broadcaster(for: Model.self)
-        guard updates.hasSubscribers || perType?.hasSubscribers == true else { return }
+        guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }
         let update = ResourceUpdate(kind: kind, fields: indices.map { fields[$0].name }, instance: model)
-        updates.yield(update)
+        updates?.yield(update)
         perType?.yield(update)
+    }
+
+    /// The broadcaster of this instance's updates, made on first use.
+    func updateBroadcaster() -> UpdateBroadcaster<ResourceUpdate<Model>> {
+        state.withLock { state in
+            if let existing = state.updates { return existing }
+            let created = UpdateBroadcaster<ResourceUpdate<Model>>()
+            state.updates = created
+            return created
+        }
     }
 
     /// Announces a new id to observers of `id`.

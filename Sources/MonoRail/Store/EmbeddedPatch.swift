@@ -47,6 +47,7 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
         let childContext = try context.store.context(for: Child.self)
         let decoder = RecordDecoder<Child>(
             coder: FieldCoder(options: childContext.coding), wireKeys: childContext.wireKeys,
+            wireKeyBytes: childContext.wireKeyBytes,
             embedding: EmbeddingContext(store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth))
         switch (json, many) {
         case (.null, _):

@@ -13,6 +13,7 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     let path: String
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
+    let wireKeyBytes: [[UInt8]]
     let maxEmbeddingDepth: Int
 
     init(configuration storeConfiguration: MonoRail.Configuration) throws {
@@ -35,11 +36,12 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         plural = Model.resourcePlural
         path = Model.resourcePath
         wireKeys = Model.resourceSchema.fields.map { $0.key ?? $0.defaultKey(configuration.coding.keyMapping) }
+        wireKeyBytes = wireKeys.map { Array($0.utf8) }
     }
 
     func decoder(coder: FieldCoder, store: ResourceStore) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, wireKeys: wireKeys,
+            coder: coder, wireKeys: wireKeys, wireKeyBytes: wireKeyBytes,
             embedding: EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth))
     }
 

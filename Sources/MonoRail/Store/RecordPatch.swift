@@ -21,6 +21,14 @@ final class RecordPatch<Model: ResourceModel> {
     }
 }
 
+/// Shared constants of record patches, outside the generic types so that using them instantiates no
+/// generic metadata.
+enum RecordPatches {
+    /// No embedded records; copying it allocates nothing.
+    // nonisolated(unsafe): an immutable empty array; a copy that is appended to gets its own storage.
+    nonisolated(unsafe) static let noEmbedded: [(index: Int, patch: any EmbeddedPatch)] = []
+}
+
 /// Where a record sits in a response, for error messages: `$.trains[3]`.
 struct RecordLocation {
     var base: String
@@ -33,6 +41,8 @@ struct RecordLocation {
 struct RecordDecoder<Model: ResourceModel> {
     let coder: FieldCoder
     let wireKeys: [String]
+    /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
+    let wireKeyBytes: [[UInt8]]
     let embedding: EmbeddingContext
 
     /// Decodes one record.

@@ -203,6 +203,8 @@ public final class ResourceStore: Sendable {
             (state.broadcasters[type] as? UpdateBroadcaster<ResourceUpdate<Model>>)?.hasSubscribers ?? false
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
+        // A large list would otherwise grow the map several times while it is inserted.
+        if patches.count > 16 { state.entries.reserveCapacity(state.entries.count + patches.count) }
         for position in patches.indices {
             let patch = patches[position]
             for nested in patch.embedded {

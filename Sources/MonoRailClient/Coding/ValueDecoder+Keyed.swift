@@ -28,7 +28,7 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func require(_ key: Key) throws -> (JSONValue, String) {
         let wire = wireKey(key)
-        guard let value = object[wire] else {
+        guard let value = member(wire) else {
             throw DecodingError.keyNotFound(
                 WireKey(stringValue: wire),
                 .init(codingPath: decoder.codingPath, debugDescription: "no value for the key \"\(wire)\""))
@@ -36,7 +36,15 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return (value, wire)
     }
 
-    func contains(_ key: Key) -> Bool { object[wireKey(key)] != nil }
+    func contains(_ key: Key) -> Bool { member(wireKey(key)) != nil }
+
+    /// The value under `wire`. Small objects (most nested values) are searched by comparing keys,
+    /// which costs less than hashing the key.
+    @inline(__always) private func member(_ wire: String) -> JSONValue? {
+        guard object.count <= 8 else { return object[wire] }
+        for (key, value) in object where key == wire { return value }
+        return nil
+    }
 
     func decodeNil(forKey key: Key) throws -> Bool {
         let (value, _) = try require(key)
@@ -91,34 +99,34 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // `decodeIfPresent` is spelled out so that a missing key and `null` cost one lookup, not three.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         let wire = wireKey(key)
-        guard let value = object[wire], value != .null else { return nil }
+        guard let value = member(wire), value != .null else { return nil }
         return try decoder.unbox(value, as: type, path: childPath(wire))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         let wire = wireKey(key)
-        guard let value = object[wire], value != .null else { return nil }
+        guard let value = member(wire), value != .null else { return nil }
         if case .string(let string) = value { return string }
         return try decoder.unboxString(value, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         let wire = wireKey(key)
-        guard let value = object[wire], value != .null else { return nil }
+        guard let value = member(wire), value != .null else { return nil }
         if case .int(let int) = value, let exact = Int(exactly: int) { return exact }
         return try decoder.unboxInteger(value, as: Int.self, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         let wire = wireKey(key)
-        guard let value = object[wire], value != .null else { return nil }
+        guard let value = member(wire), value != .null else { return nil }
         if case .double(let double) = value { return double }
         return try decoder.unboxDouble(value, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         let wire = wireKey(key)
-        guard let value = object[wire], value != .null else { return nil }
+        guard let value = member(wire), value != .null else { return nil }
         if case .bool(let bool) = value { return bool }
         return try decoder.unboxBool(value, childPath(wire))
     }

@@ -3,10 +3,10 @@
 ///
 /// The tree builders (``MessagePackReader``) sit on top of it, so the format's byte layout is
 /// decoded in exactly one place.
-struct MessagePackCursor {
+package struct MessagePackCursor {
     /// What one header announces. Strings, binary and extension payloads are `count` bytes starting
     /// at the cursor's offset; arrays and maps are followed by their elements.
-    enum Header {
+    package enum Header {
         case `nil`
         case bool(Bool)
         case int(Int64)
@@ -20,18 +20,18 @@ struct MessagePackCursor {
         case `extension`(type: Int8, count: Int)
     }
 
-    let bytes: UnsafeRawBufferPointer
-    private(set) var offset = 0
+    package let bytes: UnsafeRawBufferPointer
+    package private(set) var offset = 0
 
-    init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+    package init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
         self.bytes = bytes
         self.offset = offset
     }
 
-    var isAtEnd: Bool { offset == bytes.count }
-    var remaining: Int { bytes.count - offset }
+    package var isAtEnd: Bool { offset == bytes.count }
+    package var remaining: Int { bytes.count - offset }
 
-    func error(_ code: MessagePackError.Code, _ reason: String, at position: Int? = nil) -> MessagePackError {
+    package func error(_ code: MessagePackError.Code, _ reason: String, at position: Int? = nil) -> MessagePackError {
         MessagePackError(code, offset: position ?? offset, reason: reason)
     }
 
@@ -65,7 +65,7 @@ struct MessagePackCursor {
     }
 
     /// Reads the next header.
-    mutating func header() throws(MessagePackError) -> Header {
+    package mutating func header() throws(MessagePackError) -> Header {
         let start = offset
         let lead = try byte()
         switch lead {
@@ -132,7 +132,7 @@ struct MessagePackCursor {
     }
 
     /// Takes `count` payload bytes announced by the last header.
-    @inline(__always) mutating func take(_ count: Int) -> UnsafeRawBufferPointer {
+    @inline(__always) package mutating func take(_ count: Int) -> UnsafeRawBufferPointer {
         // The header already checked `count` against the remaining bytes.
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
@@ -140,8 +140,22 @@ struct MessagePackCursor {
 
     /// Steps over one complete value without building it. Iterative, so hostile nesting cannot
     /// exhaust the stack; nesting beyond `maxDepth` is refused as the tree builders refuse it.
-    mutating func skipValue(maxDepth: Int) throws(MessagePackError) {
-        var remaining: [Int] = []
+    package mutating func skipValue(maxDepth: Int) throws(MessagePackError) {
+        // Scalars and strings, most values, need no stack of open containers.
+        if offset < bytes.count {
+            switch bytes[offset] {
+            case 0x00...0x7f, 0xc0, 0xc2, 0xc3, 0xe0...0xff:
+                offset += 1
+                return
+            case 0xa0...0xbf:
+                let count = Int(bytes[offset] & 0x1f)
+                guard count < remaining else { break }  // let the general path report it
+                offset += 1 + count
+                return
+            default: break
+            }
+        }
+        var remaining = OpenContainers()
         repeat {
             let start = offset
             switch try header() {
@@ -165,22 +179,58 @@ struct MessagePackCursor {
                 continue
             default: break
             }
-            while let last = remaining.last {
-                if last > 1 {
-                    remaining[remaining.count - 1] = last - 1
-                    break
-                }
-                remaining.removeLast()
-            }
+            remaining.finishItem()
         } while !remaining.isEmpty
     }
 
     /// Takes a string payload, validating UTF-8.
-    mutating func string(_ count: Int) throws(MessagePackError) -> String {
+    package mutating func string(_ count: Int) throws(MessagePackError) -> String {
         let start = offset
         guard let string = String.validatedUTF8(take(count).assumingMemoryBound(to: UInt8.self)) else {
             throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
         }
         return string
+    }
+}
+
+/// How many items are left in each open container while stepping over a value: the first eight
+/// levels are held inline and only deeper ones on the heap, so skipping ordinary values (a record,
+/// a list of tags) allocates nothing.
+struct OpenContainers {
+    private var inline: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var deeper: [Int] = []
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ items: Int) {
+        if count < 8 {
+            withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: items, toByteOffset: count * 8, as: Int.self) }
+        } else {
+            deeper.append(items)
+        }
+        count += 1
+    }
+
+    /// Counts one item of the innermost container as done, closing every container it completes.
+    mutating func finishItem() {
+        while count > 0 {
+            let last = count - 1
+            let left =
+                last < 8
+                ? withUnsafeBytes(of: &inline) { $0.load(fromByteOffset: last * 8, as: Int.self) } : deeper[last - 8]
+            if left > 1 {
+                if last < 8 {
+                    withUnsafeMutableBytes(of: &inline) {
+                        $0.storeBytes(of: left - 1, toByteOffset: last * 8, as: Int.self)
+                    }
+                } else {
+                    deeper[last - 8] = left - 1
+                }
+                return
+            }
+            if last >= 8 { deeper.removeLast() }
+            count = last
+        }
     }
 }

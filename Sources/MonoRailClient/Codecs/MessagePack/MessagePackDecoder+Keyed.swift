@@ -101,7 +101,8 @@ struct MessagePackKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var name = wireName(key)
         return name.withUTF8 { wanted in
             decoder.context.input.bytes.withUnsafeBufferPointer { bytes in
-                for entry in entries {
+                // The last of repeated keys wins, as in a JSON object and in the reference reader.
+                for entry in entries.reversed() {
                     if entry.keyCount == wanted.count {
                         guard wanted.count > 0, let base = bytes.baseAddress, let wantedBase = wanted.baseAddress else {
                             return entry.valueOffset  // both empty

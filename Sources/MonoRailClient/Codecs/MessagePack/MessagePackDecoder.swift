@@ -280,6 +280,8 @@ final class MessagePackDecoderImpl: Decoder {
 
     func floatingPoint<T: BinaryFloatingPoint>(_ header: MessagePackCursor.Header) -> T? {
         switch header {
+        // A finite double too large for the type does not fit, as JSON decoding reports it.
+        case .double(let number) where number.isFinite && !T(number).isFinite: nil
         case .double(let number): T(number)
         case .float(let number): T(number)
         case .int(let number): T(number)

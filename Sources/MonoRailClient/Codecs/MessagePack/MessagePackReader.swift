@@ -99,7 +99,7 @@ public struct MessagePackReader: Sendable {
         }
     }
 
-    static func json(_ cursor: inout MessagePackCursor, depth: Int, maxDepth: Int) throws(MessagePackError)
+    package static func json(_ cursor: inout MessagePackCursor, depth: Int, maxDepth: Int) throws(MessagePackError)
         -> JSONValue
     {
         let start = cursor.offset
@@ -139,7 +139,90 @@ public struct MessagePackReader: Sendable {
         }
     }
 
-    private static func jsonKey(_ cursor: inout MessagePackCursor) throws(MessagePackError) -> String {
+    /// Walks one value checking everything ``json(_:depth:maxDepth:)`` checks, building nothing, so
+    /// a caller can read parts of a body in place knowing the whole body would have parsed.
+    /// Iterative, so hostile nesting cannot exhaust the stack.
+    ///
+    /// - Parameter children: Receives where each item directly inside the value starts (for a map,
+    ///   its keys and values in turn), so the caller can go to a member without stepping over the
+    ///   ones before it again.
+    package static func validateJSON(
+        _ cursor: inout MessagePackCursor, maxDepth: Int, children: inout [Int]
+    ) throws(MessagePackError) {
+        // Items left in each open container; a map counts its keys and values, keys at even counts.
+        var open: [(left: Int, isMap: Bool)] = []
+        repeat {
+            let start = cursor.offset
+            if open.count == 1 { children.append(start) }
+            if let last = open.last, last.isMap, last.left % 2 == 0 {
+                switch try cursor.header() {
+                case .string(let count): try validateUTF8(&cursor, count)
+                case .int, .uint: break
+                case let other:
+                    throw cursor.error(
+                        .unsupportedKey, "a map key must be a string or an integer, found \(other)", at: start)
+                }
+            } else {
+                switch try cursor.header() {
+                case .string(let count): try validateUTF8(&cursor, count)
+                case .binary(let count): _ = cursor.take(count)
+                case .array(let count):
+                    guard open.count < maxDepth else {
+                        throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
+                    }
+                    guard count > 0 else { break }
+                    open.append((count, false))
+                    continue
+                case .map(let count):
+                    guard open.count < maxDepth else {
+                        throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
+                    }
+                    guard count > 0 else { break }
+                    open.append((count * 2, true))
+                    continue
+                case .extension(let type, let count):
+                    guard type == -1 else {
+                        throw cursor.error(
+                            .unsupportedExtension, "extension type \(type) has no JSON equivalent", at: start)
+                    }
+                    guard MessagePackTimestamp.read(cursor.take(count)) != nil else {
+                        throw cursor.error(.invalidTimestamp, "a timestamp of \(count) bytes is invalid", at: start)
+                    }
+                default: break
+                }
+            }
+            while let last = open.last {
+                if last.left > 1 {
+                    open[open.count - 1].left = last.left - 1
+                    break
+                }
+                open.removeLast()
+            }
+        } while !open.isEmpty
+    }
+
+    private static func validateUTF8(_ cursor: inout MessagePackCursor, _ count: Int) throws(MessagePackError) {
+        let start = cursor.offset
+        let raw = cursor.take(count)
+        // Eight bytes at a time: almost every string is ASCII, and then no bit 7 is set anywhere.
+        var highBits: UInt64 = 0
+        var index = 0
+        while index + 8 <= count {
+            highBits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            highBits |= UInt64(raw[index])
+            index += 1
+        }
+        guard highBits & 0x8080_8080_8080_8080 != 0 else { return }
+        let bytes = raw.assumingMemoryBound(to: UInt8.self)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw cursor.error(.invalidUTF8, "a string is not valid UTF-8", at: start)
+        }
+    }
+
+    package static func jsonKey(_ cursor: inout MessagePackCursor) throws(MessagePackError) -> String {
         let start = cursor.offset
         switch try cursor.header() {
         case .string(let count): return try cursor.string(count)
