@@ -253,7 +253,7 @@ extension ResourceModel {
             let coder = FieldCoder(options: context.coding)
             let decoder = context.decoder(coder: coder, store: store)
             let located: ModelContext<Self>.Located<[RecordPatch<Self>]>
-            if let packed = try context.packedRecords(in: response, decoder: decoder) {
+            if let packed = context.packedRecords(in: response, decoder: decoder) {
                 located = packed
             } else {
                 let list = try context.records(in: response)

@@ -94,9 +94,16 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     /// Applies a decoded record. Returns the indices of fields whose visible value changed.
     ///
     /// Called with the store's lock held; takes only this record's lock, never the store's.
-    func apply(_ patch: RecordPatch<Model>, mode: MergeMode, store: ResourceStore, coder: FieldCoder) -> [Int] {
-        let fields = Model.resourceSchema.fields
-        return state.withLock { state in
+    ///
+    /// - Parameters:
+    ///   - fields: The schema's fields, passed in so that a merge of many records reads them once.
+    ///   - comparesFields: `false` when no change needs reporting (a new instance nobody observes
+    ///     yet, of a model without references, whose changes would stamp them): nothing is compared.
+    func apply(
+        _ patch: RecordPatch<Model>, mode: MergeMode, store: ResourceStore, coder: FieldCoder,
+        fields: [ResourceField<Model>], comparesFields: Bool = true
+    ) -> [Int] {
+        state.withLock { state in
             state.id = patch.id
             state.store = store
             state.isDeleted = false
@@ -111,6 +118,11 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
             // The common case, a record with no pending edits that the response describes in full,
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && !patch.present.contains(false) {
+                if !comparesFields {
+                    state.server = patch.values
+                    state.values = patch.values
+                    return changed
+                }
                 let same = patch.values._$sameFields(as: state.values)
                 for index in fields.indices {
                     let isSame = same.isSame(index) ?? fields[index].isEqual(state.values, patch.values, coder)

@@ -1,19 +1,21 @@
 import Foundation
 
 extension RecordDecoder {
-    /// Decodes one record of a MessagePack body where it lies, without building its tree, and
-    /// sets `end` to where the record ends.
+    /// Decodes one record of a MessagePack body where it lies, without building its tree, and sets
+    /// `end` to where it ends.
+    ///
+    /// Each value is checked as the tree reader would check it (``MessagePackReader/validateJSON(_:maxDepth:)``)
+    /// before it is read, with the nesting it sits at: the record is at `depth`.
     ///
     /// The in-place read covers the ordinary record: a map with string keys, each once, with an id.
     /// It returns `nil` for anything else and throws when a field fails; the caller then decodes the
     /// record's JSON form with ``decode(_:at:)``, so the result, and the error a bad record raises,
     /// are exactly those of the same record in JSON.
-    func decodeInPlace(_ record: MessagePackField, at location: RecordLocation, end: inout Int) throws -> RecordPatch<
-        Model
-    >? {
+    func decodeInPlace(_ record: MessagePackField, at location: RecordLocation, depth: Int, end: inout Int) throws
+        -> RecordPatch<Model>?
+    {
         var cursor = record.cursor
         guard case .map(let count) = try cursor.header() else { return nil }
-        let fields = Model.resourceSchema.fields
         // Which fields were seen, as bits; models of more than 64 fields take the tree.
         guard fields.count <= 64 else { return nil }
         var seen: UInt64 = 0
@@ -27,9 +29,11 @@ extension RecordDecoder {
             guard case .string(let length) = try cursor.header() else { return nil }
             let key = cursor.take(length)
             let value = MessagePackField(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth)
-            // The body was checked whole before any record is read; this only finds the next key.
-            try cursor.skipValue(maxDepth: .max)
+            // Values sit one level below the record.
+            try MessagePackReader.validateJSON(&cursor, maxDepth: record.maxDepth - depth - 1)
             guard let index = fieldIndex(of: key, expected: expected) else {
+                // Field keys are known text; any other key is checked as the tree reader would.
+                guard MessagePackReader.isValidUTF8(key) else { return nil }
                 if key.count == 2, key[0] == UInt8(ascii: "i"), key[1] == UInt8(ascii: "d") {
                     guard id == nil, let parsed = ResourceID(json: try value.json()) else { return nil }
                     id = parsed

@@ -44,6 +44,8 @@ struct RecordDecoder<Model: ResourceModel> {
     /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
     let wireKeyBytes: [[UInt8]]
     let embedding: EmbeddingContext
+    /// The schema's fields, read once per decoder rather than once per record.
+    let fields = Model.resourceSchema.fields
 
     /// Decodes one record.
     ///
@@ -71,7 +73,6 @@ struct RecordDecoder<Model: ResourceModel> {
         guard let id = ResourceID(json: rawID) else {
             throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: "id")
         }
-        let fields = Model.resourceSchema.fields
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)
         var embedded: [(index: Int, patch: any EmbeddedPatch)] = []

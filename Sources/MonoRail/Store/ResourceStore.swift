@@ -199,6 +199,7 @@ public final class ResourceStore: Sendable {
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
         let fields = Model.resourceSchema.fields
+        let hasReferences = fields.contains { $0.isReference }
         let perTypeListening =
             (state.broadcasters[type] as? UpdateBroadcaster<ResourceUpdate<Model>>)?.hasSubscribers ?? false
         var instances: [Model] = []
@@ -225,10 +226,13 @@ public final class ResourceStore: Sendable {
                 isNew = true
                 state.entries[key] = Entry(object: instance, id: id)
             }
-            let changed = instance._$record.apply(patch, mode: mode, store: store, coder: coder)
-            instances.append(instance)
             // An instance made here has no observers yet; only a per-model stream could be listening.
-            if isNew && target == nil && !perTypeListening { continue }
+            let isUnobserved = isNew && target == nil && !perTypeListening
+            let changed = instance._$record.apply(
+                patch, mode: mode, store: store, coder: coder, fields: fields,
+                comparesFields: !isUnobserved || hasReferences)
+            instances.append(instance)
+            if isUnobserved { continue }
             if !changed.isEmpty || isNew {
                 let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
                 announcements.append {

@@ -166,4 +166,28 @@ struct MessagePackCodableTests {
         ]
         #expect(try MessagePackReader().readJSON(MessagePackWriter.serialize(json)) == json)
     }
+
+    @Test("of repeated map keys the last counts, as in JSON and in the reference reader")
+    func repeatedKeys() throws {
+        struct Named: Decodable { var name: String }
+        let bytes = MessagePackWriter.serialize(
+            .map([MessagePackPair("name", "first"), MessagePackPair("name", "last")]))
+        #expect(try MessagePackDecoder().decode(Named.self, from: bytes).name == "last")
+        #expect(try MessagePackReader().readJSON(bytes) == ["name": "last"])
+    }
+
+    @Test("a double too large for Float does not fit, as in JSON decoding; infinity itself does")
+    func floatRange() throws {
+        #expect(throws: DecodingError.self) {
+            try MessagePackDecoder().decode(
+                Float.self, from: MessagePackWriter.serialize(MessagePackValue.double(1e300)))
+        }
+        #expect(
+            try MessagePackDecoder().decode(
+                Float.self, from: MessagePackWriter.serialize(MessagePackValue.double(.infinity)))
+                == .infinity)
+        #expect(
+            try MessagePackDecoder().decode(Float.self, from: MessagePackWriter.serialize(MessagePackValue.double(0.5)))
+                == 0.5)
+    }
 }

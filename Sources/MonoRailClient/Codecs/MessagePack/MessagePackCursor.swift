@@ -194,7 +194,7 @@ package struct MessagePackCursor {
 }
 
 /// How many items are left in each open container while stepping over a value: the first eight
-/// levels are held inline and only deeper ones on the heap, so skipping ordinary values (a record,
+/// levels are held inline and only deeper ones on the heap, so walking ordinary values (a record,
 /// a list of tags) allocates nothing.
 struct OpenContainers {
     private var inline: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
@@ -203,34 +203,53 @@ struct OpenContainers {
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ items: Int) {
-        if count < 8 {
-            withUnsafeMutableBytes(of: &inline) { $0.storeBytes(of: items, toByteOffset: count * 8, as: Int.self) }
-        } else {
-            deeper.append(items)
+    /// The innermost entry.
+    var last: Int {
+        get {
+            // A switch, not `withUnsafeBytes(of:)`, which would copy the whole tuple on every read.
+            switch count - 1 {
+            case 0: inline.0
+            case 1: inline.1
+            case 2: inline.2
+            case 3: inline.3
+            case 4: inline.4
+            case 5: inline.5
+            case 6: inline.6
+            case 7: inline.7
+            default: deeper[count - 9]
+            }
         }
+        set {
+            let index = count - 1
+            if index < 8 {
+                withUnsafeMutableBytes(of: &inline) {
+                    $0.storeBytes(of: newValue, toByteOffset: index * 8, as: Int.self)
+                }
+            } else {
+                deeper[index - 8] = newValue
+            }
+        }
+    }
+
+    mutating func append(_ entry: Int) {
         count += 1
+        if count > 8 { deeper.append(entry) } else { last = entry }
+    }
+
+    mutating func removeLast() {
+        if count > 8 { deeper.removeLast() }
+        count -= 1
     }
 
     /// Counts one item of the innermost container as done, closing every container it completes.
+    /// For entries that are plain item counts.
     mutating func finishItem() {
         while count > 0 {
-            let last = count - 1
-            let left =
-                last < 8
-                ? withUnsafeBytes(of: &inline) { $0.load(fromByteOffset: last * 8, as: Int.self) } : deeper[last - 8]
-            if left > 1 {
-                if last < 8 {
-                    withUnsafeMutableBytes(of: &inline) {
-                        $0.storeBytes(of: left - 1, toByteOffset: last * 8, as: Int.self)
-                    }
-                } else {
-                    deeper[last - 8] = left - 1
-                }
+            if last > 1 {
+                last -= 1
                 return
             }
-            if last >= 8 { deeper.removeLast() }
-            count = last
+            removeLast()
         }
     }
 }

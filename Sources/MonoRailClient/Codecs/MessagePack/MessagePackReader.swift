@@ -142,19 +142,13 @@ public struct MessagePackReader: Sendable {
     /// Walks one value checking everything ``json(_:depth:maxDepth:)`` checks, building nothing, so
     /// a caller can read parts of a body in place knowing the whole body would have parsed.
     /// Iterative, so hostile nesting cannot exhaust the stack.
-    ///
-    /// - Parameter children: Receives where each item directly inside the value starts (for a map,
-    ///   its keys and values in turn), so the caller can go to a member without stepping over the
-    ///   ones before it again.
-    package static func validateJSON(
-        _ cursor: inout MessagePackCursor, maxDepth: Int, children: inout [Int]
-    ) throws(MessagePackError) {
-        // Items left in each open container; a map counts its keys and values, keys at even counts.
-        var open: [(left: Int, isMap: Bool)] = []
+    package static func validateJSON(_ cursor: inout MessagePackCursor, maxDepth: Int) throws(MessagePackError) {
+        // Per open container: items left × 2, plus 1 for a map. A map counts its keys and values,
+        // so its keys come at even counts.
+        var open = OpenContainers()
         repeat {
             let start = cursor.offset
-            if open.count == 1 { children.append(start) }
-            if let last = open.last, last.isMap, last.left % 2 == 0 {
+            if !open.isEmpty, open.last & 1 == 1, (open.last >> 1) % 2 == 0 {
                 switch try cursor.header() {
                 case .string(let count): try validateUTF8(&cursor, count)
                 case .int, .uint: break
@@ -171,14 +165,14 @@ public struct MessagePackReader: Sendable {
                         throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
                     }
                     guard count > 0 else { break }
-                    open.append((count, false))
+                    open.append(count << 1)
                     continue
                 case .map(let count):
                     guard open.count < maxDepth else {
                         throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
                     }
                     guard count > 0 else { break }
-                    open.append((count * 2, true))
+                    open.append(count << 2 | 1)
                     continue
                 case .extension(let type, let count):
                     guard type == -1 else {
@@ -191,9 +185,9 @@ public struct MessagePackReader: Sendable {
                 default: break
                 }
             }
-            while let last = open.last {
-                if last.left > 1 {
-                    open[open.count - 1].left = last.left - 1
+            while !open.isEmpty {
+                if open.last >> 1 > 1 {
+                    open.last -= 2
                     break
                 }
                 open.removeLast()
@@ -203,23 +197,26 @@ public struct MessagePackReader: Sendable {
 
     private static func validateUTF8(_ cursor: inout MessagePackCursor, _ count: Int) throws(MessagePackError) {
         let start = cursor.offset
-        let raw = cursor.take(count)
+        guard isValidUTF8(cursor.take(count)) else {
+            throw cursor.error(.invalidUTF8, "a string is not valid UTF-8", at: start)
+        }
+    }
+
+    /// Whether the bytes are UTF-8, as strings must be.
+    package static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
         // Eight bytes at a time: almost every string is ASCII, and then no bit 7 is set anywhere.
         var highBits: UInt64 = 0
         var index = 0
-        while index + 8 <= count {
+        while index + 8 <= raw.count {
             highBits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
             index += 8
         }
-        while index < count {
+        while index < raw.count {
             highBits |= UInt64(raw[index])
             index += 1
         }
-        guard highBits & 0x8080_8080_8080_8080 != 0 else { return }
-        let bytes = raw.assumingMemoryBound(to: UInt8.self)
-        guard String(validating: bytes, as: UTF8.self) != nil else {
-            throw cursor.error(.invalidUTF8, "a string is not valid UTF-8", at: start)
-        }
+        guard highBits & 0x8080_8080_8080_8080 != 0 else { return true }
+        return String(validating: raw.assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil
     }
 
     package static func jsonKey(_ cursor: inout MessagePackCursor) throws(MessagePackError) -> String {
