@@ -1,7 +1,8 @@
 public import Foundation
 
 /// A field value inside a MessagePack body being merged, read where it lies instead of through a
-/// tree. Made by the merge and handed to generated code; valid only while that merge runs.
+/// tree. Made by the merge and handed to generated code; valid only while that merge runs, and only
+/// once the merge has checked it as the tree reader would (so strings are known to be UTF-8).
 ///
 /// Values whose wire type is exactly the field's type are read in place; anything else (a number
 /// in a string field, a nested struct, a timestamp) is turned into the ``JSONValue`` a JSON body
@@ -41,9 +42,7 @@ extension FieldDecoder {
     ///
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: MessagePackField) throws -> String {
-        if case (.string(let count), var cursor)? = value.header(), let string = try? cursor.string(count) {
-            return string
-        }
+        if case (.string(let count), var cursor)? = value.header() { return cursor.checkedString(count) }
         return try coder.decode(String.self, from: value.json())
     }
 
@@ -89,10 +88,9 @@ extension FieldDecoder {
     public func decode(_ value: MessagePackField) throws -> Date {
         switch value.header() {
         case (.string(let count), var cursor)?:
-            if let string = try? cursor.string(count) {
-                for format in coder.options.dateFormats {
-                    if let date = format.date(from: string) { return date }
-                }
+            let string = cursor.checkedString(count)
+            for format in coder.options.dateFormats {
+                if let date = format.date(from: string) { return date }
             }
         case (.int(let int), _)?: return Date(timeIntervalSince1970: Double(int))
         case (.uint(let uint), _)?: return Date(timeIntervalSince1970: Double(uint))
@@ -110,10 +108,8 @@ extension FieldDecoder {
             var strings: [String] = []
             strings.reserveCapacity(count)
             for _ in 0..<count {
-                guard case .string(let length)? = try? cursor.header(), let string = try? cursor.string(length) else {
-                    break
-                }
-                strings.append(string)
+                guard case .string(let length)? = try? cursor.header() else { break }
+                strings.append(cursor.checkedString(length))
             }
             if strings.count == count { return strings }
         }

@@ -257,8 +257,11 @@ extension ResourceModel {
                 located = packed
             } else {
                 let list = try context.records(in: response)
-                let patches = try list.main.enumerated().map { index, element in
-                    try decoder.decode(element, at: RecordLocation(base: list.path, index: index))
+                var patches: [RecordPatch<Self>] = []
+                patches.reserveCapacity(list.main.count)
+                for index in 0..<list.main.count {
+                    patches.append(
+                        try decoder.decode(list.main[index], at: RecordLocation(base: list.path, index: index)))
                 }
                 located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
             }

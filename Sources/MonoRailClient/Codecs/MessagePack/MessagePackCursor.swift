@@ -141,20 +141,7 @@ package struct MessagePackCursor {
     /// Steps over one complete value without building it. Iterative, so hostile nesting cannot
     /// exhaust the stack; nesting beyond `maxDepth` is refused as the tree builders refuse it.
     package mutating func skipValue(maxDepth: Int) throws(MessagePackError) {
-        // Scalars and strings, most values, need no stack of open containers.
-        if offset < bytes.count {
-            switch bytes[offset] {
-            case 0x00...0x7f, 0xc0, 0xc2, 0xc3, 0xe0...0xff:
-                offset += 1
-                return
-            case 0xa0...0xbf:
-                let count = Int(bytes[offset] & 0x1f)
-                guard count < remaining else { break }  // let the general path report it
-                offset += 1 + count
-                return
-            default: break
-            }
-        }
+        if try skipScalar(validatingUTF8: false) { return }
         var remaining = OpenContainers()
         repeat {
             let start = offset
@@ -181,6 +168,39 @@ package struct MessagePackCursor {
             }
             remaining.finishItem()
         } while !remaining.isEmpty
+    }
+
+    /// Steps over the next value if it is a number, `nil`, a Boolean or a string, which need no stack
+    /// of open containers, and says whether it did. Anything else, and anything malformed, is left
+    /// to the general walk, which reports it.
+    @inline(__always) package mutating func skipScalar(validatingUTF8: Bool = true) throws(MessagePackError) -> Bool {
+        guard offset < bytes.count else { return false }
+        let lead = bytes[offset]
+        let size: Int
+        switch lead {
+        case 0x00...0x7f, 0xc0, 0xc2, 0xc3, 0xe0...0xff: size = 1
+        case 0xcc, 0xd0: size = 2
+        case 0xcd, 0xd1: size = 3
+        case 0xca, 0xce, 0xd2: size = 5
+        case 0xcb, 0xcf, 0xd3: size = 9
+        case 0xa0...0xbf, 0xd9:
+            let start = offset
+            guard case .string(let count) = try header() else { return false }
+            let payload = take(count)
+            if validatingUTF8, !MessagePackReader.isValidUTF8(payload) {
+                throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
+            }
+            return true
+        default: return false
+        }
+        guard size <= remaining else { return false }
+        offset += size
+        return true
+    }
+
+    /// Takes a string payload already checked as UTF-8 (``MessagePackReader/validateJSON(_:maxDepth:)``).
+    package mutating func checkedString(_ count: Int) -> String {
+        String(decoding: take(count), as: UTF8.self)
     }
 
     /// Takes a string payload, validating UTF-8.

@@ -120,8 +120,9 @@ public struct MessagePackReader: Sendable {
             return .array(array)
         case .map(let count):
             guard depth < maxDepth else { throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start) }
-            var object: [String: JSONValue] = [:]
-            object.reserveCapacity(count)
+            // Not `reserveCapacity`, which is not specialized and looks up the storage's metadata
+            // on every call.
+            var object = [String: JSONValue](minimumCapacity: count)
             for _ in 0..<count {
                 let key = try jsonKey(&cursor)
                 object[key] = try json(&cursor, depth: depth + 1, maxDepth: maxDepth)
@@ -143,6 +144,7 @@ public struct MessagePackReader: Sendable {
     /// a caller can read parts of a body in place knowing the whole body would have parsed.
     /// Iterative, so hostile nesting cannot exhaust the stack.
     package static func validateJSON(_ cursor: inout MessagePackCursor, maxDepth: Int) throws(MessagePackError) {
+        if try cursor.skipScalar() { return }
         // Per open container: items left × 2, plus 1 for a map. A map counts its keys and values,
         // so its keys come at even counts.
         var open = OpenContainers()
