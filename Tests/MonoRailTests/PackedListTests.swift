@@ -178,6 +178,16 @@ struct PackedListTests {
         let merged = try Self.mergeBoth(CustomTrain.self, json: json, packed: packed)
         #expect(merged.json.map(\.company) == ["One", "Two", "Three"])
         #expect(merged.packed.map(\.company) == ["One", "Two", "Three"])
+
+        // Embedded records of a model that keeps the default hook are decoded inside the first
+        // record; they must not make the train look as if it kept it too.
+        let nested = try Self.bodies(
+            #"{"trains": [{"id": 1, "info": {"name": "One"}, "cars": [{"id": 10, "occupancy": 2}]},"#
+                + #" {"id": 2, "info": {"name": "Two"}, "cars": []}, {"id": 3, "info": {"name": "Three"}}]}"#)
+        let rewritten = try Self.mergeBoth(RewritingTrain.self, json: nested.json, packed: nested.packed)
+        #expect(rewritten.json.map(\.company) == ["One", "Two", "Three"])
+        #expect(rewritten.packed.map(\.company) == ["One", "Two", "Three"])
+        #expect(rewritten.packed[0].cars.map(\.occupancy) == [2])
     }
 
     @Test("bare lists, namespaces and side-loaded records beside the list")
@@ -253,6 +263,20 @@ struct PackedListTests {
         #expect(error?.code == .decodingFailed)
         #expect(error?.message.contains("not valid MessagePack") == true, "\(error?.message ?? "")")
         #expect(existing.company == "before" && store.count == 1)
+    }
+}
+
+/// Rewrites its records and embeds cars, which keep the default hook: the probe that tells whether
+/// a model rewrites records must not take the cars' default for the train's.
+@Resource(name: "train")
+final class RewritingTrain {
+    var company: String?
+    @Has(.embedsMany) var cars: [Spec.Car]
+
+    static func customDeserialize(_ record: JSONValue) throws -> JSONValue {
+        guard case .object(var object) = record, case .object(let info)? = object["info"] else { return record }
+        object["company"] = info["name"]
+        return .object(object)
     }
 }
 

@@ -239,7 +239,7 @@ extension ResourceModel {
 
     /// Returns the record unchanged.
     public static func customDeserialize(_ record: JSONValue) throws -> JSONValue {
-        DefaultHookProbe.current?.withLock { $0 = true }
+        DefaultHookProbe.current?.withLock { _ = $0.insert(ObjectIdentifier(Self.self)) }
         return record
     }
 

@@ -107,7 +107,7 @@ extension ModelContext {
             if index == 0 {
                 // The first record goes through the tree, which also tells whether the model
                 // rewrites records; the rest are read in place only when it does not.
-                let probe = try DefaultHookProbe.run { try decoder.decode(tree, at: location) }
+                let probe = try DefaultHookProbe.run(for: Model.self) { try decoder.decode(tree, at: location) }
                 keepsDefaultHook = probe.defaultRan
                 patches.append(probe.result)
             } else {
