@@ -82,9 +82,7 @@ public struct DateTransform: FieldTransform {
     public func decode(_ value: JSONValue) throws -> Date {
         if let seconds = value.doubleValue { return Date(timeIntervalSince1970: seconds) }
         guard let string = value.stringValue else { throw FieldTransformError("expected a date, found \(value)") }
-        for format in formats {
-            if let date = format.date(from: string) { return date }
-        }
+        if let date = formats.date(from: string) { return date }
         throw FieldTransformError(
             "the date \"\(string.prefix(60))\" matches none of: \(formats.map(\.description).joined(separator: ", "))")
     }

@@ -88,10 +88,7 @@ extension FieldDecoder {
     public func decode(_ value: MessagePackField) throws -> Date {
         switch value.header() {
         case (.string(let count), var cursor)?:
-            let string = cursor.checkedString(count)
-            for format in coder.options.dateFormats {
-                if let date = format.date(from: string) { return date }
-            }
+            if let date = coder.options.dateFormats.date(from: cursor.checkedString(count)) { return date }
         case (.int(let int), _)?: return Date(timeIntervalSince1970: Double(int))
         case (.uint(let uint), _)?: return Date(timeIntervalSince1970: Double(uint))
         case (.double(let double), _)?: return Date(timeIntervalSince1970: double)

@@ -27,13 +27,13 @@ extension ModelContext {
         in bytes: UnsafeRawBufferPointer, maxDepth: Int, decoder: RecordDecoder<Model>
     ) throws -> Located<[RecordPatch<Model>]>? {
         var cursor = MessagePackCursor(bytes)
-        var base = "$"
+        let base = basePath
         // Without a namespace the records are checked one by one as they are read, and the members
         // beside them as they are built; with one, the whole body is checked first.
         var depth = 0
         var checkedWhole = false
         if let namespace = conventions.rootNamespace, !namespace.isEmpty {
-            try MessagePackReader.validateJSON(&cursor, maxDepth: maxDepth)
+            try cursor.skipValue(maxDepth: maxDepth, checkingJSON: true)
             guard cursor.isAtEnd else { return nil }
             checkedWhole = true
             var root = 0
@@ -43,7 +43,6 @@ extension ModelContext {
                 depth += 1
             }
             cursor = MessagePackCursor(bytes, offset: root)
-            base = "$.\(namespace)"
         }
         guard depth + 2 < maxDepth else { return nil }
         let located: Located<[RecordPatch<Model>]>
@@ -53,12 +52,7 @@ extension ModelContext {
                 count, &cursor, bytes: bytes, depth: depth + 1, maxDepth: maxDepth, base: base, decoder: decoder)
             located = Located(main: patches, path: base, container: nil, rootKey: nil)
         case .map(let count):
-            let key: String
-            switch conventions.responseRoot {
-            case .modelName: key = plural
-            case .fixed(_, let list): key = list
-            case .bare: key = "results"
-            }
+            let key = listKey
             var patches: [RecordPatch<Model>]?
             var container: [String: JSONValue] = [:]
             for _ in 0..<count {

@@ -96,10 +96,22 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         var rootKey: String?
     }
 
+    /// Where the body's content starts in error paths: `$`, or `$.data` under a namespace.
+    var basePath: String { conventions.rootNamespace.map { "$.\($0)" } ?? "$" }
+
+    /// The member that holds a list body's records, when they are not a bare array.
+    var listKey: String {
+        switch conventions.responseRoot {
+        case .modelName: plural
+        case .fixed(_, let list): list
+        case .bare: "results"
+        }
+    }
+
     /// The single record in a response and where it sits.
     func record(in response: APIResponse) throws -> Located<JSONValue> {
         let json = try container(of: response)
-        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        let base = basePath
         switch conventions.responseRoot {
         case .modelName:
             if case .object(let object) = json, let record = object[singular], case .object = record {
@@ -120,14 +132,9 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     /// The list of records in a response and the path of the list.
     func records(in response: APIResponse) throws -> Located<[JSONValue]> {
         let json = try container(of: response)
-        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        let base = basePath
         if case .array(let array) = json { return Located(main: array, path: base, container: nil, rootKey: nil) }
-        let key: String
-        switch conventions.responseRoot {
-        case .modelName: key = plural
-        case .fixed(_, let list): key = list
-        case .bare: key = "results"
-        }
+        let key = listKey
         if case .object(let object) = json, case .array(let array)? = object[key] {
             return Located(main: array, path: "\(base).\(key)", container: object, rootKey: key)
         }
@@ -139,7 +146,7 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     /// to; keys that name no related model are ignored.
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore) throws -> [any EmbeddedPatch] {
         guard let container = located.container else { return [] }
-        let base = conventions.rootNamespace.map { "$.\($0)" } ?? "$"
+        let base = basePath
         var patches: [any EmbeddedPatch] = []
         var seen = Set<String>()
         for loading in Model.resourceSchema.sideLoading {

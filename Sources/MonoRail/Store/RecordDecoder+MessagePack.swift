@@ -4,8 +4,9 @@ extension RecordDecoder {
     /// Decodes one record of a MessagePack body where it lies, without building its tree, and sets
     /// `end` to where it ends.
     ///
-    /// Each value is checked as the tree reader would check it (``MessagePackReader/validateJSON(_:maxDepth:)``)
-    /// before it is read, with the nesting it sits at: the record is at `depth`.
+    /// Each value is checked as the tree reader would check it before it is read
+    /// (`MessagePackCursor.skipValue(maxDepth:checkingJSON:)`), with the nesting it sits at: the
+    /// record is at `depth`.
     ///
     /// The in-place read covers the ordinary record: a map with string keys, each once, with an id.
     /// It returns `nil` for anything else and throws when a field fails; the caller then decodes the
@@ -21,7 +22,7 @@ extension RecordDecoder {
         var seen: UInt64 = 0
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)
-        var embedded = RecordPatches.noEmbedded
+        var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
         var id: ResourceID?
         let direct = FieldDecoder(coder: coder)
         var expected = 0
@@ -30,10 +31,10 @@ extension RecordDecoder {
             let key = cursor.take(length)
             let value = MessagePackField(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth)
             // Values sit one level below the record.
-            try MessagePackReader.validateJSON(&cursor, maxDepth: record.maxDepth - depth - 1)
+            try cursor.skipValue(maxDepth: record.maxDepth - depth - 1, checkingJSON: true)
             guard let index = fieldIndex(of: key, expected: expected) else {
                 // Field keys are known text; any other key is checked as the tree reader would.
-                guard MessagePackReader.isValidUTF8(key) else { return nil }
+                guard String.isValidUTF8(key) else { return nil }
                 if key.count == 2, key[0] == UInt8(ascii: "i"), key[1] == UInt8(ascii: "d") {
                     guard id == nil, let parsed = ResourceID(json: try value.json()) else { return nil }
                     id = parsed

@@ -21,14 +21,6 @@ final class RecordPatch<Model: ResourceModel> {
     }
 }
 
-/// Shared constants of record patches, outside the generic types so that using them instantiates no
-/// generic metadata.
-enum RecordPatches {
-    /// No embedded records; copying it allocates nothing.
-    // nonisolated(unsafe): an immutable empty array; a copy that is appended to gets its own storage.
-    nonisolated(unsafe) static let noEmbedded: [(index: Int, patch: any EmbeddedPatch)] = []
-}
-
 /// Where a record sits in a response, for error messages: `$.trains[3]`.
 struct RecordLocation {
     var base: String

@@ -100,3 +100,13 @@ private final class PatternFormatters: Sendable {
         }
     }
 }
+
+extension [DateFormat] {
+    /// The date the first of these formats that matches reads from `string`.
+    package func date(from string: String) -> Date? {
+        for format in self {
+            if let date = format.date(from: string) { return date }
+        }
+        return nil
+    }
+}

@@ -137,7 +137,11 @@ enum ISO8601Parser {
         return era * 146_097 + doe - 719_468
     }
 
-    private static func civilFromDays(_ days: Int) -> (Int, Int, Int) {
+    /// The proleptic Gregorian year, month and day of a count of days since 1970-01-01; exact for
+    /// any day count the integer type holds, so `Int64` serves the whole range of timestamps.
+    static func civilFromDays<Count: FixedWidthInteger & SignedInteger>(_ days: Count) -> (
+        year: Count, month: Count, day: Count
+    ) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

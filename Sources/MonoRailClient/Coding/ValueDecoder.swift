@@ -220,9 +220,7 @@ final class ValueDecoderImpl: Decoder {
     func unboxDate(_ value: JSONValue, _ path: PathNode?) throws -> Date {
         switch value {
         case .string(let string):
-            for format in context.options.dateFormats {
-                if let date = format.date(from: string) { return date }
-            }
+            if let date = context.options.dateFormats.date(from: string) { return date }
             let formats = context.options.dateFormats.map(\.description).joined(separator: ", ")
             throw DecodingError.dataCorrupted(
                 .init(

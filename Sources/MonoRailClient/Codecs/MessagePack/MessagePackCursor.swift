@@ -140,34 +140,62 @@ package struct MessagePackCursor {
 
     /// Steps over one complete value without building it. Iterative, so hostile nesting cannot
     /// exhaust the stack; nesting beyond `maxDepth` is refused as the tree builders refuse it.
-    package mutating func skipValue(maxDepth: Int) throws(MessagePackError) {
-        if try skipScalar(validatingUTF8: false) { return }
-        var remaining = OpenContainers()
+    ///
+    /// - Parameter checkingJSON: Also refuse what ``MessagePackReader/readJSON(_:)`` refuses, in the
+    ///   order it would: strings that are not UTF-8, map keys that are neither strings nor integers,
+    ///   extension types other than the timestamp, and empty containers nested too deep. A value
+    ///   stepped over this way is known to read as JSON, so its parts can be read in place.
+    package mutating func skipValue(maxDepth: Int, checkingJSON: Bool = false) throws(MessagePackError) {
+        if try skipScalar(validatingUTF8: checkingJSON) { return }
+        // Per open container: items left × 2, plus 1 for a map. A map counts its keys and values,
+        // so its keys come at even counts.
+        var open = OpenContainers()
         repeat {
             let start = offset
-            switch try header() {
-            case .string(let count), .binary(let count): offset += count
+            let isKey = !open.isEmpty && open.last & 1 == 1 && (open.last >> 1) % 2 == 0
+            let header = try header()
+            if checkingJSON, isKey {
+                switch header {
+                case .string, .int, .uint: break
+                default:
+                    throw error(.unsupportedKey, "a map key must be a string or an integer, found \(header)", at: start)
+                }
+            }
+            switch header {
+            case .string(let count):
+                let payload = take(count)
+                if checkingJSON, !String.isValidUTF8(payload) {
+                    throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
+                }
+            case .binary(let count): offset += count
             case .extension(let type, let count):
+                if checkingJSON, type != -1 {
+                    throw error(.unsupportedExtension, "extension type \(type) has no JSON equivalent", at: start)
+                }
                 let payload = take(count)
                 if type == -1, MessagePackTimestamp.read(payload) == nil {
                     throw error(.invalidTimestamp, "a timestamp of \(count) bytes is invalid", at: start)
                 }
-            case .array(let count) where count > 0:
-                guard remaining.count < maxDepth else {
+            case .array(let count), .map(let count):
+                // The JSON reader counts the depth of an empty container too; the plain walk only
+                // of containers it enters.
+                guard count > 0 || checkingJSON else { break }
+                guard open.count < maxDepth else {
                     throw error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
                 }
-                remaining.append(count)
-                continue
-            case .map(let count) where count > 0:
-                guard remaining.count < maxDepth else {
-                    throw error(.tooDeep, "nesting deeper than \(maxDepth)", at: start)
-                }
-                remaining.append(count * 2)
+                guard count > 0 else { break }
+                if case .map = header { open.append(count << 2 | 1) } else { open.append(count << 1) }
                 continue
             default: break
             }
-            remaining.finishItem()
-        } while !remaining.isEmpty
+            while !open.isEmpty {
+                if open.last >> 1 > 1 {
+                    open.last -= 2
+                    break
+                }
+                open.removeLast()
+            }
+        } while !open.isEmpty
     }
 
     /// Steps over the next value if it is a number, `nil`, a Boolean or a string, which need no stack
@@ -187,7 +215,7 @@ package struct MessagePackCursor {
             let start = offset
             guard case .string(let count) = try header() else { return false }
             let payload = take(count)
-            if validatingUTF8, !MessagePackReader.isValidUTF8(payload) {
+            if validatingUTF8, !String.isValidUTF8(payload) {
                 throw error(.invalidUTF8, "a string is not valid UTF-8", at: start)
             }
             return true
@@ -198,7 +226,7 @@ package struct MessagePackCursor {
         return true
     }
 
-    /// Takes a string payload already checked as UTF-8 (``MessagePackReader/validateJSON(_:maxDepth:)``).
+    /// Takes a string payload already checked as UTF-8 (``skipValue(maxDepth:checkingJSON:)``).
     package mutating func checkedString(_ count: Int) -> String {
         String(decoding: take(count), as: UTF8.self)
     }
@@ -213,9 +241,9 @@ package struct MessagePackCursor {
     }
 }
 
-/// How many items are left in each open container while stepping over a value: the first eight
-/// levels are held inline and only deeper ones on the heap, so walking ordinary values (a record,
-/// a list of tags) allocates nothing.
+/// One entry per open container while stepping over a value: the first eight levels are held
+/// inline and only deeper ones on the heap, so walking ordinary values (a record, a list of tags)
+/// allocates nothing.
 struct OpenContainers {
     private var inline: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
     private var deeper: [Int] = []
@@ -259,17 +287,5 @@ struct OpenContainers {
     mutating func removeLast() {
         if count > 8 { deeper.removeLast() }
         count -= 1
-    }
-
-    /// Counts one item of the innermost container as done, closing every container it completes.
-    /// For entries that are plain item counts.
-    mutating func finishItem() {
-        while count > 0 {
-            if last > 1 {
-                last -= 1
-                return
-            }
-            removeLast()
-        }
     }
 }

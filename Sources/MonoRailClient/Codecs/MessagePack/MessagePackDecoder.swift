@@ -198,7 +198,7 @@ final class MessagePackDecoderImpl: Decoder {
             if type == String.self { return try string(at: payload, count: count, path: path) as? T }
             if type == Date.self {
                 let text = try string(at: payload, count: count, path: path)
-                for format in DateFormat.defaults { if let date = format.date(from: text) { return date as? T } }
+                if let date = DateFormat.defaults.date(from: text) { return date as? T }
                 throw mismatch(Date.self, "a string that is no date", path)
             }
             if type == URL.self {

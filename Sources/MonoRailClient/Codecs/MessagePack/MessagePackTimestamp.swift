@@ -47,16 +47,7 @@ public struct MessagePackTimestamp: Sendable, Hashable, CustomStringConvertible 
     public var iso8601: String {
         let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
         let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
-        // Howard Hinnant's civil-from-days: exact for the whole Int64 day range used here.
-        let shifted = day + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, dayOfMonth) = ISO8601Parser.civilFromDays(day)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value.magnitude)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
