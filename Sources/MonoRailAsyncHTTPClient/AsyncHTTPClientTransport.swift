@@ -47,7 +47,8 @@ public struct AsyncHTTPClientTransport: Transport {
     /// - Parameters:
     ///   - client: The AsyncHTTPClient to use. By default a process-wide client with redirects turned
     ///     off, so this transport can follow them safely. A client you pass in is yours to shut down;
-    ///     turn its redirects off too if you want credentials kept on their origin.
+    ///     turn its redirects off too if you want credentials kept on their origin, and build its
+    ///     configuration with ``guardingResponses(_:)`` so a malformed status cannot crash it.
     ///   - configuration: Timeouts and limits.
     public init(client: HTTPClient? = nil, configuration: Configuration = Configuration()) {
         self.client = client ?? sharedClient
@@ -162,7 +163,11 @@ public struct AsyncHTTPClientTransport: Transport {
                 head.headerFields.append(HTTPField(name: name, value: header.value))
             }
         }
-        let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }
+        // NIO's parser already refuses a malformed length; the filter keeps a negative one from ever
+        // reaching reserveCapacity.
+        let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }.flatMap {
+            $0 >= 0 ? $0 : nil
+        }
         if let file = metadata.responseBodyFile, (200..<300).contains(Int(response.status.code)) {
             try await write(response.body, to: file, expected: expected, progress: metadata.downloadProgress)
             return (head, Data())
@@ -244,6 +249,11 @@ public struct AsyncHTTPClientTransport: Transport {
         if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode) {
             return TransportError(.cannotConnect, "cannot connect to the server", underlyingError: error)
         }
+        // A reset or a broken pipe is the connection lost, as much as a clean close is: both are
+        // retried under the default policy.
+        if let error = error as? IOError, [ECONNRESET, EPIPE, ECONNABORTED].contains(error.errnoCode) {
+            return TransportError(.connectionClosed, "the connection was reset", underlyingError: error)
+        }
         if error is HTTPParserError || (error as? ChannelError) == .eof
             || (error as? ChannelError) == .ioOnClosedChannel
         {
@@ -263,7 +273,8 @@ private let sharedClient: HTTPClient = {
     // A refused connection should fail the request at once (and let MonoRail's retry policy decide),
     // not be retried silently until the deadline.
     configuration.connectionPool.retryConnectionEstablishment = false
-    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    return HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.guardingResponses(configuration))
 }()
 
 extension Duration {

@@ -10,7 +10,8 @@ public struct TransportError: Error, Sendable, CustomStringConvertible, CustomDe
     /// What kind of failure this is. New codes may be added without breaking callers.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
-            case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, other
+            case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
+            case other
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -27,6 +28,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible, CustomDe
         public static let responseTooLarge = Code(.responseTooLarge)
         /// The request could not be sent as given (an unusable URL or body).
         public static let invalidRequest = Code(.invalidRequest)
+        /// The server sent something that is not a usable HTTP response, such as a status below 100.
+        /// Not retried by default: the same server is likely to answer the same way.
+        public static let invalidResponse = Code(.invalidResponse)
         /// Any other transport failure; see ``TransportError/underlyingError``.
         public static let other = Code(.other)
 

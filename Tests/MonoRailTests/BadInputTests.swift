@@ -53,6 +53,48 @@ struct BadInputTests {
         #expect(error?.decodingFailure?.field == field)
     }
 
+    @Test(
+        "values no Swift field can hold exactly fail at decode time, naming model, field and path",
+        arguments: [
+            // Dates a later save() could not write back (it trapped there before).
+            (#""built_at": 1e19"#, "builtAt"), (#""built_at": -1e19"#, "builtAt"),
+            (#""built_at": 253402300800"#, "builtAt"), (#""built_at": "0000-01-01T00:30:00+01:00""#, "builtAt"),
+            // Numbers that rounded into an integer field.
+            (#""number_of_cars": 99e-99999999999"#, "numberOfCars"),
+            (#""number_of_cars": -9223372036854775809"#, "numberOfCars"),
+            (#""number_of_cars": 1.00000000000000000001"#, "numberOfCars"),
+            (#""number_of_cars": 1e19"#, "numberOfCars"),
+        ])
+    func outOfRange(member: String, field: String) async throws {
+        let error = try await expectNothingChanges([
+            ("GET /trains/1", #"{"train": {"id": 1, "company": "Changed", \#(member)}}"#)
+        ]) { store in _ = try await Train.get(id: 1, in: store) }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.decodingFailure?.typeName == "Train")
+        #expect(error?.decodingFailure?.field == field)
+        #expect(error?.decodingFailure?.path.hasPrefix("$.train.") == true, "\(String(describing: error))")
+    }
+
+    @Test("integer fields take every literal that spells an integer, however it is written")
+    func integralLiterals() async throws {
+        try await withCanned { server, store in
+            for (literal, expected) in [("5.0", 5), ("5e0", 5), ("500e-2", 5), ("0.5E1", 5), ("-0.0", 0)] {
+                server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "number_of_cars": \#(literal)}}"#)
+                let train = try await Train.get(id: 1, in: store)
+                #expect(train.numberOfCars == expected, "\(literal)")
+            }
+            let dates = [
+                ("-62167219200", "0000-01-01T00:00:00.000Z"), ("253402300799.999", "9999-12-31T23:59:59.999Z"),
+            ]
+            for (seconds, expected) in dates {
+                server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "built_at": \#(seconds)}}"#)
+                let train = try await Train.get(id: 1, in: store)
+                let date = try #require(train.builtAt)
+                #expect(DateFormat.iso8601WithFractionalSeconds.string(from: date) == expected)
+            }
+        }
+    }
+
     @Test("a list where one record is bad merges none of them")
     func badRecordInList() async throws {
         let error = try await expectNothingChanges([

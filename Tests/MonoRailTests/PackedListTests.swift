@@ -141,6 +141,28 @@ struct PackedListTests {
         #expect(jsonStore.count == 0 && packedStore.count == 0)
     }
 
+    @Test(
+        "MessagePack values no field can hold fail the list, read in place or through the tree",
+        arguments: [
+            ("date", MessagePackValue.double(.nan)), ("date", .double(.infinity)), ("date", .double(1e19)),
+            ("date", .timestamp(MessagePackTimestamp(seconds: .max))), ("date", .int(.min)),
+            ("decimal", .double(.infinity)), ("decimal", .double(.nan)), ("decimal", .float(-.infinity)),
+            ("int64", .double(9.3e18)), ("int8", .float(.nan)), ("count", .double(0.5)),
+        ])
+    func unrepresentable(field: String, value: MessagePackValue) throws {
+        func record(_ id: Int64) -> MessagePackValue {
+            .map([MessagePackPair("id", .int(id))] + (id == 3 ? [MessagePackPair(.string(field), value)] : []))
+        }
+        let packed = MessagePackWriter.serialize(["specimens": .array((1...3).map(record))])
+        let store = Self.store()
+        let error = #expect(throws: APIError.self, "\(value)") {
+            try Specimen.merge(listBody: packed, contentType: Self.messagePack, in: store)
+        }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.decodingFailure?.path == "$.specimens[2].\(field)", "\(String(describing: error))")
+        #expect(store.count == 0)
+    }
+
     @Test("the model's policy hooks apply alike: required fields, custom assignment, lenient coercion")
     func policies() throws {
         let strict = try Self.bodies(

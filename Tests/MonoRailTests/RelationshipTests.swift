@@ -180,6 +180,8 @@ struct RelationshipTests {
             #"{"train": {"id": 1, "company": "X", "cars": [{"id": 3, "occupancy": "many"}]}}"#,
             #"{"train": {"id": 1, "company": "X", "conductor": [1]}}"#,
             #"{"train": {"id": 1, "company": "X", "cars": [{"id": "1"}]}}"#,
+            // The same car twice: which of the two is car 3?
+            #"{"train": {"id": 1, "company": "X", "cars": [{"id": 3, "occupancy": 1}, {"id": 3, "occupancy": 2}]}}"#,
         ])
     func badEmbedded(body: String) async throws {
         try await withCanned { server, store in
@@ -192,6 +194,19 @@ struct RelationshipTests {
             #expect(train.company == "Before")
             #expect(train.cars.count == 1 && train.cars.first === car)
             #expect(store.count == 2)
+        }
+    }
+
+    @Test("an embedded list naming one record twice is an inconsistent response, with its path")
+    func embeddedDuplicate() async throws {
+        try await withCanned { server, store in
+            server.respond(
+                to: "GET /trains/1",
+                body: #"{"train": {"id": 1, "company": "X", "cars": [{"id": 3}, {"id": 4}, {"id": 3}]}}"#)
+            let error = try await #require(throws: APIError.self) { try await Spec.Train.get(id: 1, in: store) }
+            #expect(error.code == .inconsistentResponse)
+            #expect(error.message.contains("$.train.cars[2]"), "\(error.message)")
+            #expect(store.count == 0)
         }
     }
 

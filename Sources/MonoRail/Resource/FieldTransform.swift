@@ -80,7 +80,12 @@ public struct DateTransform: FieldTransform {
 
     /// Parses a string in the first format that matches; numbers are seconds since 1970.
     public func decode(_ value: JSONValue) throws -> Date {
-        if let seconds = value.doubleValue { return Date(timeIntervalSince1970: seconds) }
+        if let seconds = value.doubleValue {
+            guard let date = DateFormat.date(secondsSince1970: seconds) else {
+                throw FieldTransformError(DateFormat.unsupportedSeconds(seconds))
+            }
+            return date
+        }
         guard let string = value.stringValue else { throw FieldTransformError("expected a date, found \(value)") }
         if let date = formats.date(from: string) { return date }
         throw FieldTransformError(
@@ -89,7 +94,10 @@ public struct DateTransform: FieldTransform {
 
     /// Formats the date in the first format.
     public func encode(_ value: Date) throws -> JSONValue {
-        .string((formats.first ?? .iso8601WithFractionalSeconds).string(from: value))
+        guard DateFormat.supportedRange.contains(value) else {
+            throw FieldTransformError(DateFormat.unsupportedSeconds(value.timeIntervalSince1970))
+        }
+        return .string((formats.first ?? .iso8601WithFractionalSeconds).string(from: value))
     }
 }
 

@@ -55,6 +55,7 @@ extension FieldDecoder {
             case .int(let int): Int(exactly: int)
             case .uint(let uint): Int(exactly: uint)
             case .double(let double): Int(exactly: double)
+            case .float(let float): Int(exactly: float)
             default: nil
             }
         if let exact { return exact }
@@ -89,11 +90,16 @@ extension FieldDecoder {
         switch value.header() {
         case (.string(let count), var cursor)?:
             if let date = coder.options.dateFormats.date(from: cursor.checkedString(count)) { return date }
-        case (.int(let int), _)?: return Date(timeIntervalSince1970: Double(int))
-        case (.uint(let uint), _)?: return Date(timeIntervalSince1970: Double(uint))
-        case (.double(let double), _)?: return Date(timeIntervalSince1970: double)
+        case (.int(let int), _)?:
+            if let date = DateFormat.date(secondsSince1970: Double(int)) { return date }
+        case (.uint(let uint), _)?:
+            if let date = DateFormat.date(secondsSince1970: Double(uint)) { return date }
+        case (.double(let double), _)?:
+            if let date = DateFormat.date(secondsSince1970: double) { return date }
         default: break
         }
+        // Anything else, including a number outside the supported dates, takes the general path,
+        // which reports the error with the field's path.
         return try coder.decode(Date.self, from: value.json())
     }
 
@@ -103,7 +109,7 @@ extension FieldDecoder {
     public func decode(_ value: MessagePackField) throws -> [String] {
         if case (.array(let count), var cursor)? = value.header() {
             var strings: [String] = []
-            strings.reserveCapacity(count)
+            strings.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count {
                 guard case .string(let length)? = try? cursor.header() else { break }
                 strings.append(cursor.checkedString(length))

@@ -265,16 +265,7 @@ extension ResourceModel {
                 }
                 located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
             }
-            var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: located.main.count)
-            for index in 0..<located.main.count {
-                let id = located.main[index].id
-                guard seen.insert(ResourceStore.Key.Normalized(id)).inserted else {
-                    throw APIError(
-                        .inconsistentResponse,
-                        "\(resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(located.path)[\(index)])"
-                    )
-                }
-            }
+            try RecordPatch.requireDistinctIDs(located.main, at: located.path)
             let (merged, side) = try store.mergeKeepingSideloads(
                 located.main, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
                 coder: coder)

@@ -53,12 +53,12 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
         case (.null, _):
             return EmbeddedRecords(patches: [])
         case (.array(let array), true):
-            var seen = Set<String>()
             var patches: [RecordPatch<Child>] = []
+            patches.reserveCapacity(array.count)
             for (index, element) in array.enumerated() {
-                let patch = try decoder.decode(element, at: RecordLocation(base: path, index: index))
-                if seen.insert(patch.id.description).inserted { patches.append(patch) }
+                patches.append(try decoder.decode(element, at: RecordLocation(base: path, index: index)))
             }
+            try RecordPatch.requireDistinctIDs(patches, at: path)
             return EmbeddedRecords(patches: patches)
         case (_, false):
             return EmbeddedRecords(patches: [try decoder.decode(json, at: RecordLocation(base: path))])

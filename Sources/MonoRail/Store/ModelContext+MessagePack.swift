@@ -82,7 +82,7 @@ extension ModelContext {
         base: String, decoder: RecordDecoder<Model>
     ) throws -> [RecordPatch<Model>] {
         var patches: [RecordPatch<Model>] = []
-        patches.reserveCapacity(count)
+        patches.reserveCapacity(MessagePackCursor.initialCapacity(count))
         var keepsDefaultHook = false
         for index in 0..<count {
             let record = MessagePackField(bytes: bytes, offset: cursor.offset, maxDepth: maxDepth)

@@ -32,6 +32,27 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     /// The formats tried by default, in order.
     public static let defaults: [DateFormat] = [.iso8601WithFractionalSeconds, .iso8601, .rails]
 
+    /// The dates MonoRail reads and writes: from 0000-01-01T00:00:00Z up to, not including,
+    /// 10000-01-01T00:00:00Z — the years a four-digit ISO 8601 year can write back.
+    ///
+    /// A date outside this range, as a string or as seconds since 1970, is a decoding error naming
+    /// the field, so nothing is merged that a later `save()` could not send.
+    public static let supportedRange: Range<Date> =
+        Date(timeIntervalSince1970: -62_167_219_200)..<Date(timeIntervalSince1970: 253_402_300_800)
+
+    /// The date `seconds` after 1970-01-01T00:00:00Z, or `nil` when that is not a finite number inside
+    /// ``supportedRange``.
+    package static func date(secondsSince1970 seconds: Double) -> Date? {
+        guard seconds.isFinite else { return nil }
+        let date = Date(timeIntervalSince1970: seconds)
+        return supportedRange.contains(date) ? date : nil
+    }
+
+    /// A description of why a number is not a date, for decoding errors.
+    package static func unsupportedSeconds(_ seconds: Double) -> String {
+        "\(seconds) seconds since 1970 is not a date between the years 0000 and 9999"
+    }
+
     /// The format's name or pattern.
     public var description: String {
         switch kind {
@@ -42,8 +63,14 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Parses `string`, or returns `nil` when it is not in this format.
+    /// Parses `string`, or returns `nil` when it is not in this format or the date is outside
+    /// ``supportedRange``.
     public func date(from string: String) -> Date? {
+        guard let date = parse(string), Self.supportedRange.contains(date) else { return nil }
+        return date
+    }
+
+    private func parse(_ string: String) -> Date? {
         switch kind {
         case .iso8601(let fraction):
             guard let parsed = ISO8601Parser.parse(string), (parsed.fractionDigits > 0) == (fraction == .required)

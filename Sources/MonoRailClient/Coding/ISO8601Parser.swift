@@ -93,13 +93,24 @@ enum ISO8601Parser {
             offsetStyle: style)
     }
 
+    /// Writes `date`, clamped into ``DateFormat/supportedRange``: decoders never produce a date
+    /// outside it and encoders refuse one, so clamping only keeps a direct
+    /// ``DateFormat/string(from:)`` from trapping on an infinite or far-off date.
     static func format(_ date: Date, milliseconds: Bool, railsOffset: Bool) -> String {
-        let interval = date.timeIntervalSince1970
-        var seconds = Int(interval.rounded(.down))
-        var millis = Int(((interval - Double(seconds)) * 1000).rounded())
-        if millis == 1000 {
-            seconds += 1
-            millis = 0
+        let lowest = DateFormat.supportedRange.lowerBound.timeIntervalSince1970
+        let end = Int(DateFormat.supportedRange.upperBound.timeIntervalSince1970)
+        // Written so that NaN takes the lower bound.
+        let interval = date.timeIntervalSince1970 >= lowest ? date.timeIntervalSince1970 : lowest
+        var seconds = end - 1
+        var millis = 999
+        if interval < Double(end) {
+            seconds = Int(interval.rounded(.down))
+            millis = Int(((interval - Double(seconds)) * 1000).rounded())
+            if millis == 1000 {
+                seconds += 1
+                millis = 0
+            }
+            if seconds >= end { (seconds, millis) = (end - 1, 999) }
         }
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

@@ -158,22 +158,29 @@ final class ValueDecoderImpl: Decoder {
             if let exact = I(exactly: int) { return exact }
         case .uint(let uint):
             if let exact = I(exactly: uint) { return exact }
-        case .double(let double):
-            if let exact = I(exactly: double) { return exact }
+        // The parsers read every number whose value is a 64-bit integer (`1.0`, `25e2`) as `.int` or
+        // `.uint`, so a `.double` is a fraction, an underflow such as `99e-99999999999`, or beyond 64
+        // bits: refused in both modes. A lenient string is read by the same rule.
         case .string(let string) where context.isLenient:
             let trimmed = string.trimmingCharacters(in: .whitespaces)
             if let exact = I(trimmed) { return exact }
-            if let double = Double(trimmed), let exact = I(exactly: double) { return exact }
+            if let number = try? JSONParser().parse(Data(trimmed.utf8)), number.isInteger {
+                return try unboxInteger(number, as: type, path)
+            }
         case .bool(let bool) where context.isLenient:
             return bool ? 1 : 0
         default:
             break
         }
-        if value.doubleValue != nil {
+        if let double = value.doubleValue {
+            let problem =
+                if case .double = value, double.rounded(.towardZero) != double || double.magnitude < 0x1p63 {
+                    "is not an integer"
+                } else {
+                    "does not fit in \(I.self)"
+                }
             throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: PathNode.keys(of: path),
-                    debugDescription: "the number \(value) does not fit in \(I.self)"))
+                .init(codingPath: PathNode.keys(of: path), debugDescription: "the number \(value) \(problem)"))
         }
         throw mismatch(I.self, value, path)
     }
@@ -225,9 +232,17 @@ final class ValueDecoderImpl: Decoder {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: PathNode.keys(of: path),
-                    debugDescription: "the date \"\(string.prefix(60))\" matches none of the formats: \(formats)"))
+                    debugDescription:
+                        "the date \"\(string.prefix(60))\" matches none of the formats (\(formats)) in the years 0000–9999"
+                ))
         case .int, .uint, .double:
-            return Date(timeIntervalSince1970: try unboxDouble(value, path))
+            let seconds = try unboxDouble(value, path)
+            guard let date = DateFormat.date(secondsSince1970: seconds) else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: PathNode.keys(of: path), debugDescription: DateFormat.unsupportedSeconds(seconds))
+                )
+            }
+            return date
         default:
             throw mismatch(Date.self, value, path)
         }
@@ -249,11 +264,12 @@ final class ValueDecoderImpl: Decoder {
         case .uint(let uint): return Decimal(uint)
         // The shortest round-tripping description keeps "46.8" as 46.8 rather than 46.799999….
         case .double(let double): text = double.description
-        case .string(let string) where context.isLenient: text = string
+        case .string(let string) where context.isLenient: text = string.trimmingCharacters(in: .whitespaces)
         default: throw mismatch(Decimal.self, value, path)
         }
-        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-            throw mismatch(Decimal.self, value, path)
+        guard let decimal = Decimal(exactly: text) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) is not a number Decimal holds"))
         }
         return decimal
     }

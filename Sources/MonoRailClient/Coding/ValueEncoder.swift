@@ -64,7 +64,7 @@ final class EncodingContext {
         case let value as JSONValue: return value
         case let value as String: return .string(value)
         case let value as Bool: return .bool(value)
-        case let value as Date: return .string(options.dateEncodingFormat.string(from: value))
+        case let value as Date: return try boxDate(value, path)
         case let value as URL: return .string(value.absoluteString)
         case let value as Double: return try boxDouble(value, path)
         case let value as Float: return try boxDouble(Double(value), path)
@@ -72,7 +72,7 @@ final class EncodingContext {
             // JSON numbers are written from the decimal's own digits when they fit in a Double exactly.
             let number = NSDecimalNumber(decimal: value)
             if let int = Int64(exactly: number.doubleValue), Decimal(int) == value { return .int(int) }
-            return .double(number.doubleValue)
+            return try boxDouble(number.doubleValue, path)
         case let value as Data: return .string(value.base64EncodedString())
         default:
             let encoder = ValueEncoderImpl(context: self, path: path)
@@ -88,6 +88,19 @@ final class EncodingContext {
                 .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) cannot be written as JSON"))
         }
         return .double(value)
+    }
+
+    func boxDate(_ value: Date, _ path: PathNode?) throws -> JSONValue {
+        guard DateFormat.supportedRange.contains(value) else {
+            // The seconds, not the date: Foundation's `Date.description` traps on NaN, and an error
+            // must be printable.
+            throw EncodingError.invalidValue(
+                value.timeIntervalSince1970,
+                .init(
+                    codingPath: PathNode.keys(of: path),
+                    debugDescription: DateFormat.unsupportedSeconds(value.timeIntervalSince1970)))
+        }
+        return .string(options.dateEncodingFormat.string(from: value))
     }
 
     func boxInteger<I: FixedWidthInteger>(_ value: I, _ path: PathNode?) throws -> JSONValue {

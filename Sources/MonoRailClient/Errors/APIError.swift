@@ -25,7 +25,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case httpStatus, validationFailed, decodingFailed, encodingFailed
-            case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, transport
+            case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
+            case transport
             case inconsistentResponse, notPersisted
         }
         private let value: Value
@@ -51,6 +52,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         public static let responseTooLarge = Code(.responseTooLarge)
         /// The request could not be built (for example an unusable URL).
         public static let invalidRequest = Code(.invalidRequest)
+        /// The server sent something that is not a usable HTTP response, such as a status below 100.
+        public static let invalidResponse = Code(.invalidResponse)
         /// Any other transport failure.
         public static let transport = Code(.transport)
         /// The response contradicts the request or itself: a record with another id than the one asked
@@ -186,6 +189,7 @@ extension APIError {
                 case .connectionClosed: .connectionClosed
                 case .responseTooLarge: .responseTooLarge
                 case .invalidRequest: .invalidRequest
+                case .invalidResponse: .invalidResponse
                 default: .transport
                 }
             return APIError(code, error.message, request: request, underlyingError: error)

@@ -275,6 +275,9 @@ private struct Reader {
                 offset += 1
             }
         }
+        let integerEnd = offset
+        var fractionEnd = offset
+        var exponent = 0
         if current == UInt8(ascii: ".") {
             isInteger = false
             offset += 1
@@ -282,19 +285,36 @@ private struct Reader {
                 throw error("expected a digit after '.'")
             }
             while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { offset += 1 }
+            fractionEnd = offset
         }
         if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
             isInteger = false
             offset += 1
-            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { offset += 1 }
+            var exponentSign = 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
+                if current == UInt8(ascii: "-") { exponentSign = -1 }
+                offset += 1
+            }
             guard let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
                 throw error("expected a digit in the exponent")
             }
-            while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { offset += 1 }
+            while let byte = current, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                // Past a million the exponent's size no longer changes the value; capping keeps it from overflowing.
+                if exponent < 1_000_000 { exponent = exponent * 10 + Int(byte - UInt8(ascii: "0")) }
+                offset += 1
+            }
+            exponent *= exponentSign
         }
         if isInteger && !overflow {
             if isNegative { return .int(accumulator) }
             if accumulator != .min { return .int(-accumulator) }
+        }
+        if !isInteger,
+            let exact = exactInteger(
+                digits: (isNegative ? start + 1 : start)..<integerEnd, fraction: integerEnd..<fractionEnd,
+                exponent: exponent, isNegative: isNegative)
+        {
+            return exact
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         if isInteger, !isNegative, let unsigned = UInt64(text) {
@@ -304,5 +324,58 @@ private struct Reader {
             throw JSONSyntaxError(offset: start, reason: "number out of range")
         }
         return .double(double)
+    }
+
+    /// The integer a literal with a fraction or an exponent spells exactly, such as `1.0` or `25e2`, when
+    /// it fits in 64 bits; `nil` when the literal is not a whole number (`99e-99999999999` is not,
+    /// though its nearest `Double` is 0) or does not fit. So integer fields accept exactly the
+    /// literals whose value is an integer, and a `.double` never stands for one.
+    private func exactInteger(digits: Range<Int>, fraction: Range<Int>, exponent: Int, isNegative: Bool) -> JSONValue? {
+        // The fraction range starts at the '.', so its digits begin one byte later.
+        let fractionDigits = fraction.isEmpty ? fraction : (fraction.lowerBound + 1)..<fraction.upperBound
+        var scale = exponent - fractionDigits.count
+        // Trailing zeros, in the fraction and then in the integer part, only raise the scale.
+        var end = fractionDigits.isEmpty ? digits.upperBound : fractionDigits.upperBound
+        var inFraction = !fractionDigits.isEmpty
+        while true {
+            let lower = inFraction ? fractionDigits.lowerBound : digits.lowerBound
+            if end > lower, bytes[end - 1] == UInt8(ascii: "0") {
+                end -= 1
+                scale += 1
+            } else if inFraction && end == lower {
+                inFraction = false
+                end = digits.upperBound
+            } else {
+                break
+            }
+        }
+        var magnitude: UInt64 = 0
+        var overflow = false
+        func append(_ range: Range<Int>) {
+            for index in range {
+                let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (next, o2) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                overflow = overflow || o1 || o2
+                magnitude = next
+            }
+        }
+        if inFraction {
+            append(digits)
+            append(fractionDigits.lowerBound..<end)
+        } else {
+            append(digits.lowerBound..<end)
+        }
+        if magnitude == 0 && !overflow { return .int(0) }
+        guard !overflow, scale >= 0, scale <= 20 else { return nil }
+        for _ in 0..<scale {
+            let (next, o) = magnitude.multipliedReportingOverflow(by: 10)
+            guard !o else { return nil }
+            magnitude = next
+        }
+        if isNegative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return .int(Int64(truncatingIfNeeded: 0 &- magnitude))
+        }
+        return magnitude <= UInt64(Int64.max) ? .int(Int64(magnitude)) : .uint(magnitude)
     }
 }

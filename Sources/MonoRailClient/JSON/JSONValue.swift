@@ -10,17 +10,21 @@ public import Foundation
 /// ```
 ///
 /// Integers and floating-point numbers are kept apart (``int(_:)``, ``double(_:)``), so an id sent
-/// as `1` comes back as `1`, never `1.0`.
+/// as `1` comes back as `1`, never `1.0`. The parsers read every number whose value is a 64-bit
+/// integer as one, however it is written (`1`, `1.0`, `1e0`), so a ``double(_:)`` is never an
+/// integer in disguise and integer fields can refuse it. Numbers compare by value: `.int(25)`
+/// equals `.double(25)`.
 public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number written without fraction or exponent that fits in `Int64`.
+    /// A number whose value is an integer that fits in `Int64`.
     case int(Int64)
-    /// A number written without fraction or exponent, above `Int64.max` but within `UInt64`.
+    /// An integer above `Int64.max` but within `UInt64`.
     case uint(UInt64)
-    /// Any other number.
+    /// Any other number: one with a fraction, beyond 64 bits, or rounded to a `Double` from digits
+    /// that were not an integer (`99e-99999999999` is `0.0`, not `0`).
     case double(Double)
     /// A string.
     case string(String)
@@ -28,6 +32,67 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     /// An object. Key order is not kept.
     case object([String: JSONValue])
+}
+
+// MARK: - Equality
+
+extension JSONValue {
+    /// Whether two values are the same JSON: numbers compare by value across ``int(_:)``,
+    /// ``uint(_:)`` and ``double(_:)``; arrays element by element; objects member by member.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.uint(let a), .uint(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.int(let a), .uint(let b)), (.uint(let b), .int(let a)): UInt64(exactly: a) == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): Int64(exactly: b) == a
+        case (.uint(let a), .double(let b)), (.double(let b), .uint(let a)): UInt64(exactly: b) == a
+        default: false
+        }
+    }
+
+    /// Hashes numbers by value, as ``==(_:_:)`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null:
+            hasher.combine(0 as UInt8)
+        case .bool(let value):
+            hasher.combine(1 as UInt8)
+            hasher.combine(value)
+        case .string(let value):
+            hasher.combine(2 as UInt8)
+            hasher.combine(value)
+        case .array(let value):
+            hasher.combine(3 as UInt8)
+            hasher.combine(value)
+        case .object(let value):
+            hasher.combine(4 as UInt8)
+            hasher.combine(value)
+        case .int(let value): Self.hashNumber(int: value, uint: nil, double: 0, into: &hasher)
+        case .uint(let value): Self.hashNumber(int: Int64(exactly: value), uint: value, double: 0, into: &hasher)
+        case .double(let value):
+            Self.hashNumber(int: Int64(exactly: value), uint: UInt64(exactly: value), double: value, into: &hasher)
+        }
+    }
+
+    /// One hash per numeric value: as an `Int64` when it is one, else as a `UInt64`, else as a `Double`.
+    private static func hashNumber(int: Int64?, uint: UInt64?, double: Double, into hasher: inout Hasher) {
+        if let int {
+            hasher.combine(5 as UInt8)
+            hasher.combine(int)
+        } else if let uint {
+            hasher.combine(6 as UInt8)
+            hasher.combine(uint)
+        } else {
+            hasher.combine(7 as UInt8)
+            hasher.combine(double)
+        }
+    }
 }
 
 // MARK: - Accessors
@@ -58,6 +123,14 @@ extension JSONValue {
         case .uint(let value): Int(exactly: value)
         case .double(let value): Int(exactly: value)
         default: nil
+        }
+    }
+
+    /// Whether this is ``int(_:)`` or ``uint(_:)``: a number whose value is a 64-bit integer.
+    package var isInteger: Bool {
+        switch self {
+        case .int, .uint: true
+        default: false
         }
     }
 

@@ -133,6 +133,9 @@ public struct RetryPolicy: Sendable, Hashable {
         formatter.timeZone = TimeZone(secondsFromGMT: 0)
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         guard let date = formatter.date(from: trimmed) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+        // Capped at a million years, far past any maxDelay, so that a date in the year 10^11 stays a
+        // number of milliseconds an Int64 holds.
+        let seconds = min(max(0, date.timeIntervalSince(now)), 31_556_952_000_000)
+        return .milliseconds(Int64(seconds * 1000))
     }
 }

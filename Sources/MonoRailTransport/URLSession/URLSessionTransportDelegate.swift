@@ -164,6 +164,11 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             return TransportError(.cancelled, "the request was cancelled", underlyingError: error)
         case .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed:
             return TransportError(.cannotConnect, "cannot connect to the server", underlyingError: error)
+        // FoundationNetworking reports a status line below 100 as an unsupported URL; for an http(s)
+        // URL that can only be the response.
+        case .unsupportedURL where ["http", "https"].contains(urlError.failingURL?.scheme?.lowercased()):
+            return TransportError(
+                .invalidResponse, "the server answered with a status HTTP does not define", underlyingError: error)
         case .networkConnectionLost, .badServerResponse, .cannotParseResponse:
             return TransportError(
                 .connectionClosed, "the connection closed before the response was complete", underlyingError: error)

@@ -58,6 +58,10 @@ struct RetryTests {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(RetryPolicy.retryAfterDelay("Tue, 14 Nov 2023 22:13:30 GMT", now: now) == .seconds(10))
         #expect(RetryPolicy.retryAfterDelay("soon", now: now) == nil)
+        // The furthest date the formatter reads is a finite delay, and over maxDelay it stops.
+        let far = try #require(RetryPolicy.retryAfterDelay("Wed, 21 Oct 99999 07:28:00 GMT", now: now))
+        #expect(far > .seconds(3_000_000_000_000))
+        #expect(RetryPolicy.retryAfterDelay("Wed, 21 Oct 1999 07:28:00 GMT", now: now) == .zero)
     }
 
     @Test("a Retry-After longer than the maximum delay stops retrying")
@@ -144,5 +148,21 @@ struct RetryTests {
         }
         #expect(error?.statusCode == 503)
         #expect(server.count(key) == 1)
+    }
+}
+
+@Suite("Retries after a reset", .timeLimit(.minutes(1)))
+struct ResetRetryTests {
+    @Test("a reset connection is retried like a closed one")
+    func resetIsRetried() async throws {
+        let server = try await RawServer.start([.reset])
+        defer { Task { await server.stop() } }
+        var configuration = APIClient.Configuration(baseURL: server.baseURL, transport: MonoRail.defaultTransport)
+        configuration.clock = RecordingClock()
+        let error = await #expect(throws: APIError.self) {
+            let _: JSONValue = try await APIClient(configuration: configuration).get("/trains/1")
+        }
+        #expect(error?.code == .connectionClosed, "\(String(reflecting: error))")
+        #expect(server.connections == 3)
     }
 }

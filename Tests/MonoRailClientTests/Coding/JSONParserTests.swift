@@ -2,14 +2,13 @@ import Foundation
 import MonoRailClient
 import Testing
 
-/// nst/JSONTestSuite: `y_` files must parse, `n_` files must be rejected, `i_` files may go either way
-/// but must never crash.
+/// nst/JSONTestSuite (MIT, commit 1ef36fa; copied into `Fixtures/JSONTestSuite` with its licence):
+/// `y_` files must parse, `n_` files must be rejected, `i_` files may go either way but must never crash.
 @Suite("JSON parser")
 struct JSONParserTests {
     static let suiteDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/data/JSONTestSuite/test_parsing")
+        .appendingPathComponent("Fixtures/JSONTestSuite/test_parsing")
 
     static let files: [String] =
         ((try? FileManager.default.contentsOfDirectory(atPath: suiteDirectory.path)) ?? []).filter {

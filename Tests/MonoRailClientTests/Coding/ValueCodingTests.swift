@@ -200,17 +200,85 @@ struct ValueCodingTests {
         arguments: [
             (JSONValue.string("5"), 5),
             (JSONValue.string(" 12 "), 12),
-            (JSONValue.double(3.0), 3),
+            (JSONValue.string("3.0"), 3),
+            (JSONValue.string("25e-1e"), nil),
             (JSONValue.bool(true), 1),
-        ])
-    func lenientIntegers(input: JSONValue, expected: Int) throws {
+        ] as [(JSONValue, Int?)])
+    func lenientIntegers(input: JSONValue, expected: Int?) throws {
         let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
-        #expect(try lenient.decode(Int.self, from: input) == expected)
-        if case .double = input {
-            #expect(try ValueDecoder().decode(Int.self, from: input) == expected)
+        if let expected {
+            #expect(try lenient.decode(Int.self, from: input) == expected)
         } else {
-            #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int.self, from: input) }
+            #expect(throws: DecodingError.self) { try lenient.decode(Int.self, from: input) }
         }
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int.self, from: input) }
+    }
+
+    @Test(
+        "an integer field takes a literal exactly when it spells an integer that fits",
+        arguments: [
+            ("1.0", Int64(1)), ("1e2", 100), ("25e-1", nil), ("1.5e1", 15), ("0.00e5", 0), ("-0.0", 0),
+            ("99e-99999999999", nil), ("1.00000000000000000001", nil), ("-9223372036854775809", nil),
+            ("-9223372036854775808.0", .min), ("9223372036854775807e0", .max), ("9223372036854775808", nil),
+            ("92233720368547758.07e2", .max), ("1e19", nil), ("12e18", nil), ("100000000000000000000e-20", 1),
+        ] as [(String, Int64?)])
+    func integerLiterals(literal: String, expected: Int64?) throws {
+        let value = try JSONParser().parse(Data(literal.utf8))
+        for decoder in [ValueDecoder(), ValueDecoder(options: CodingOptions(coercion: .lenient))] {
+            if let expected {
+                #expect(try decoder.decode(Int64.self, from: value) == expected, "\(literal)")
+            } else {
+                let error = #expect(throws: DecodingError.self, "\(literal)") {
+                    try decoder.decode(Int64.self, from: value)
+                }
+                if case .dataCorrupted(let context)? = error {
+                    #expect(context.debugDescription.contains("integer") || context.debugDescription.contains("fit"))
+                }
+            }
+        }
+    }
+
+    @Test("dates outside the years 0000–9999 fail at decode time and cannot be encoded")
+    func dateRange() throws {
+        struct Stamp: Codable { var at: Date }
+        for bad: JSONValue in [1e19, -1e19, 253_402_300_800, -62_167_219_201, "0000-01-01T00:00:00+01:00"] {
+            let error = #expect(throws: DecodingError.self, "\(bad)") {
+                try ValueDecoder().decode(Stamp.self, from: ["at": bad])
+            }
+            if case .dataCorrupted(let context)? = error {
+                #expect(context.codingPath.map(\.stringValue) == ["at"])
+            }
+        }
+        let last = try ValueDecoder().decode(Stamp.self, from: ["at": "9999-12-31T23:59:59.999Z"])
+        #expect(DateFormat.iso8601WithFractionalSeconds.string(from: last.at) == "9999-12-31T23:59:59.999Z")
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(Stamp(at: Date(timeIntervalSince1970: 1e19))) }
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(Stamp(at: Date(timeIntervalSince1970: .nan))) }
+        // Formatting directly is total: it clamps instead of trapping.
+        #expect(DateFormat.rails.string(from: Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.999+0000")
+        #expect(DateFormat.iso8601.string(from: Date(timeIntervalSince1970: -.infinity)) == "0000-01-01T00:00:00Z")
+        #expect(DateFormat.iso8601.string(from: Date(timeIntervalSince1970: .nan)) == "0000-01-01T00:00:00Z")
+        #expect(
+            DateFormat.iso8601WithFractionalSeconds.string(from: Date(timeIntervalSince1970: 253_402_300_799.9996))
+                == "9999-12-31T23:59:59.999Z")
+    }
+
+    @Test("a lenient Decimal takes a whole number string, not its prefix")
+    func decimalStrings() throws {
+        let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
+        #expect(try lenient.decode(Decimal.self, from: " 12.50 ") == Decimal(string: "12.5"))
+        #expect(try lenient.decode(Decimal.self, from: "-1e3") == -1000)
+        for bad: JSONValue in ["12abc", "-", "1,5", "0x10", "1e", "1e5x", "", "NaN", "1e200"] {
+            #expect(throws: DecodingError.self, "\(bad)") { try lenient.decode(Decimal.self, from: bad) }
+        }
+    }
+
+    @Test("numbers compare and hash by value")
+    func numericEquality() {
+        #expect(JSONValue.int(25) == .double(25))
+        #expect(JSONValue.uint(5) == .int(5))
+        #expect(JSONValue.double(0.5) != .int(0))
+        #expect(Set<JSONValue>([.int(25), .double(25), .uint(25)]).count == 1)
+        #expect(Set<JSONValue>([.uint(.max), .double(0x1p64)]).count == 2)
     }
 
     @Test("lenient Booleans and strings")

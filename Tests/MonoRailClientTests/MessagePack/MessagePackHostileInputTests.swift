@@ -146,4 +146,73 @@ struct MessagePackHostileInputTests {
             _ = try? MessagePackReader().readJSON(Data(bytes))
         }
     }
+
+    /// 500 nested `map32` headers, each claiming as many pairs as the bytes after it could hold,
+    /// followed by `padding` bytes of `nil`.
+    static func lyingNestedMaps(levels: Int, padding: Int) -> Data {
+        var bytes = [UInt8]()
+        let total = levels * 7 + 1 + padding
+        for _ in 0..<levels {
+            let count = UInt32((total - bytes.count - 5) / 2)
+            bytes += [0xdf] + withUnsafeBytes(of: count.bigEndian, Array.init) + [0xa1, 0x6b]
+        }
+        bytes += [UInt8](repeating: 0xc0, count: 1 + padding)
+        return Data(bytes)
+    }
+
+    /// The process's peak virtual memory in bytes, from `/proc/self/status`.
+    static func peakVirtualMemory() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmPeak:") }),
+            let kilobytes = Int(line.dropFirst("VmPeak:".count).trimmingCharacters(in: .whitespaces).dropLast(3))
+        else { return nil }
+        return kilobytes * 1024
+    }
+
+    @Test("counts claimed at every nesting level reserve memory for the elements read, not the bytes left")
+    func lyingCountsAtEveryLevel() throws {
+        final class Nest: Decodable { let k: Nest? }
+        let bytes = Self.lyingNestedMaps(levels: 500, padding: 1 << 20)
+        // Reserving every claimed count reached 557 MB resident and 168 GB virtual for 10 MiB; the
+        // peak virtual size is process-wide and only grows, so a bounded increase shows nothing
+        // reserved per level.
+        let before = try #require(Self.peakVirtualMemory())
+        #expect(throws: MessagePackError.self) { try MessagePackReader().readJSON(bytes) }
+        #expect(throws: MessagePackError.self) { try MessagePackReader().read(bytes) }
+        #expect(throws: (any Error).self) { try MessagePackDecoder().decode(Nest.self, from: bytes) }
+        let growth = try #require(Self.peakVirtualMemory()) - before
+        #expect(growth < 1 << 30, "peak virtual memory grew by \(growth >> 20) MiB for a 1 MiB body")
+    }
+
+    @Test("NaN, infinities and far timestamps are decoding errors for Date and Decimal, naming the key")
+    func unrepresentableDatesAndDecimals() throws {
+        struct Stamp: Decodable { var at: Date }
+        struct Price: Decodable { var amount: Decimal }
+        let dates: [MessagePackValue] = [
+            .double(.nan), .double(.infinity), .double(-.infinity), .float(.nan), .double(1e19), .uint(.max),
+            .timestamp(MessagePackTimestamp(seconds: .max)), .timestamp(MessagePackTimestamp(seconds: .min)),
+            .timestamp(MessagePackTimestamp(seconds: 253_402_300_800)), "10000-01-01T00:00:00Z",
+        ]
+        for value in dates {
+            let error = #expect(throws: DecodingError.self, "\(value)") {
+                try MessagePackDecoder().decode(Stamp.self, from: MessagePackWriter.serialize(["at": value]))
+            }
+            if case .dataCorrupted(let context)? = error {
+                #expect(context.codingPath.map(\.stringValue) == ["at"], "\(value)")
+            }
+        }
+        let decimals: [MessagePackValue] = [
+            .double(.nan), .double(.infinity), .double(-.infinity), .float(.infinity), .double(1e300), "12abc", "-",
+        ]
+        for value in decimals {
+            #expect(throws: DecodingError.self, "\(value)") {
+                try MessagePackDecoder().decode(Price.self, from: MessagePackWriter.serialize(["amount": value]))
+            }
+        }
+        let price = try MessagePackDecoder().decode(Price.self, from: MessagePackWriter.serialize(["amount": 46.8]))
+        #expect(price.amount == Decimal(string: "46.8"))
+        let stamp = try MessagePackDecoder().decode(
+            Stamp.self, from: MessagePackWriter.serialize(["at": .timestamp(MessagePackTimestamp(seconds: 0))]))
+        #expect(stamp.at == Date(timeIntervalSince1970: 0))
+    }
 }

@@ -54,9 +54,8 @@ struct MessagePackVectorTests {
 
     static let suiteCases: [Vector] = {
         let url = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/data/msgpack-test-suite/msgpack-test-suite.json")
+            .appendingPathComponent("Fixtures/msgpack-test-suite/msgpack-test-suite.json")
         guard let data = try? Data(contentsOf: url), case .object(let groups)? = try? JSONParser().parse(data) else {
             return []
         }
@@ -69,7 +68,7 @@ struct MessagePackVectorTests {
 
     @Test("msgpack-test-suite is present")
     func suitePresent() {
-        #expect(Self.suiteCases.count > 60, "expected ../shared/data/msgpack-test-suite beside the clone")
+        #expect(Self.suiteCases.count > 60, "expected Fixtures/msgpack-test-suite/msgpack-test-suite.json")
     }
 
     @Test("reads every encoding in msgpack-test-suite and writes the canonical one", arguments: suiteCases)

@@ -28,6 +28,14 @@ package struct MessagePackCursor {
         self.offset = offset
     }
 
+    /// How many elements to reserve room for when an array or map announces `count`.
+    ///
+    /// The header only proves that `count` bytes remain, and every nesting level may announce as
+    /// many: reserving them all let 10 MiB of nested `map32` headers claim 557 MB. Reserving at
+    /// most 16 and letting the collection grow keeps memory proportional to the elements actually
+    /// read, at the cost of a few doublings for long lists.
+    package static func initialCapacity(_ count: Int) -> Int { Swift.min(count, 16) }
+
     package var isAtEnd: Bool { offset == bytes.count }
     package var remaining: Int { bytes.count - offset }
 

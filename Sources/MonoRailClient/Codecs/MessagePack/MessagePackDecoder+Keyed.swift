@@ -21,7 +21,7 @@ extension MessagePackDecoderImpl {
             var cursor = MessagePackCursor(raw, offset: offset)
             guard case .map(let count) = try cursor.header() else { return nil }
             var entries: [MessagePackMapEntry] = []
-            entries.reserveCapacity(count)
+            entries.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count {
                 var entry: MessagePackMapEntry
                 switch try cursor.header() {
@@ -54,7 +54,7 @@ extension MessagePackDecoderImpl {
             var cursor = MessagePackCursor(raw, offset: offset)
             guard case .array(let count) = try cursor.header() else { return nil }
             var offsets: [Int] = []
-            offsets.reserveCapacity(count)
+            offsets.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count {
                 offsets.append(cursor.offset)
                 try cursor.skipValue(maxDepth: maxDepth)

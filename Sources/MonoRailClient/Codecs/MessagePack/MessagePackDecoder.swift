@@ -214,7 +214,7 @@ final class MessagePackDecoderImpl: Decoder {
                 return uuid as? T
             }
             if type == Decimal.self {
-                guard let decimal = Decimal(string: try string(at: payload, count: count, path: path)) else {
+                guard let decimal = Decimal(exactly: try string(at: payload, count: count, path: path)) else {
                     throw mismatch(Decimal.self, "a string that is no number", path)
                 }
                 return decimal as? T
@@ -224,14 +224,20 @@ final class MessagePackDecoderImpl: Decoder {
             if type == Int64.self { return try integer(header, path) as Int64 as? T }
             if type == Double.self { return floatingPoint(header) as Double? as? T }
             if type == Date.self, let seconds: Double = floatingPoint(header) {
-                return Date(timeIntervalSince1970: seconds) as? T
+                guard let date = DateFormat.date(secondsSince1970: seconds) else {
+                    throw DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: PathNode.keys(of: path),
+                            debugDescription: DateFormat.unsupportedSeconds(seconds)))
+                }
+                return date as? T
             }
             if type == Decimal.self {
                 switch header {
                 case .int(let number): return Decimal(number) as? T
                 case .uint(let number): return Decimal(number) as? T
-                case .float(let number): return Decimal(Double(number)) as? T
-                case .double(let number): return Decimal(number) as? T
+                case .float(let number): return try decimal(Double(number), path) as? T
+                case .double(let number): return try decimal(number, path) as? T
                 default: break
                 }
             }
@@ -243,7 +249,16 @@ final class MessagePackDecoderImpl: Decoder {
                 let timestamp = context.input.bytes.withUnsafeBytes { raw in
                     MessagePackTimestamp.read(UnsafeRawBufferPointer(rebasing: raw[payload..<(payload + count)]))
                 }
-                return timestamp?.date as? T
+                guard let timestamp, DateFormat.supportedRange.contains(timestamp.date) else {
+                    throw DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: PathNode.keys(of: path),
+                            debugDescription: timestamp.map {
+                                "the timestamp \($0) is not a date between the years 0000 and 9999"
+                            }
+                                ?? "a malformed timestamp"))
+                }
+                return timestamp.date as? T
             }
             if extensionType != -1 {
                 throw DecodingError.dataCorrupted(
@@ -261,6 +276,18 @@ final class MessagePackDecoderImpl: Decoder {
             throw mismatch(T.self, header, path)
         }
         return nil
+    }
+
+    /// A `Decimal` from its shortest round-tripping digits, as the JSON decoder reads one; Foundation's
+    /// `Decimal(Double)` traps on infinity and turns NaN into `Decimal.nan`.
+    private func decimal(_ number: Double, _ path: PathNode?) throws -> Decimal {
+        guard number.isFinite, let decimal = Decimal(exactly: number.description) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: PathNode.keys(of: path),
+                    debugDescription: "the number \(number) does not fit in Decimal"))
+        }
+        return decimal
     }
 
     func integer<T: FixedWidthInteger>(_ header: MessagePackCursor.Header, _ path: @autoclosure () -> PathNode?) throws

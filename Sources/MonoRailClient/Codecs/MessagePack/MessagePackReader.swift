@@ -77,13 +77,13 @@ public struct MessagePackReader: Sendable {
         case .array(let count):
             guard depth < maxDepth else { throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start) }
             var array: [MessagePackValue] = []
-            array.reserveCapacity(count)
+            array.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count { array.append(try value(&cursor, depth: depth + 1, maxDepth: maxDepth)) }
             return .array(array)
         case .map(let count):
             guard depth < maxDepth else { throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start) }
             var pairs: [MessagePackPair] = []
-            pairs.reserveCapacity(count)
+            pairs.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count {
                 let key = try value(&cursor, depth: depth + 1, maxDepth: maxDepth)
                 pairs.append(MessagePackPair(key, try value(&cursor, depth: depth + 1, maxDepth: maxDepth)))
@@ -108,21 +108,23 @@ public struct MessagePackReader: Sendable {
         case .bool(let value): return .bool(value)
         case .int(let value): return .int(value)
         case .uint(let value): return value <= UInt64(Int64.max) ? .int(Int64(value)) : .uint(value)
-        case .float(let value): return .double(Double(value))
-        case .double(let value): return .double(value)
+        // As the JSON parser reads `3.0`: a float that is exactly a 64-bit integer is that integer,
+        // so a `.double` never stands for one and integer fields can refuse every `.double`.
+        case .float(let value): return Int64(exactly: value).map(JSONValue.int) ?? .double(Double(value))
+        case .double(let value): return Int64(exactly: value).map(JSONValue.int) ?? .double(value)
         case .string(let count): return .string(try cursor.string(count))
         case .binary(let count): return .string(Data(cursor.take(count)).base64EncodedString())
         case .array(let count):
             guard depth < maxDepth else { throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start) }
             var array: [JSONValue] = []
-            array.reserveCapacity(count)
+            array.reserveCapacity(MessagePackCursor.initialCapacity(count))
             for _ in 0..<count { array.append(try json(&cursor, depth: depth + 1, maxDepth: maxDepth)) }
             return .array(array)
         case .map(let count):
             guard depth < maxDepth else { throw cursor.error(.tooDeep, "nesting deeper than \(maxDepth)", at: start) }
             // Not `reserveCapacity`, which is not specialized and looks up the storage's metadata
             // on every call.
-            var object = [String: JSONValue](minimumCapacity: count)
+            var object = [String: JSONValue](minimumCapacity: MessagePackCursor.initialCapacity(count))
             for _ in 0..<count {
                 let key = try jsonKey(&cursor)
                 object[key] = try json(&cursor, depth: depth + 1, maxDepth: maxDepth)
