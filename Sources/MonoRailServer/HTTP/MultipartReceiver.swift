@@ -48,44 +48,73 @@ struct MultipartReceiver {
     }
 
     func receive(_ request: Request) async throws -> Received {
-        guard let contentType = request.headers[.contentType], Self.isMultipart(contentType),
-            let boundary = UploadRoutes.parameter("boundary", in: contentType), !boundary.isEmpty
-        else {
-            throw APIProblem(.badRequest, "expected multipart/form-data with a boundary")
-        }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let collector = PartCollector(directory: directory)
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in collector.header(name, value) }
-        parser.onBody = { buffer in collector.body(&buffer) }
-        parser.onPartComplete = { collector.complete() }
-        var received = 0
+        let parse = try Parse(contentType: request.headers[.contentType], directory: directory, maxSize: maxSize)
         do {
-            for try await chunk in request.body {
-                received += chunk.readableBytes
+            for try await chunk in request.body { try parse.feed(chunk) }
+        } catch {
+            parse.discard()
+            throw error as? APIProblem ?? APIProblem(.badRequest, "the multipart body is malformed: \(error)")
+        }
+        return try parse.finish()
+    }
+
+    /// One body being parsed, fed a chunk at a time: what ``receive(_:)`` does with a request's body,
+    /// apart so that the parsing can be driven (and fuzzed) without a server.
+    final class Parse {
+        private let collector: PartCollector
+        private let parser: MultipartParser
+        private let maxSize: Int
+        private var received = 0
+
+        init(contentType: String?, directory: URL, maxSize: Int) throws {
+            guard let contentType, MultipartReceiver.isMultipart(contentType),
+                let boundary = UploadRoutes.parameter("boundary", in: contentType), !boundary.isEmpty
+            else {
+                throw APIProblem(.badRequest, "expected multipart/form-data with a boundary")
+            }
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let collector = PartCollector(directory: directory)
+            let parser = MultipartParser(boundary: boundary)
+            parser.onHeader = { name, value in collector.header(name, value) }
+            parser.onBody = { buffer in collector.body(&buffer) }
+            parser.onPartComplete = { collector.complete() }
+            self.collector = collector
+            self.parser = parser
+            self.maxSize = maxSize
+        }
+
+        /// Parses the next chunk; throws ``APIProblem`` when the body is too large or malformed, after
+        /// removing what it stored.
+        func feed(_ chunk: ByteBuffer) throws {
+            received += chunk.readableBytes
+            do {
                 guard received <= maxSize else {
-                    collector.discard()
                     throw APIProblem(.contentTooLarge, "the upload is larger than \(maxSize) bytes")
                 }
                 try parser.execute(chunk)
                 if let failure = collector.failure { throw failure }
+            } catch {
+                collector.discard()
+                throw error as? APIProblem ?? APIProblem(.badRequest, "the multipart body is malformed: \(error)")
             }
-        } catch let problem as APIProblem {
-            throw problem
-        } catch {
-            collector.discard()
-            throw APIProblem(.badRequest, "the multipart body is malformed: \(error)")
         }
-        guard collector.isComplete else {
-            collector.discard()
-            throw APIProblem(.badRequest, "the multipart body ended before its closing boundary")
+
+        /// The fields and files, once the closing boundary has been read.
+        func finish() throws -> Received {
+            guard collector.isComplete else {
+                collector.discard()
+                throw APIProblem(.badRequest, "the multipart body ended before its closing boundary")
+            }
+            return Received(fields: collector.fields, files: collector.files)
         }
-        return Received(fields: collector.fields, files: collector.files)
+
+        /// Removes what the body stored so far.
+        func discard() { collector.discard() }
     }
 }
 
 /// Receives the parser's callbacks for one request. Used from one task only, one callback at a time.
-private final class PartCollector {
+final class PartCollector {
     let directory: URL
     var files: [MultipartReceiver.StoredFile] = []
     var fields: [(String, String)] = []

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets (debug, libFuzzer and AddressSanitizer) and runs one or all of them.
+#
+#   Fuzz/run.sh TARGET|all SECONDS [libFuzzer options…]
+#
+# New inputs go to Fuzz/.build/corpus/TARGET (not committed); the seeds in Fuzz/Corpus/TARGET are only
+# read. A finding is written to Fuzz/artifacts/TARGET-… and makes the script fail.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+targets=(json msgpack-reader msgpack-decoder value-decoder form multipart dates retry-after content-type
+    route-templates msgpack-list)
+target=${1:?usage: run.sh TARGET|all SECONDS}
+seconds=${2:-60}
+shift 2 || shift $#
+
+flags=(--product MonoRailFuzz --sanitize=fuzzer --sanitize=address)
+swift build "${flags[@]}" >&2
+binary="$(swift build "${flags[@]}" --show-bin-path)/MonoRailFuzz"
+
+if [ "$target" = all ]; then selected=("${targets[@]}"); else selected=("$target"); fi
+mkdir -p artifacts
+for name in "${selected[@]}"; do
+    mkdir -p ".build/corpus/$name"
+    echo "== fuzz $name for ${seconds}s" >&2
+    # Leak checking is off: the Swift runtime keeps metadata caches for the life of the process.
+    MONORAIL_FUZZ_TARGET="$name" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
+        "$binary" ".build/corpus/$name" "Corpus/$name" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=65536 -artifact_prefix="artifacts/$name-" \
+        -print_final_stats=1 "$@"
+done
