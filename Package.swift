@@ -30,7 +30,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
@@ -91,7 +90,6 @@ let package = Package(
                 "MonoRailClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -158,6 +156,31 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (Fuzz/), only when MONORAIL_FUZZ is set, so a plain `swift build` never builds
+// them; `Fuzz/run.sh TARGET SECONDS` sets it. They share the AddressSanitizer build CI runs the codec
+// tests with, and one executable serves every target, chosen by MONORAIL_FUZZ_TARGET.
+if Context.environment["MONORAIL_FUZZ"] != nil {
+    package.targets += [
+        // Counts heap bytes through the sanitizer's malloc hooks, for per-input memory bounds.
+        .target(name: "FuzzSupport", path: "Fuzz/Sources/FuzzSupport"),
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "FuzzSupport", "MonoRail", "MonoRailClient", "MonoRailServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Fuzz/Sources/FuzzTargets"
+        ),
+        // libFuzzer is linked here only (`--sanitize=fuzzer` for the whole build would also give the
+        // @Resource macro's compiler plugin libFuzzer's `main`); main.swift hands it control.
+        .executableTarget(
+            name: "MonoRailFuzz", dependencies: ["FuzzSupport", "FuzzTargets"], path: "Fuzz/Sources/MonoRailFuzz",
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
+        ),
+    ]
+}
 
 for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings

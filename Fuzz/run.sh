@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets (debug, libFuzzer and AddressSanitizer) and runs one or all of them.
+# Builds the fuzz targets (debug, AddressSanitizer, libFuzzer) and runs one or all of them.
 #
 #   Fuzz/run.sh TARGET|all SECONDS [libFuzzer options…]
 #
-# New inputs go to Fuzz/.build/corpus/TARGET (not committed); the seeds in Fuzz/Corpus/TARGET are only
-# read. A finding is written to Fuzz/artifacts/TARGET-… and makes the script fail.
+# New inputs go to .build-asan/corpus/TARGET (not committed); the seeds in Fuzz/Corpus/TARGET are only
+# read. A finding is written to .build-asan/findings/TARGET-… and makes the script fail.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
 
 targets=(json msgpack-reader msgpack-decoder value-decoder form multipart dates retry-after content-type
     route-templates msgpack-list)
@@ -14,18 +14,23 @@ target=${1:?usage: run.sh TARGET|all SECONDS}
 seconds=${2:-60}
 shift 2 || shift $#
 
-flags=(--product MonoRailFuzz --sanitize=fuzzer --sanitize=address)
-swift build "${flags[@]}" >&2
+# The fuzz targets exist only with MONORAIL_FUZZ set (Package.swift). Coverage instrumentation goes
+# everywhere, libFuzzer into the fuzz executable alone: `--sanitize=fuzzer` would also link libFuzzer's
+# main into the macro plugin. The scratch path is the one CI's AddressSanitizer test run builds.
+export MONORAIL_FUZZ=1
+flags=(--scratch-path .build-asan --sanitize=address
+    -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table)
+swift build --product MonoRailFuzz "${flags[@]}" >&2
 binary="$(swift build "${flags[@]}" --show-bin-path)/MonoRailFuzz"
 
 if [ "$target" = all ]; then selected=("${targets[@]}"); else selected=("$target"); fi
-mkdir -p artifacts
+mkdir -p .build-asan/findings
 for name in "${selected[@]}"; do
-    mkdir -p ".build/corpus/$name"
+    mkdir -p ".build-asan/corpus/$name"
     echo "== fuzz $name for ${seconds}s" >&2
     # Leak checking is off: the Swift runtime keeps metadata caches for the life of the process.
     MONORAIL_FUZZ_TARGET="$name" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
-        "$binary" ".build/corpus/$name" "Corpus/$name" -max_total_time="$seconds" -timeout=10 \
-        -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=65536 -artifact_prefix="artifacts/$name-" \
+        "$binary" ".build-asan/corpus/$name" "Fuzz/Corpus/$name" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -malloc_limit_mb=256 -max_len=65536 -artifact_prefix=".build-asan/findings/$name-" \
         -print_final_stats=1 "$@"
 done

@@ -91,6 +91,26 @@ struct UploadTests {
             }
             #expect(cut?.statusCode == 400)
             #expect(cut?.parsedBody?["error"] == "Bad Request")
+            // multipart-kit trapped on a byte above 0x7F in a header name, ending the server.
+            var hostile = Data("--b\r\nContent-Disposition: form-data; name=\"f\"\r\nX-".utf8)
+            hostile += [0xC3, 0xA9] + Data(": 1\r\n\r\nvalue\r\n--b--\r\n".utf8)
+            let refused = await #expect(throws: APIError.self) {
+                try await client.send(
+                    APIRequest(
+                        method: .post, path: "/uploads",
+                        body: .raw(.data(hostile), contentType: "multipart/form-data; boundary=b")))
+            }
+            #expect(refused?.statusCode == 400)
+            // The server is still there, and near misses of the delimiter (`CRLF--a`, `CRLF-`) are content.
+            let nearMiss = Data(
+                "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\nx\r\n--a\r\n-\r\n--b--\r\n"
+                    .utf8)
+            let response = try await client.send(
+                APIRequest(
+                    method: .post, path: "/uploads",
+                    body: .raw(.data(nearMiss), contentType: "multipart/form-data; boundary=b")))
+            let stored = try response.json()
+            #expect(stored["uploads"]?[0]?["size"] == 9, "\(stored)")
         }
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// Files travel in models and forms as `multipart/form-data`, checked by real parsers: the
-/// reference server's multipart-kit and Python's MIME parser.
+/// reference server's streaming parser and Python's MIME parser.
 @Suite("Uploads", .timeLimit(.minutes(3)))
 struct UploadModelTests {
     static func randomData(_ count: Int) -> Data {
@@ -129,7 +129,7 @@ struct UploadModelTests {
         #expect(parts[3]["size"] == 0)
     }
 
-    @Test("multipart-kit on the server reads the same names and bytes")
+    @Test("the reference server's parser reads the same names and bytes")
     func serverParser() async throws {
         try await withHarness { harness in
             let bytes = Self.randomData(50_000)
@@ -165,8 +165,8 @@ struct UploadModelTests {
         try writer.close()
         let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
         // `monorail upload` sends it in a process of its own, so its peak memory is the client's
-        // alone, not the test run's; Python's parser answers in a third (the reference server's
-        // multipart-kit parses at ~2 MB/s in debug builds).
+        // alone, not the test run's; Python's parser answers in a third (the reference server
+        // parses a byte at a time, slowly in debug builds).
         let parser = try PythonMultipartServer()
         defer { parser.stop() }
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

@@ -1,5 +1,6 @@
 import Foundation
-import MonoRailClient
+
+@testable import MonoRailClient
 
 /// Dates as strings in every format and as numbers: a date inside the supported range that writes
 /// back and reads again, or nothing; never a trap.

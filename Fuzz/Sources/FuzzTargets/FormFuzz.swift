@@ -1,5 +1,6 @@
 import Foundation
-import MonoRailClient
+
+@testable import MonoRailClient
 
 /// Form bodies as the reference server reads them: a tree, in time and memory linear in the body.
 enum FormFuzz {

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
-import MonoRailClient
 
 @testable import MonoRail
+@testable import MonoRailClient
 @testable import MonoRailServer
 
 /// Header values and route templates: whatever a server or a configuration holds.

@@ -1,5 +1,6 @@
 import Foundation
-import MonoRailClient
+
+@testable import MonoRailClient
 
 /// The MessagePack readers and the Codable decoder, with the heap bounded by the input.
 enum MessagePackFuzz {
@@ -44,6 +45,8 @@ enum MessagePackFuzz {
     /// Equality that holds NaN equal to itself.
     static func sameValue(_ a: MessagePackValue, _ b: MessagePackValue) -> Bool {
         switch (a, b) {
+        // The writer picks the smallest encoding, so an int 16 holding 8537 comes back as a uint 16.
+        case (.int(let x), .uint(let y)), (.uint(let y), .int(let x)): UInt64(exactly: x) == y
         case (.double(let x), .double(let y)): x == y || (x.isNaN && y.isNaN)
         case (.float(let x), .float(let y)): x == y || (x.isNaN && y.isNaN)
         case (.array(let x), .array(let y)): x.count == y.count && zip(x, y).allSatisfy { sameValue($0, $1) }

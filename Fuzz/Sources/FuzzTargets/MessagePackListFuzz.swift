@@ -1,7 +1,7 @@
 import Foundation
-import MonoRailClient
 
 @testable import MonoRail
+@testable import MonoRailClient
 
 /// A MessagePack list merged in place against the same list merged through the JSON tree: the same
 /// values or the same error, and nothing merged on an error.

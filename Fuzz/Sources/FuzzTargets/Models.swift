@@ -1,7 +1,7 @@
 import Foundation
-import MonoRailClient
 
 @testable import MonoRail
+@testable import MonoRailClient
 
 enum Livery: String, Codable, Sendable { case red, blue }
 

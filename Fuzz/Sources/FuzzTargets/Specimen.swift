@@ -1,5 +1,6 @@
 import Foundation
-import MonoRailClient
+
+@testable import MonoRailClient
 
 /// A Codable struct with a field of every type the decoders treat specially.
 struct Specimen: Codable {

@@ -1,7 +1,7 @@
 import Foundation
-import MonoRailClient
 
 @testable import MonoRail
+@testable import MonoRailClient
 
 /// JSON bodies into a Codable struct and into a model with every field type, strict and lenient:
 /// a value or a typed error, and whatever decodes can be written back.

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import Hummingbird
 import MonoRailClient
-import MultipartKit
 import NIOCore
 
 /// Parses a `multipart/form-data` request body as it streams in: text parts are kept in order,
@@ -62,24 +61,20 @@ struct MultipartReceiver {
     /// apart so that the parsing can be driven (and fuzzed) without a server.
     final class Parse {
         private let collector: PartCollector
-        private let parser: MultipartParser
+        private var stream: MultipartStream
         private let maxSize: Int
         private var received = 0
 
         init(contentType: String?, directory: URL, maxSize: Int) throws {
             guard let contentType, MultipartReceiver.isMultipart(contentType),
-                let boundary = UploadRoutes.parameter("boundary", in: contentType), !boundary.isEmpty
+                let boundary = UploadRoutes.parameter("boundary", in: contentType),
+                (1...70).contains(boundary.utf8.count)
             else {
-                throw APIProblem(.badRequest, "expected multipart/form-data with a boundary")
+                throw APIProblem(.badRequest, "expected multipart/form-data with a boundary of 1 to 70 characters")
             }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let collector = PartCollector(directory: directory)
-            let parser = MultipartParser(boundary: boundary)
-            parser.onHeader = { name, value in collector.header(name, value) }
-            parser.onBody = { buffer in collector.body(&buffer) }
-            parser.onPartComplete = { collector.complete() }
-            self.collector = collector
-            self.parser = parser
+            self.collector = PartCollector(directory: directory)
+            self.stream = MultipartStream(boundary: boundary)
             self.maxSize = maxSize
         }
 
@@ -91,7 +86,13 @@ struct MultipartReceiver {
                 guard received <= maxSize else {
                     throw APIProblem(.contentTooLarge, "the upload is larger than \(maxSize) bytes")
                 }
-                try parser.execute(chunk)
+                try stream.feed(chunk.readableBytesView) { event in
+                    switch event {
+                    case .header(let name, let value): collector.header(name, value)
+                    case .body(let bytes): collector.body(bytes)
+                    case .partComplete: collector.complete()
+                    }
+                }
                 if let failure = collector.failure { throw failure }
             } catch {
                 collector.discard()
@@ -101,7 +102,7 @@ struct MultipartReceiver {
 
         /// The fields and files, once the closing boundary has been read.
         func finish() throws -> Received {
-            guard collector.isComplete else {
+            guard stream.isFinished, collector.isComplete else {
                 collector.discard()
                 throw APIProblem(.badRequest, "the multipart body ended before its closing boundary")
             }
@@ -141,9 +142,8 @@ final class PartCollector {
         headers[name.lowercased()] = value
     }
 
-    func body(_ buffer: inout ByteBuffer) {
+    func body(_ bytes: ArraySlice<UInt8>) {
         partInProgress = true
-        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
         if isFile {
             do {
                 if handle == nil { try open() }

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MonoRailClient
-import MultipartKit
 import NIOCore
 
 /// `POST /uploads`: a `multipart/form-data` endpoint that stores every file part on disk and answers

@@ -2,6 +2,10 @@
 #define MONORAIL_FUZZ_SUPPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/// libFuzzer's driver (in the fuzzer runtime): parses the command line and calls `callback` per input.
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*callback)(const uint8_t *data, size_t size));
 
 /// Starts counting heap bytes; returns 0 when the sanitizer runtime has no malloc hooks.
 int monorail_memory_start(void);

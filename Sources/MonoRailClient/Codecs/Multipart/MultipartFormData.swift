@@ -11,7 +11,7 @@ public import MonoRailTransport
 /// ```
 ///
 /// Names and file names are written as UTF-8 quoted strings, `"` and `\` escaped with a backslash
-/// (RFC 9110 §5.6.4, which multipart-kit and Python's parsers undo) and CR and LF
+/// (RFC 9110 §5.6.4, which the reference server's and Python's parsers undo) and CR and LF
 /// percent-encoded, since no header may hold them. RFC 7578 §4.2 forbids `filename*`. A part
 /// without a content type would be `text/plain`, so files always carry theirs,
 /// `application/octet-stream` by default.
