@@ -81,6 +81,9 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
             else { return nil }
             return parsed.date
         case .pattern(let pattern):
+            // The formatter reads the POSIX locale's ASCII names only, and Foundation's
+            // DateFormatter on Linux traps on some non-ASCII text (combining marks): such text is no date.
+            guard string.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
             return PatternFormatters.shared.withFormatter(pattern) { $0.date(from: string) }
         }
     }

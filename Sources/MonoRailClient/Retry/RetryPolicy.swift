@@ -128,6 +128,8 @@ public struct RetryPolicy: Sendable, Hashable {
     public static func retryAfterDelay(_ value: String, now: Date) -> Duration? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        // An HTTP date is ASCII, and Foundation's DateFormatter traps on some non-ASCII text.
+        guard trimmed.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(secondsFromGMT: 0)

@@ -262,6 +262,16 @@ struct ValueCodingTests {
                 == "9999-12-31T23:59:59.999Z")
     }
 
+    @Test("custom patterns refuse non-ASCII text instead of handing it to DateFormatter, which traps on it")
+    func customPatternNonASCII() {
+        // Found by the dates fuzz target: DateFormatter on Linux stops the process with "Incorrect range".
+        let hostile = String(
+            decoding: [0x36, 0x30, 0x32, 0xCC, 0xAA, 0xB8, 0xD2, 0x0A, 0x35, 0x2D, 0x30, 0x36], as: UTF8.self)
+        #expect(DateFormat.custom("yyyy-MM-dd").date(from: hostile) == nil)
+        #expect(DateFormat.custom("yyyy-MM-dd").date(from: "2024-05-06") != nil)
+        #expect(RetryPolicy.retryAfterDelay("Wed, 21 Oct 2015 07:28:00 GMT" + hostile, now: Date()) == nil)
+    }
+
     @Test("a lenient Decimal takes a whole number string, not its prefix")
     func decimalStrings() throws {
         let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
