@@ -349,6 +349,9 @@ private struct Reader {
                 break
             }
         }
+        // With trailing zeros gone the last digit left is not zero, so a negative scale means a
+        // fraction (the common case, `46.8`, decided here without reading the digits again).
+        if scale < 0 { return inFraction || end > digits.lowerBound ? nil : .int(0) }
         var magnitude: UInt64 = 0
         var overflow = false
         func append(_ range: Range<Int>) {
@@ -366,7 +369,7 @@ private struct Reader {
             append(digits.lowerBound..<end)
         }
         if magnitude == 0 && !overflow { return .int(0) }
-        guard !overflow, scale >= 0, scale <= 20 else { return nil }
+        guard !overflow, scale <= 20 else { return nil }
         for _ in 0..<scale {
             let (next, o) = magnitude.multipliedReportingOverflow(by: 10)
             guard !o else { return nil }
