@@ -30,14 +30,15 @@ enum JSONFuzz {
         case (.failure, nil):
             return
         case (.failure(let error), _?):
-            if isOtherEncoding(data) || error.reason.contains("out of range") || nesting(data) >= 500
-                || hasTrailingComma(data)
+            let structure = structure(data)
+            if isOtherEncoding(data) || error.reason.contains("out of range") || structure.nesting >= 500
+                || structure.trailingComma
             {
                 return
             }
             fatalError("MonoRail refused what JSONSerialization read: \(error)")
         case (.success, nil):
-            if nesting(data) >= 500 { return }
+            if structure(data).nesting >= 500 { return }
             fatalError("MonoRail read what JSONSerialization refused")
         }
     }
@@ -49,11 +50,15 @@ enum JSONFuzz {
             || bytes.starts(with: [0xFF, 0xFE])
     }
 
-    /// Whether a comma outside strings is followed, past whitespace, by `]` or `}`.
-    static func hasTrailingComma(_ data: Data) -> Bool {
+    /// What the bytes outside strings show: the deepest bracket nesting, and whether a comma is
+    /// followed, past whitespace, by `]` or `}`.
+    static func structure(_ data: Data) -> (nesting: Int, trailingComma: Bool) {
+        var depth = 0
+        var deepest = 0
+        var trailingComma = false
+        var afterComma = false
         var inString = false
         var escaped = false
-        var afterComma = false
         for byte in data {
             if inString {
                 if escaped {
@@ -67,42 +72,18 @@ enum JSONFuzz {
             }
             switch byte {
             case UInt8(ascii: " "), 0x09, 0x0A, 0x0D: continue
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): if afterComma { return true }
-            case UInt8(ascii: "\""): inString = true
-            default: break
-            }
-            afterComma = byte == UInt8(ascii: ",")
-        }
-        return false
-    }
-
-    /// The deepest bracket nesting outside strings.
-    static func nesting(_ data: Data) -> Int {
-        var depth = 0
-        var deepest = 0
-        var inString = false
-        var escaped = false
-        for byte in data {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                trailingComma = trailingComma || afterComma
             default: break
             }
+            afterComma = byte == UInt8(ascii: ",")
         }
-        return deepest
+        return (deepest, trailingComma)
     }
 
     /// Where `value` and Foundation's `object` differ, or `nil`.

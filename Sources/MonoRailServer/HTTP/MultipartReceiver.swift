@@ -102,7 +102,7 @@ struct MultipartReceiver {
 
         /// The fields and files, once the closing boundary has been read.
         func finish() throws -> Received {
-            guard stream.isFinished, collector.isComplete else {
+            guard stream.isFinished, collector.hasParts else {
                 collector.discard()
                 throw APIProblem(.badRequest, "the multipart body ended before its closing boundary")
             }
@@ -127,23 +127,21 @@ final class PartCollector {
     private var size = 0
     private var text = Data()
     private var stored: [URL] = []
-    private var partInProgress = false
     private var parts = 0
 
-    /// Whether at least one part arrived and none was left half-way.
-    var isComplete: Bool { parts > 0 && !partInProgress }
+    /// Whether at least one part arrived. (The stream's closing delimiter ends the last one, so none
+    /// is left half-way once it has been read.)
+    var hasParts: Bool { parts > 0 }
 
     init(directory: URL) {
         self.directory = directory
     }
 
     func header(_ name: String, _ value: String) {
-        partInProgress = true
         headers[name.lowercased()] = value
     }
 
     func body(_ bytes: ArraySlice<UInt8>) {
-        partInProgress = true
         if isFile {
             do {
                 if handle == nil { try open() }
@@ -179,7 +177,6 @@ final class PartCollector {
         hasher = SHA256()
         size = 0
         text = Data()
-        partInProgress = false
         parts += 1
     }
 
