@@ -77,6 +77,7 @@ let package = Package(
         .target(
             name: "MonoRail",
             dependencies: [
+                "MonoRailTransport",
                 "MonoRailClient",
                 "MonoRailMacros",
                 .product(name: "Logging", package: "swift-log"),
@@ -87,6 +88,7 @@ let package = Package(
         .target(
             name: "MonoRailServer",
             dependencies: [
+                "MonoRailTransport",
                 "MonoRailClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -103,6 +105,7 @@ let package = Package(
             name: "monorail",
             dependencies: [
                 "MonoRail",
+                "MonoRailTransport",
                 "MonoRailServer",
                 "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import MonoRail
-import Synchronization
+import MonoRailTransport
 
 /// `monorail upload FILE --to URL`: sends a file as `multipart/form-data`, streamed from disk with
 /// progress, and prints the server's answer.
@@ -50,7 +50,7 @@ struct UploadCommand: AsyncParsableCommand {
 
 /// Prints upload progress in steps of 10%.
 final class ProgressPrinter: Sendable {
-    private let lastStep = Mutex(-1)
+    private let lastStep = Locked(-1)
 
     func report(_ progress: TransferProgress) {
         guard let total = progress.totalBytes, total > 0 else { return }

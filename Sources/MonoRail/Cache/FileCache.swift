@@ -1,4 +1,5 @@
 public import Foundation
+import MonoRailTransport
 
 /// An on-disk cache of downloaded files (images, documents) keyed by URL, bounded in size, least
 /// recently used out first (Objects' file caching).

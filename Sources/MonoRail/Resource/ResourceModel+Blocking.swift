@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import MonoRailTransport
 
 // Blocking variants for scripts and command-line tools, where there is no async context to await
 // in. They block the calling thread on a semaphore while the request runs on the cooperative pool,
@@ -108,7 +108,7 @@ extension ResourceModel {
 
 private func waitFor<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) throws -> Value {
     let semaphore = DispatchSemaphore(value: 0)
-    let outcome = Mutex<Result<Value, any Error>?>(nil)
+    let outcome = Locked<Result<Value, any Error>?>(nil)
     Task {
         let result: Result<Value, any Error>
         do {

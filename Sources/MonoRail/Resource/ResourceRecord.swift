@@ -1,3 +1,4 @@
+import MonoRailTransport
 import Observation
 import Synchronization
 

@@ -1,3 +1,5 @@
+import MonoRailTransport
+
 /// Tells a merge whether a model kept the default ``ResourceModel/customDeserialize(_:)``: the
 /// default implementation notes its model type in the probe bound around a call, an override does
 /// not.

@@ -1,4 +1,5 @@
 import Foundation
+import MonoRailTransport
 
 /// The identity map: at most one live instance per (model type, id), shared by every request that
 /// goes through the store.

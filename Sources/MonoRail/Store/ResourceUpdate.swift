@@ -1,3 +1,4 @@
+import MonoRailTransport
 import Synchronization
 
 /// One change to a model instance, delivered by ``ResourceModel/updates`` and

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import MonoRailTransport
 
 /// A date format tried when decoding, or used when encoding.
 ///
@@ -104,8 +104,8 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
 /// `DateFormatter`s for custom patterns, created once per pattern and used under a lock.
 private final class PatternFormatters: Sendable {
     static let shared = PatternFormatters()
-    // DateFormatter is not Sendable; every use happens inside the mutex.
-    private let formatters = Mutex<[String: DateFormatterBox]>([:])
+    // DateFormatter is not Sendable; every use happens inside the lock.
+    private let formatters = Locked<[String: DateFormatterBox]>([:])
 
     private final class DateFormatterBox: @unchecked Sendable {
         // Only touched while `PatternFormatters.formatters` is locked.

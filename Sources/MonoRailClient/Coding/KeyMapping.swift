@@ -1,4 +1,4 @@
-import Synchronization
+import MonoRailTransport
 
 /// How Swift property names map to the keys on the wire.
 ///
@@ -113,7 +113,7 @@ final class WireKeyCache {
 /// microseconds, so it is done once per type per process.
 final class DictionaryKeyTypes: Sendable {
     static let shared = DictionaryKeyTypes()
-    private let known = Mutex<[ObjectIdentifier: Bool]>([:])
+    private let known = Locked<[ObjectIdentifier: Bool]>([:])
 
     func isDictionaryKey<Key: CodingKey>(_ type: Key.Type) -> Bool {
         let id = ObjectIdentifier(type)

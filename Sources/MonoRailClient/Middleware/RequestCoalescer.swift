@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import MonoRailTransport
-import Synchronization
 
 /// Shares one in-flight request between concurrent identical GETs.
 ///
@@ -21,7 +20,7 @@ final class RequestCoalescer: Sendable {
         var inFlight: [Key: [Int: Waiter]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The number of requests in flight, for tests.
     var inFlightCount: Int { state.withLock { $0.inFlight.count } }

@@ -1,5 +1,5 @@
 import Hummingbird
-import Synchronization
+import MonoRailTransport
 
 /// Every request the server received, as `"GET /trains/1"` lines, so tests and the demo can prove
 /// how many requests an operation made (or that it made none).
@@ -16,7 +16,7 @@ public final class RequestJournal: Sendable {
         public var ifNoneMatch: String?
     }
 
-    private let requestsSeen = Mutex<[Request]>([])
+    private let requestsSeen = Locked<[Request]>([])
 
     init() {}
 

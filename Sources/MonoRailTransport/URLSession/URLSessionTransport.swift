@@ -1,7 +1,6 @@
 public import Foundation
 public import HTTPTypes
 import HTTPTypesFoundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking

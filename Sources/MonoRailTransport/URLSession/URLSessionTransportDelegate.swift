@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -9,7 +8,7 @@ import Synchronization
 
 /// Routes URLSession delegate callbacks to the request waiting on each task.
 ///
-/// Per-task state lives in one `Mutex`; callbacks arrive on the session's serial delegate queue while
+/// Per-task state lives in one `Locked` value; callbacks arrive on the session's serial delegate queue while
 /// cancellation arrives from any task, so the lock is what makes both safe.
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Exchange {
@@ -23,7 +22,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         var written: Int64 = 0
     }
 
-    private let exchanges = Mutex<[Int: Exchange]>([:])
+    private let exchanges = Locked<[Int: Exchange]>([:])
 
     func run(_ task: URLSessionTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (HTTPResponse, Data)
     {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MonoRail
 import MonoRailServer
-import Synchronization
+import MonoRailTransport
 
 /// `monorail demo`: the README's story, run against a reference server started in-process.
 struct Demo: AsyncParsableCommand {
@@ -203,7 +203,7 @@ struct Walkthrough {
 
 /// Keeps the last upload progress report for printing.
 final class UploadProgressLine: Sendable {
-    private let last = Mutex<TransferProgress?>(nil)
+    private let last = Locked<TransferProgress?>(nil)
 
     func update(_ progress: TransferProgress) { last.withLock { $0 = progress } }
 

@@ -8,7 +8,7 @@ import Foundation
     import Darwin
 #endif
 
-/// A value behind a pthread mutex, for the records and the store.
+/// A value behind a pthread mutex: the one lock every MonoRail module uses.
 ///
 /// Why not `Synchronization.Mutex`: on Linux its contended path hands the lock over inside the
 /// kernel (`FUTEX_LOCK_PI`), which ThreadSanitizer cannot see, so every contended access is reported
@@ -16,17 +16,17 @@ import Foundation
 ///
 /// Why not `NSLock`: every record owns one of these, and an `NSLock` costs two allocations of its
 /// own. Here the value and the mutex share one allocation (the pattern of SwiftNIO's lock box).
-struct Locked<Value: Sendable>: @unchecked Sendable {
+package struct Locked<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `ManagedBuffer` is never `Sendable`. The value inside is only read or written in
     // `withLock`, holding the mutex, and the mutex is only used through pthread calls.
     private let storage: LockedStorage<Value>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = LockedStorage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
 }
