@@ -48,6 +48,7 @@ let package = Package(
             dependencies: [
                 "MonoRailTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -60,6 +61,7 @@ let package = Package(
             name: "MonoRailClient",
             dependencies: [
                 "MonoRailTransport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -67,6 +69,8 @@ let package = Package(
         .macro(
             name: "MonoRailMacros",
             dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
@@ -80,6 +84,7 @@ let package = Package(
                 "MonoRailTransport",
                 "MonoRailClient",
                 "MonoRailMacros",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
             ]
@@ -91,6 +96,9 @@ let package = Package(
                 "MonoRailTransport",
                 "MonoRailClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -109,6 +117,7 @@ let package = Package(
                 "MonoRailServer",
                 "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A small Hummingbird server the tests talk to over loopback.
@@ -125,7 +134,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailTransportTests",
-            dependencies: ["MonoRailTransport", "MonoRailAsyncHTTPClient", "TestServer"]
+            dependencies: [
+                "MonoRailTransport", "MonoRailAsyncHTTPClient", "TestServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "MonoRailServerTests",
@@ -147,14 +159,19 @@ let package = Package(
         .testTarget(
             name: "MonoRailTests",
             dependencies: [
-                "MonoRail", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient", "TestServer",
+                "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
+                "TestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Support/parse_multipart.py"]
         ),
         .testTarget(
             name: "MonoRailClientTests",
-            dependencies: ["MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer"],
+            dependencies: [
+                "MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             exclude: ["Fixtures"]
         ),
     ]
