@@ -9,6 +9,8 @@ let package = Package(
         .package(name: "MonoRail", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The payload of shared/bench/make-trains-json.py and the plain structs baselines decode into.
@@ -21,6 +23,8 @@ let package = Package(
                 .product(name: "MonoRail", package: "MonoRail"),
                 .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/ClientBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -33,6 +37,22 @@ let package = Package(
                 .product(name: "MonoRail", package: "MonoRail"),
             ],
             path: "Benchmarks/ResourceBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The reference server, which the round-trip benchmarks start in a process of their own.
+        .executableTarget(
+            name: "RoundTripServer",
+            dependencies: [.product(name: "MonoRailServer", package: "MonoRail")],
+            path: "Server"
+        ),
+        .executableTarget(
+            name: "RoundTripBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+                .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
+            ],
+            path: "Benchmarks/RoundTripBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -15,6 +15,9 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     let wireKeys: [String]
     let wireKeyBytes: [[UInt8]]
     let maxEmbeddingDepth: Int
+    /// The related models whose records may come beside this one's, by plural name, first of each
+    /// name only. Worked out once: a plural comes from the inflector, too slow to ask per response.
+    let sideLoads: [(plural: String, loading: SideLoading)]
 
     init(configuration storeConfiguration: MonoRail.Configuration) throws {
         var configuration = storeConfiguration
@@ -37,6 +40,11 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         path = Model.resourcePath
         wireKeys = Model.resourceSchema.fields.map { $0.key ?? $0.defaultKey(configuration.coding.keyMapping) }
         wireKeyBytes = wireKeys.map { Array($0.utf8) }
+        var seen = Set<String>()
+        sideLoads = Model.resourceSchema.sideLoading.compactMap { loading in
+            let plural = loading.plural()
+            return seen.insert(plural).inserted ? (plural, loading) : nil
+        }
     }
 
     func decoder(coder: FieldCoder, store: ResourceStore) -> RecordDecoder<Model> {
@@ -148,12 +156,8 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         guard let container = located.container else { return [] }
         let base = basePath
         var patches: [any EmbeddedPatch] = []
-        var seen = Set<String>()
-        for loading in Model.resourceSchema.sideLoading {
-            let plural = loading.plural()
-            guard plural != located.rootKey, seen.insert(plural).inserted, let value = container[plural] else {
-                continue
-            }
+        for (plural, loading) in sideLoads {
+            guard plural != located.rootKey, let value = container[plural] else { continue }
             patches.append(
                 try loading.decode(
                     value, "\(base).\(plural)", EmbeddingContext(store: store, depth: 1, maxDepth: maxEmbeddingDepth)))
