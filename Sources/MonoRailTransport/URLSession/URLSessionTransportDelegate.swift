@@ -8,8 +8,8 @@ import HTTPTypesFoundation
 
 /// Routes URLSession delegate callbacks to the request waiting on each task.
 ///
-/// Per-task state lives in one `Locked` value; callbacks arrive on the session's serial delegate queue while
-/// cancellation arrives from any task, so the lock is what makes both safe.
+/// Per-task state lives behind one lock; callbacks arrive on the session's serial delegate queue
+/// while cancellation arrives from any task, so the lock is what makes both safe.
 final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private struct Exchange {
         var continuation: CheckedContinuation<(HTTPResponse, Data), any Error>
