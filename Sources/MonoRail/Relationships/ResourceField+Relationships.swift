@@ -36,7 +36,7 @@ extension ResourceField {
                 let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
                 if !live.isEmpty { owner._$record.keep(live, for: storage) }
             },
-            decode: { value, coder in value == .null ? [] : try coder.decode([ResourceID].self, from: value) },
+            decode: { value, coder in value.isNull ? [] : try coder.decode([ResourceID].self, from: value) },
             encode: { value, _ in .array(value.map(\.jsonValue)) },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }

@@ -128,7 +128,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     ) {
         self.init(
             name, storage, property, key: key,
-            decode: { value, coder in value == .null ? nil : try coder.decode(Wrapped.self, from: value) },
+            decode: { value, coder in value.isNull ? nil : try coder.decode(Wrapped.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
@@ -142,7 +142,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     ) {
         self.init(
             name, storage, property, key: key,
-            decode: { value, coder in value == .null ? nil : try coder.decode(Wrapped.self, from: value) },
+            decode: { value, coder in value.isNull ? nil : try coder.decode(Wrapped.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, coder in (try? coder.encode(lhs)) == (try? coder.encode(rhs)) })
     }
@@ -176,7 +176,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         }
         self.init(
             name, storage, property, key: key,
-            decode: { value, _ in value == .null ? nil : try transform.decode(value) },
+            decode: { value, _ in value.isNull ? nil : try transform.decode(value) },
             encode: { value, _ in try encode(value) },
             isEqual: { lhs, rhs, _ in (try? encode(lhs)) == (try? encode(rhs)) })
     }

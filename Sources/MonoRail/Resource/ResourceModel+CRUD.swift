@@ -203,7 +203,7 @@ extension ResourceModel {
             do {
                 let value = try fields[index].encode(values, coder)
                 // A file the server already has (or none) is not sent: there is nothing to upload.
-                if fields[index].isUpload, value == .null { continue }
+                if fields[index].isUpload, value.isNull { continue }
                 object[context.wireKeys[index]] = value
             } catch {
                 throw APIError(

@@ -178,7 +178,7 @@ public struct FieldDecoder {
     ///
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decodeOptional<Value: Decodable>(_ value: JSONValue) throws -> Value? {
-        value == .null ? nil : try coder.decode(Value.self, from: value)
+        value.isNull ? nil : try coder.decode(Value.self, from: value)
     }
 }
 

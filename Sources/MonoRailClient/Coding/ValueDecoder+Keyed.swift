@@ -48,7 +48,7 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool {
         let (value, _) = try require(key)
-        return value == .null
+        return value.isNull
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
@@ -99,34 +99,34 @@ struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // `decodeIfPresent` is spelled out so that a missing key and `null` cost one lookup, not three.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         let wire = wireKey(key)
-        guard let value = member(wire), value != .null else { return nil }
+        guard let value = member(wire), !value.isNull else { return nil }
         return try decoder.unbox(value, as: type, path: childPath(wire))
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         let wire = wireKey(key)
-        guard let value = member(wire), value != .null else { return nil }
+        guard let value = member(wire), !value.isNull else { return nil }
         if case .string(let string) = value { return string }
         return try decoder.unboxString(value, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         let wire = wireKey(key)
-        guard let value = member(wire), value != .null else { return nil }
+        guard let value = member(wire), !value.isNull else { return nil }
         if case .int(let int) = value, let exact = Int(exactly: int) { return exact }
         return try decoder.unboxInteger(value, as: Int.self, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         let wire = wireKey(key)
-        guard let value = member(wire), value != .null else { return nil }
+        guard let value = member(wire), !value.isNull else { return nil }
         if case .double(let double) = value { return double }
         return try decoder.unboxDouble(value, childPath(wire))
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         let wire = wireKey(key)
-        guard let value = member(wire), value != .null else { return nil }
+        guard let value = member(wire), !value.isNull else { return nil }
         if case .bool(let bool) = value { return bool }
         return try decoder.unboxBool(value, childPath(wire))
     }

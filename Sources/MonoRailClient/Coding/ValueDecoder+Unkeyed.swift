@@ -28,7 +28,7 @@ struct UnkeyedValueContainer: UnkeyedDecodingContainer {
 
     mutating func decodeNil() throws -> Bool {
         guard !isAtEnd else { return false }
-        if array[currentIndex] == .null {
+        if array[currentIndex].isNull {
             currentIndex += 1
             return true
         }

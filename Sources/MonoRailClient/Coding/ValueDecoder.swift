@@ -107,7 +107,7 @@ final class ValueDecoderImpl: Decoder {
         case .array: found = "an array"
         case .object: found = "an object"
         }
-        if value == .null {
+        if value.isNull {
             return .valueNotFound(
                 type, .init(codingPath: PathNode.keys(of: path), debugDescription: "expected \(type), found null"))
         }
@@ -287,7 +287,7 @@ final class ValueDecoderImpl: Decoder {
 // MARK: - Single value
 
 extension ValueDecoderImpl: SingleValueDecodingContainer {
-    func decodeNil() -> Bool { value == .null }
+    func decodeNil() -> Bool { value.isNull }
     func decode(_ type: Bool.Type) throws -> Bool { try unboxBool(value, path) }
     func decode(_ type: String.Type) throws -> String { try unboxString(value, path) }
     func decode(_ type: Double.Type) throws -> Double { try unboxDouble(value, path) }

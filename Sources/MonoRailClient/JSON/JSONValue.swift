@@ -163,7 +163,10 @@ extension JSONValue {
     }
 
     /// Whether this is `null`.
-    public var isNull: Bool { self == .null }
+    public var isNull: Bool {
+        // A pattern, not `==`: the numeric-aware `==` would build and compare a pair of values.
+        if case .null = self { true } else { false }
+    }
 
     /// Follows a dot-separated path of object keys, such as `"data.result"`.
     ///

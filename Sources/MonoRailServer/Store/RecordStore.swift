@@ -147,7 +147,7 @@ public final class RecordStore: Sendable {
     ) throws -> JSONValue {
         switch relationship.kind {
         case .belongsTo:
-            guard let foreign = record[relationship.foreignKeyName(owner: owner)], foreign != .null,
+            guard let foreign = record[relationship.foreignKeyName(owner: owner)], !foreign.isNull,
                 let text = foreign.intValue.map(String.init) ?? foreign.stringValue
             else { return .null }
             return try find(target, id: text, embedding: false, db: db) ?? .null

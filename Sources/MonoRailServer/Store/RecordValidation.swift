@@ -30,7 +30,7 @@ extension RecordStore {
             }
             if isBlank {
                 if field.required == true { fail(field.name, "can't be blank") }
-                if let value { values[field.name] = value == .null ? nil : Self.databaseValue(value, type: field.type) }
+                if let value { values[field.name] = value.isNull ? nil : Self.databaseValue(value, type: field.type) }
                 continue
             }
             guard let value else { continue }
