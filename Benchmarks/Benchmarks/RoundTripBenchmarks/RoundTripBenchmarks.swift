@@ -96,11 +96,11 @@ func median(_ values: [Int]) -> Int {
 /// The server process, started once per benchmark run from the executable built beside this one.
 struct ServerProcess: Sendable {
     let port: Int
+    /// The server's standard input, held open for as long as the benchmark runs: the server exits
+    /// when it closes.
+    let input: Pipe
 
     static let shared = Result { try ServerProcess.start() }
-
-    /// Its standard input; the server exits when this closes, that is when the benchmark exits.
-    nonisolated(unsafe) static var input: Pipe?
 
     static func start() throws -> ServerProcess {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? URL(fileURLWithPath: ".")
@@ -116,7 +116,6 @@ struct ServerProcess: Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        Self.input = input
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 10 {
             line.append(first)
@@ -125,7 +124,7 @@ struct ServerProcess: Sendable {
         guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
             throw ServerError("the server did not report its port: \(text)")
         }
-        return ServerProcess(port: port)
+        return ServerProcess(port: port, input: input)
     }
 }
 
