@@ -15,10 +15,17 @@ let package = Package(
     targets: [
         // The payload of shared/bench/make-trains-json.py and the plain structs baselines decode into.
         .target(name: "BenchPayload", path: "Benchmarks/BenchPayload"),
+        // The metric and timing helpers every benchmark target records with.
+        .target(
+            name: "BenchSupport",
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/BenchSupport"
+        ),
         .executableTarget(
             name: "ClientBenchmarks",
             dependencies: [
                 "BenchPayload",
+                "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
                 .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
@@ -33,6 +40,7 @@ let package = Package(
             name: "ResourceBenchmarks",
             dependencies: [
                 "BenchPayload",
+                "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
             ],
@@ -48,6 +56,7 @@ let package = Package(
         .executableTarget(
             name: "RoundTripBenchmarks",
             dependencies: [
+                "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
                 .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
@@ -59,6 +68,7 @@ let package = Package(
             name: "FormatBenchmarks",
             dependencies: [
                 "BenchPayload",
+                "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
             ],

@@ -1,4 +1,5 @@
 import BenchPayload
+import BenchSupport
 import Benchmark
 import Foundation
 import MonoRail
@@ -12,18 +13,6 @@ import MonoRailAsyncHTTPClient
 // - small GET p50: APIClient vs the raw transport, per transport (≤ 1.1×);
 // - 32 concurrent clients: APIClient throughput vs the raw transport's (≥ 0.9×);
 // - 100 concurrent identical GETs: the server counts exactly 1.
-
-func metric(_ name: String) -> BenchmarkMetric {
-    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
-}
-
-func microseconds(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-}
-
-func median(_ values: [Int]) -> Int {
-    values.sorted()[values.count / 2]
-}
 
 let benchmarks: @Sendable () -> Void = {
     overheadBenchmarks()

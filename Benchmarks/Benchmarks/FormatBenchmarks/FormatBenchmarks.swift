@@ -1,4 +1,5 @@
 import BenchPayload
+import BenchSupport
 import Benchmark
 import Foundation
 import MonoRail
@@ -20,14 +21,6 @@ final class FormatTrain {
     var depot: BenchDepot?
     var conductorId: Int?
     var notes: String = ""
-}
-
-func metric(_ name: String) -> BenchmarkMetric {
-    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
-}
-
-func microseconds(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
 }
 
 let benchmarks: @Sendable () -> Void = {

@@ -1,4 +1,5 @@
 import BenchPayload
+import BenchSupport
 import Benchmark
 import Foundation
 import MonoRail
@@ -6,14 +7,6 @@ import MonoRail
 // Decoding the 10,000-record index response into @Resource models, identity-map merge included,
 // against raw JSONDecoder into plain structs. Baseline and MonoRail alternate inside each iteration
 // (A, B, B, A, …) so machine drift hits both; each iteration records both times and their ratio.
-
-func metric(_ name: String) -> BenchmarkMetric {
-    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
-}
-
-func microseconds(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-}
 
 let benchmarks: @Sendable () -> Void = {
     let rawDecoder: JSONDecoder = {

@@ -1,3 +1,4 @@
+import BenchSupport
 import Benchmark
 import Foundation
 import MonoRail
@@ -79,18 +80,6 @@ struct PlainConductor: Decodable {
 
 struct TrainRoot: Decodable {
     var train: PlainTrain
-}
-
-func metric(_ name: String) -> BenchmarkMetric {
-    .custom(name, polarity: .prefersSmaller, useScalingFactor: false)
-}
-
-func microseconds(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
-}
-
-func median(_ values: [Int]) -> Int {
-    values.sorted()[values.count / 2]
 }
 
 /// The server process, started once per benchmark run from the executable built beside this one.
