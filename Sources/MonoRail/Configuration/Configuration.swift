@@ -19,38 +19,100 @@ extension MonoRail {
     /// }
     /// ```
     public struct Configuration: Sendable {
-        /// The URL every model path is joined to. Required before the first request.
-        public var apiRootURL: URL?
-        /// Sends the requests; `nil` uses ``MonoRail/defaultTransport``.
-        public var transport: (any Transport)?
+        /// How requests are sent and bodies read: base URL (``apiRootURL``), transport, coding,
+        /// format, middleware, retries, de-duplication, timeouts, headers, logging and the clock.
+        ///
+        /// One ``APIClient`` is made from it per store configuration and shared by every model
+        /// whose ``ResourceModel/configure(_:)`` leaves it alone; a model that changes it gets a
+        /// client of its own. Models send ``coding``, ``format`` and ``timeout`` with each request,
+        /// so changing those alone shares the client too. The properties below (``apiRootURL``,
+        /// ``coding``, …) read and write it. The conventions decide its envelope and validation
+        /// statuses.
+        public var client: APIClient.Configuration {
+            get { storedClient }
+            set {
+                storedClient = newValue
+                clientRevision &+= 1
+            }
+        }
+        private var storedClient: APIClient.Configuration
+        /// Counts changes to ``client`` that a model cannot make per request, so a model's
+        /// configuration that made none can share the store's client.
+        private(set) var clientRevision = 0
         /// Routes, body roots, update method and validation statuses. Default ``ServerConventions/rails``.
         public var conventions: ServerConventions
-        /// Key mapping (snake_case), date formats and coercion (strict by default).
-        public var coding: CodingOptions
-        /// The body format and the `Accept` asked for: ``WireFormat/json`` (default),
-        /// ``WireFormat/messagePack``, ``WireFormat/formURLEncoded`` or ``WireFormat/multipart``.
-        /// Models with a ``FileUpload`` to send go out as `multipart/form-data` whatever this says.
-        public var format: WireFormat = .json
-        /// Middleware, outermost first: headers, parameters, hooks, logging.
-        public var middleware: [any Middleware]
-        /// When to retry. Default ``RetryPolicy/default``: idempotent requests on transient failures.
-        public var retryPolicy: RetryPolicy
-        /// Whether concurrent identical GETs share one request. Default `true`.
-        public var deduplicatesRequests: Bool
-        /// The timeout for each attempt; `nil` uses the transport's.
-        public var timeout: Duration?
-        /// The largest response body collected.
-        public var maxResponseBodySize: Int
-        /// Header fields sent with every request unless the request sets them. `Accept` follows
-        /// ``format`` unless set here.
-        public var defaultHeaders: HTTPFields
-        /// Where requests are logged.
-        public var logger: Logger
-        /// The level of the one-line request log.
-        public var requestLogLevel: Logger.Level
         /// How deep records may embed records (a train embedding cars embedding …) before a response
         /// is refused as a decoding failure. Default 32.
         public var maxEmbeddingDepth: Int = 32
+
+        /// The URL every model path is joined to. Required before the first request.
+        public var apiRootURL: URL? {
+            get { client.baseURL }
+            set { client.baseURL = newValue }
+        }
+        /// Sends the requests; `nil` uses ``MonoRail/defaultTransport``.
+        public var transport: (any Transport)? {
+            get { client.transport }
+            set { client.transport = newValue }
+        }
+        /// Key mapping (snake_case), date formats and coercion (strict by default).
+        public var coding: CodingOptions {
+            get { storedClient.coding }
+            set { storedClient.coding = newValue }
+        }
+        /// The body format and the `Accept` asked for: ``WireFormat/json`` (default),
+        /// ``WireFormat/messagePack``, ``WireFormat/formURLEncoded`` or ``WireFormat/multipart``.
+        /// Models with a ``FileUpload`` to send go out as `multipart/form-data` whatever this says.
+        public var format: WireFormat {
+            get { storedClient.format }
+            set { storedClient.format = newValue }
+        }
+        /// Middleware, outermost first: headers, parameters, hooks, logging.
+        public var middleware: [any Middleware] {
+            get { client.middleware }
+            set { client.middleware = newValue }
+        }
+        /// When to retry. Default ``RetryPolicy/default``: idempotent requests on transient failures.
+        public var retryPolicy: RetryPolicy {
+            get { client.retryPolicy }
+            set { client.retryPolicy = newValue }
+        }
+        /// Whether concurrent identical GETs share one request. Default `true`.
+        public var deduplicatesRequests: Bool {
+            get { client.deduplicatesRequests }
+            set { client.deduplicatesRequests = newValue }
+        }
+        /// The timeout for each attempt; `nil` uses the transport's.
+        public var timeout: Duration? {
+            get { storedClient.timeout }
+            set { storedClient.timeout = newValue }
+        }
+        /// The largest response body collected.
+        public var maxResponseBodySize: Int {
+            get { client.maxResponseBodySize }
+            set { client.maxResponseBodySize = newValue }
+        }
+        /// Header fields sent with every request unless the request sets them. `Accept` follows
+        /// ``format`` unless set here.
+        public var defaultHeaders: HTTPFields {
+            get { client.defaultHeaders }
+            set { client.defaultHeaders = newValue }
+        }
+        /// Where requests are logged.
+        public var logger: Logger {
+            get { client.logger }
+            set { client.logger = newValue }
+        }
+        /// The level of the one-line request log.
+        public var requestLogLevel: Logger.Level {
+            get { client.requestLogLevel }
+            set { client.requestLogLevel = newValue }
+        }
+        /// The clock retries wait on; tests inject their own.
+        public var clock: any Clock<Duration> {
+            get { client.clock }
+            set { client.clock = newValue }
+        }
 
         /// Creates a configuration with Rails conventions.
         public init(
@@ -67,46 +129,49 @@ extension MonoRail {
             logger: Logger = Logger(label: "MonoRail"),
             requestLogLevel: Logger.Level = .debug
         ) {
-            self.apiRootURL = apiRootURL
-            self.transport = transport
-            self.conventions = conventions
-            self.coding = coding
-            self.middleware = middleware
-            self.retryPolicy = retryPolicy
-            self.deduplicatesRequests = deduplicatesRequests
-            self.timeout = timeout
-            self.maxResponseBodySize = maxResponseBodySize
-            self.defaultHeaders = defaultHeaders
-            self.logger = logger
-            self.requestLogLevel = requestLogLevel
+            self.init(
+                client: APIClient.Configuration(
+                    baseURL: apiRootURL, transport: transport, coding: coding, middleware: middleware,
+                    retryPolicy: retryPolicy, deduplicatesRequests: deduplicatesRequests, timeout: timeout,
+                    maxResponseBodySize: maxResponseBodySize, defaultHeaders: defaultHeaders, logger: logger,
+                    requestLogLevel: requestLogLevel),
+                conventions: conventions)
         }
 
-        /// The client settings this configuration amounts to.
+        /// Creates a configuration around a client configuration.
+        ///
+        /// - Parameters:
+        ///   - client: How requests are sent; its `baseURL` is the API root.
+        ///   - conventions: How the server shapes endpoints and bodies.
+        public init(client: APIClient.Configuration, conventions: ServerConventions = .rails) {
+            self.storedClient = client
+            self.conventions = conventions
+        }
+
+        /// The client settings this configuration amounts to: ``client`` with the transport
+        /// defaulted to ``MonoRail/defaultTransport`` and the envelope and validation statuses of
+        /// the ``conventions``.
         ///
         /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when ``apiRootURL`` is not set.
         public func clientConfiguration() throws -> APIClient.Configuration {
-            guard let apiRootURL else {
-                throw APIError(
-                    .invalidRequest,
-                    "no API root URL is configured: call MonoRail.register(apiRootURL:) or set apiRootURL "
-                        + "in MonoRail.configure { … } first")
-            }
-            return APIClient.Configuration(
-                baseURL: apiRootURL,
-                transport: transport ?? MonoRail.defaultTransport,
-                coding: coding,
-                format: format,
-                envelope: EnvelopeStyle(rootNamespace: conventions.rootNamespace),
-                middleware: middleware,
-                retryPolicy: retryPolicy,
-                deduplicatesRequests: deduplicatesRequests,
-                timeout: timeout,
-                maxResponseBodySize: maxResponseBodySize,
-                validationStatuses: conventions.validationStatuses,
-                defaultHeaders: defaultHeaders,
-                logger: logger,
-                requestLogLevel: requestLogLevel)
+            guard apiRootURL != nil else { throw Self.noAPIRoot }
+            return resolvedClient
         }
+
+        /// ``client`` as the store's ``APIClient`` is made from it, with or without an API root.
+        var resolvedClient: APIClient.Configuration {
+            var resolved = client
+            resolved.transport = resolved.transport ?? MonoRail.defaultTransport
+            resolved.envelope.rootNamespace = conventions.rootNamespace
+            resolved.validationStatuses = conventions.validationStatuses
+            return resolved
+        }
+
+        /// The error of a model that tries to send before an API root is configured.
+        static let noAPIRoot = APIError(
+            .invalidRequest,
+            "no API root URL is configured: call MonoRail.register(apiRootURL:) or set apiRootURL "
+                + "in MonoRail.configure { … } first")
     }
 
     /// Points the default store at an API (the seed's `MonoRail.register(apiRootUrl:)`).

@@ -98,7 +98,7 @@ extension ResourceRecord {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
+        guard let id, store.context(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
         let pointing = store.instances(of: Target.self, whereKey: key, is: id)
@@ -119,7 +119,7 @@ extension ResourceRecord {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        guard let id, let context = try? store.context(for: Target.self), context.wireKeys.contains(key) else {
+        guard let id, store.context(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
         if let embedded, store.foreignKey(key, of: embedded) == nil { return embedded }
@@ -150,18 +150,15 @@ extension ResourceStore {
         _ explicit: String?, inverse: String?, from owner: Owner.Type, to target: Target.Type
     ) -> String {
         if let explicit { return explicit }
-        if let inverse, let context = try? context(for: Target.self),
-            let index = Target.resourceSchema.fields.firstIndex(where: { $0.name == inverse })
-        {
-            return context.wireKeys[index]
+        if let inverse, let index = Target.resourceSchema.fields.firstIndex(where: { $0.name == inverse }) {
+            return context(for: Target.self).wireKeys[index]
         }
         return Owner.resourceName + "_id"
     }
     /// The id a record's wire key `key` holds, if the model has that key and it holds one.
     func foreignKey<Target: ResourceModel>(_ key: String, of target: Target) -> ResourceID? {
-        guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {
-            return nil
-        }
+        let context = context(for: Target.self)
+        guard let index = context.wireKeys.firstIndex(of: key) else { return nil }
         let field = Target.resourceSchema.fields[index]
         let coder = FieldCoder(options: context.coding)
         let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
@@ -170,9 +167,8 @@ extension ResourceStore {
 
     /// The live instances of a model whose wire key `key` holds `id`, in id order.
     func instances<Target: ResourceModel>(of type: Target.Type, whereKey key: String, is id: ResourceID) -> [Target] {
-        guard let context = try? context(for: Target.self), let index = context.wireKeys.firstIndex(of: key) else {
-            return []
-        }
+        let context = context(for: Target.self)
+        guard let index = context.wireKeys.firstIndex(of: key) else { return [] }
         let field = Target.resourceSchema.fields[index]
         let coder = FieldCoder(options: context.coding)
         let wanted = id.description

@@ -20,7 +20,7 @@ extension ResourceModel {
     ///   ``APIError/Code/inconsistentResponse`` when the server answers with another record.
     public static func get(id: some ResourceIDConvertible, in store: ResourceStore = .default) async throws -> Self {
         let id = id.resourceID
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let path = try context.path(for: context.conventions.routes.show, id: id)
         let response = try await context.send(.get, path, action: .show)
         return try mergeRecord(response, context: context, store: store, expecting: id, target: nil, mode: .read)
@@ -50,7 +50,7 @@ extension ResourceModel {
     public static func get(where parameters: [String: JSONValue], in store: ResourceStore = .default) async throws
         -> [Self]
     {
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let path = try context.path(for: context.conventions.routes.index)
         let response = try await context.send(.get, path, query: parameters, action: .index)
         return try mergeList(response, context: context, store: store)
@@ -65,7 +65,7 @@ extension ResourceModel {
     /// - Returns: The live instances, in response order.
     /// - Throws: ``APIError``, as ``get(in:)``.
     public static func search(_ term: String, in store: ResourceStore = .default) async throws -> [Self] {
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let route = context.conventions.routes.search
         let inPath = route.placeholders.contains("term")
         let path = try context.path(for: route, term: term)
@@ -97,7 +97,7 @@ extension ResourceModel {
                 "\(Self.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
         }
         let store = store ?? snapshot.store ?? .default
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let (body, files) = try Self.encodeBody(
             snapshot.values, only: nil, context: context, action: .create, store: store)
         let path = try context.path(for: context.conventions.routes.create)
@@ -122,7 +122,7 @@ extension ResourceModel {
             return
         }
         let store = snapshot.store ?? .default
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let conventions = context.conventions
         let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
         let (body, files) = try Self.encodeBody(
@@ -146,7 +146,7 @@ extension ResourceModel {
         let snapshot = _$record.snapshot()
         guard let id = snapshot.id else { throw notPersisted("fetch") }
         let store = snapshot.store ?? .default
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let path = try context.path(for: context.conventions.routes.show, id: id)
         let response = try await context.send(.get, path, action: .show)
         _ = try Self.mergeRecord(response, context: context, store: store, expecting: id, target: self, mode: .read)
@@ -162,7 +162,7 @@ extension ResourceModel {
         let snapshot = _$record.snapshot()
         guard let id = snapshot.id else { throw notPersisted("delete") }
         let store = snapshot.store ?? .default
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         let path = try context.path(for: context.conventions.routes.destroy, id: id)
         _ = try await context.send(.delete, path, action: .destroy)
         store.remove(self, id: id)

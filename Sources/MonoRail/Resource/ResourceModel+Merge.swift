@@ -21,7 +21,7 @@ extension ResourceModel {
     public static func merge(
         listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> [Self] {
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         return try mergeList(
             receivedResponse(body, contentType: contentType, context: context), context: context, store: store)
     }
@@ -38,7 +38,7 @@ extension ResourceModel {
     public static func merge(
         recordBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> Self {
-        let context = try store.context(for: Self.self)
+        let context = store.context(for: Self.self)
         return try mergeRecord(
             receivedResponse(body, contentType: contentType, context: context), context: context, store: store,
             expecting: nil, target: nil, mode: .read)

@@ -27,18 +27,18 @@ extension ModelContext {
         in bytes: UnsafeRawBufferPointer, maxDepth: Int, decoder: RecordDecoder<Model>
     ) throws -> Located<[RecordPatch<Model>]>? {
         var cursor = MessagePackCursor(bytes)
-        let base = basePath
+        let base = locator.basePath
         // Without a namespace the records are checked one by one as they are read, and the members
         // beside them as they are built; with one, the whole body is checked first.
         var depth = 0
         var checkedWhole = false
-        if let namespace = conventions.rootNamespace, !namespace.isEmpty {
+        if !locator.namespaceKeys.isEmpty {
             try cursor.skipValue(maxDepth: maxDepth, checkingJSON: true)
             guard cursor.isAtEnd else { return nil }
             checkedWhole = true
             var root = 0
-            for key in namespace.split(separator: ".", omittingEmptySubsequences: true) {
-                guard let member = try Self.member(String(key), ofMapAt: root, in: bytes) else { return nil }
+            for key in locator.namespaceKeys {
+                guard let member = try Self.member(key, ofMapAt: root, in: bytes) else { return nil }
                 root = member
                 depth += 1
             }

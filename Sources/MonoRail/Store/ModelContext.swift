@@ -8,6 +8,9 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     let sendingError: APIError?
     let conventions: ServerConventions
     let coding: CodingOptions
+    /// Sent with each request, so a model that changes them alone shares the store's client.
+    let format: WireFormat
+    let timeout: Duration?
     let singular: String
     let plural: String
     let path: String
@@ -18,22 +21,24 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     /// The related models whose records may come beside this one's, by plural name, first of each
     /// name only. Worked out once: a plural comes from the inflector, too slow to ask per response.
     let sideLoads: [(plural: String, loading: SideLoading)]
+    /// The envelope rules of this model's responses.
+    let locator: ResponseLocator
 
-    init(configuration storeConfiguration: MonoRail.Configuration) throws {
+    /// - Parameters:
+    ///   - storeConfiguration: The store's configuration, before the model's own changes.
+    ///   - storeClient: The store's client, used unless the model changes the client settings.
+    init(configuration storeConfiguration: MonoRail.Configuration, storeClient: APIClient) {
         var configuration = storeConfiguration
         Model.configure(&configuration)
-        do {
-            client = APIClient(configuration: try configuration.clientConfiguration())
-            sendingError = nil
-        } catch let error as APIError {
-            // Keep a client for decoding; it is never asked to send.
-            var placeholder = configuration
-            placeholder.apiRootURL = URL(fileURLWithPath: "/")
-            client = APIClient(configuration: try placeholder.clientConfiguration())
-            sendingError = error
-        }
+        client =
+            configuration.clientRevision == storeConfiguration.clientRevision
+            ? storeClient : APIClient(configuration: configuration.resolvedClient)
+        sendingError = configuration.apiRootURL == nil ? MonoRail.Configuration.noAPIRoot : nil
         conventions = configuration.conventions
+        locator = ResponseLocator(rootNamespace: configuration.conventions.rootNamespace)
         coding = configuration.coding
+        format = configuration.format
+        timeout = configuration.timeout
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
         singular = Model.resourceName
         plural = Model.resourcePlural
@@ -78,22 +83,12 @@ final class ModelContext<Model: ResourceModel>: Sendable {
             method: method, path: path, query: query, body: body.map { .tree($0, files: files) },
             bodyRoot: conventions.wrapsRequestBody && body != nil ? singular : nil,
             options: RequestOptions(
-                operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)", uploadProgress: uploadProgress))
+                timeout: timeout, operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)",
+                uploadProgress: uploadProgress, format: format, validationStatuses: conventions.validationStatuses))
         return try await client.send(request)
     }
 
     // MARK: - Responses
-
-    /// The JSON of a response with the namespace removed.
-    func container(of response: APIResponse) throws -> JSONValue {
-        let json = try client.responseDecoder.parse(
-            response.body, response: response.response, request: response.request)
-        guard let namespace = conventions.rootNamespace, !namespace.isEmpty else { return json }
-        guard let inner = json.value(atPath: namespace) else {
-            throw failure("the response has no \"\(namespace)\" namespace", response, json)
-        }
-        return inner
-    }
 
     /// A response's main record or records, where they sit, and what came beside them.
     struct Located<Main> {
@@ -104,8 +99,14 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         var rootKey: String?
     }
 
-    /// Where the body's content starts in error paths: `$`, or `$.data` under a namespace.
-    var basePath: String { conventions.rootNamespace.map { "$.\($0)" } ?? "$" }
+    /// The roots a single record may sit under, and whether one is required.
+    var recordRoots: (roots: [String], shape: ResponseLocator.Shape, required: Bool) {
+        switch conventions.responseRoot {
+        case .modelName: ([singular], .object, false)
+        case .fixed(let single, _): ([single], .any, true)
+        case .bare: ([], .any, false)
+        }
+    }
 
     /// The member that holds a list body's records, when they are not a bare array.
     var listKey: String {
@@ -118,43 +119,38 @@ final class ModelContext<Model: ResourceModel>: Sendable {
 
     /// The single record in a response and where it sits.
     func record(in response: APIResponse) throws -> Located<JSONValue> {
-        let json = try container(of: response)
-        let base = basePath
-        switch conventions.responseRoot {
-        case .modelName:
-            if case .object(let object) = json, let record = object[singular], case .object = record {
-                return Located(main: record, path: "\(base).\(singular)", container: object, rootKey: singular)
-            }
-        case .fixed(let single, _):
-            guard case .object(let object) = json, let record = object[single] else {
-                throw failure("expected the record under \"\(single)\"", response, json)
-            }
-            return Located(main: record, path: "\(base).\(single)", container: object, rootKey: single)
-        case .bare:
-            break
-        }
-        try rejectErrorsMember(json, response)
-        return Located(main: json, path: base, container: nil, rootKey: nil)
+        let (roots, shape, required) = recordRoots
+        let found = try locate(response, roots: roots, shape: shape, requiresRoot: required)
+        return Located(main: found.value, path: found.path, container: found.container, rootKey: found.root)
     }
 
     /// The list of records in a response and the path of the list.
     func records(in response: APIResponse) throws -> Located<[JSONValue]> {
-        let json = try container(of: response)
-        let base = basePath
-        if case .array(let array) = json { return Located(main: array, path: base, container: nil, rootKey: nil) }
-        let key = listKey
-        if case .object(let object) = json, case .array(let array)? = object[key] {
-            return Located(main: array, path: "\(base).\(key)", container: object, rootKey: key)
+        let found = try locate(response, roots: [listKey], shape: .array, requiresRoot: false)
+        return Located(
+            main: found.value.arrayValue ?? [], path: found.path, container: found.container, rootKey: found.root)
+    }
+
+    private func locate(
+        _ response: APIResponse, roots: [String], shape: ResponseLocator.Shape, requiresRoot: Bool
+    ) throws -> LocatedValue {
+        let json = try client.responseDecoder.parse(
+            response.body, response: response.response, request: response.request)
+        do {
+            return try locator.locate(
+                in: json, roots: roots, shape: shape, requiresRoot: requiresRoot,
+                typeName: Model.resourceSchema.typeName)
+        } catch var error as APIError {
+            error.parsedBody = json
+            throw error
         }
-        try rejectErrorsMember(json, response)
-        throw failure("expected a list of \(plural) (an array, or an object with \"\(key)\")", response, json)
     }
 
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates
     /// to; keys that name no related model are ignored.
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore) throws -> [any EmbeddedPatch] {
         guard let container = located.container else { return [] }
-        let base = basePath
+        let base = locator.basePath
         var patches: [any EmbeddedPatch] = []
         for (plural, loading) in sideLoads {
             guard plural != located.rootKey, let value = container[plural] else { continue }
@@ -165,29 +161,13 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         return patches
     }
 
-    /// A 2xx body that holds only validation errors is a failure, as ApiModel treats it.
-    private func rejectErrorsMember(_ json: JSONValue, _ response: APIResponse) throws {
-        guard case .object(let object) = json, object["errors"] != nil, object["id"] == nil,
-            let errors = ValidationErrors.parse(json, roots: [singular], allowsBareFields: false), !errors.isEmpty
-        else { return }
-        throw APIError.validationFailed(
-            errors, request: response.request, response: response.response, rawBody: response.body, parsedBody: json)
-    }
-
-    func failure(_ message: String, _ response: APIResponse, _ json: JSONValue?) -> APIError {
-        APIError(
-            .decodingFailed, "\(Model.resourceSchema.typeName): \(message)",
-            request: response.request, response: response.response, rawBody: response.body, parsedBody: json,
-            decodingFailure: DecodingFailure(
-                typeName: Model.resourceSchema.typeName, key: nil, path: "$", reason: message))
-    }
-
     /// Adds the request and response to an error raised while reading a response.
     func attach(_ error: any Error, to response: APIResponse) -> any Error {
         guard var error = error as? APIError else { return error }
         if error.request == nil { error.request = response.request }
         if error.response == nil { error.response = response.response }
         if error.rawBody == nil { error.rawBody = response.body }
+
         return error
     }
 }

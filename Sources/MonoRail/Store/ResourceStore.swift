@@ -58,7 +58,10 @@ public final class ResourceStore: Sendable {
         /// Entries are swept of released instances when the table doubles past this size.
         var sweepThreshold = 64
         var configuration: MonoRail.Configuration
+        /// Bumped by every ``configure(_:)``; what was worked out from an older configuration is stale.
         var generation = 0
+        /// The client of the current configuration, made on first use.
+        var client: APIClient?
         var contexts: [ObjectIdentifier: (generation: Int, context: any Sendable)] = [:]
         var broadcasters: [ObjectIdentifier: any Sendable] = [:]
     }
@@ -78,15 +81,43 @@ public final class ResourceStore: Sendable {
     }
 
     /// Changes the configuration; later requests use the new one.
+    ///
+    /// Concurrent changes all take effect: `change` runs outside the store's lock, and runs again
+    /// on the newer configuration when another change landed in the meantime.
     public func configure(_ change: (inout MonoRail.Configuration) -> Void) {
-        var configuration = self.configuration
-        change(&configuration)
-        let updated = configuration
-        state.withLock {
-            $0.configuration = updated
-            $0.generation += 1
-            $0.contexts = [:]
+        while true {
+            var (configuration, generation) = state.withLock { ($0.configuration, $0.generation) }
+            change(&configuration)
+            let updated = configuration
+            let applied = state.withLock { state in
+                guard state.generation == generation else { return false }
+                state.configuration = updated
+                state.generation += 1
+                state.contexts = [:]
+                state.client = nil
+                return true
+            }
+            if applied { return }
         }
+    }
+
+    /// The ``APIClient`` of this store's configuration, shared by every model that does not
+    /// change the client settings in its ``ResourceModel/configure(_:)``: one connection pool, one
+    /// set of middleware, and de-duplication across models. Use it for endpoints that are not
+    /// models:
+    ///
+    /// ```swift
+    /// let status: ServerStatus = try await ResourceStore.default.client.get("/status")
+    /// ```
+    public var client: APIClient {
+        state.withLock { state in Self.client(in: &state) }
+    }
+
+    private static func client(in state: inout State) -> APIClient {
+        if let client = state.client { return client }
+        let client = APIClient(configuration: state.configuration.resolvedClient)
+        state.client = client
+        return client
     }
 
     /// The number of live instances in the store.
@@ -268,16 +299,15 @@ public final class ResourceStore: Sendable {
         }
     }
 
-    func context<Model: ResourceModel>(for type: Model.Type) throws -> ModelContext<Model> {
-        let (generation, cached, configuration) = state.withLock { state in
+    func context<Model: ResourceModel>(for type: Model.Type) -> ModelContext<Model> {
+        let (generation, cached, configuration, client) = state.withLock { state in
             let entry = state.contexts[ObjectIdentifier(type)]
-            return (
-                state.generation, entry?.generation == state.generation ? entry?.context as? ModelContext<Model> : nil,
-                state.configuration
-            )
+            let cached = entry?.generation == state.generation ? entry?.context as? ModelContext<Model> : nil
+            return (state.generation, cached, state.configuration, cached == nil ? Self.client(in: &state) : nil)
         }
         if let cached { return cached }
-        let context = try ModelContext<Model>(configuration: configuration)
+        // Made outside the lock: it runs the model's `configure(_:)`.
+        let context = ModelContext<Model>(configuration: configuration, storeClient: client ?? self.client)
         state.withLock { state in
             if state.generation == generation {
                 state.contexts[ObjectIdentifier(type)] = (generation, context)

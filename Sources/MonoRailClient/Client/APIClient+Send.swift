@@ -106,7 +106,8 @@ extension APIClient {
             result.body.isEmpty ? nil : try? responseDecoder.parse(result.body, response: result.response)
         let reason =
             status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
-        if configuration.validationStatuses.contains(status.code), let parsed {
+        let validationStatuses = request.options.validationStatuses ?? configuration.validationStatuses
+        if validationStatuses.contains(status.code), let parsed {
             let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
             if let errors = ValidationErrors.parse(parsed, roots: roots), !errors.isEmpty {
                 throw APIError.validationFailed(

@@ -30,15 +30,18 @@ extension APIClient {
             if let existing = absolute.query { rest += "?" + existing }
             return (scheme, authority, QueryEncoder.appending(query, to: rest))
         }
+        guard let baseURL = configuration.baseURL else {
+            throw APIError(.invalidRequest, "no base URL is configured, so \(text) cannot be sent")
+        }
         guard let base else {
-            throw APIError(.invalidRequest, "the base URL \(configuration.baseURL) has no scheme or host")
+            throw APIError(.invalidRequest, "the base URL \(baseURL) has no scheme or host")
         }
         let relative = text.hasPrefix("/") ? text : "/" + text
         return (base.scheme, base.authority, QueryEncoder.appending(query, to: base.path + relative))
     }
 
-    static func baseComponents(_ url: URL) -> (scheme: String, authority: String, path: String)? {
-        guard let scheme = url.scheme, let host = url.host else { return nil }
+    static func baseComponents(_ url: URL?) -> (scheme: String, authority: String, path: String)? {
+        guard let url, let scheme = url.scheme, let host = url.host else { return nil }
         let authority = url.port.map { "\(host):\($0)" } ?? host
         var path = url.path(percentEncoded: true)
         while path.hasSuffix("/") { path.removeLast() }

@@ -26,8 +26,9 @@ public import MonoRailTransport
 public final class APIClient: Sendable {
     /// Everything an ``APIClient`` is configured with.
     public struct Configuration: Sendable {
-        /// The URL paths are joined to: `https://host/api/v1` + `/trains`.
-        public var baseURL: URL
+        /// The URL paths are joined to: `https://host/api/v1` + `/trains`. Without one, only
+        /// absolute URLs can be sent; a relative path is an ``APIError/Code/invalidRequest``.
+        public var baseURL: URL?
         /// Sends the requests; `nil` uses ``URLSessionTransport/shared``. The `MonoRail` module's
         /// `MonoRail.defaultTransport` picks AsyncHTTPClient on Linux.
         public var transport: (any Transport)?
@@ -62,7 +63,7 @@ public final class APIClient: Sendable {
 
         /// Creates a configuration.
         public init(
-            baseURL: URL,
+            baseURL: URL?,
             transport: (any Transport)? = nil,
             coding: CodingOptions = CodingOptions(),
             format: WireFormat = .json,

@@ -20,6 +20,8 @@ public struct RequestOptions: Sendable {
     /// Streams a successful response body into this file instead of memory, with no size limit;
     /// the response's `body` is then empty. ``APIClient/download(_:to:resume:options:)`` uses it.
     public var responseBodyFile: URL?
+    /// Statuses whose bodies are validation errors on this call; `nil` uses the client's.
+    public var validationStatuses: Set<Int>?
 
     /// Creates options.
     public init(
@@ -30,7 +32,8 @@ public struct RequestOptions: Sendable {
         uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         format: WireFormat? = nil,
-        responseBodyFile: URL? = nil
+        responseBodyFile: URL? = nil,
+        validationStatuses: Set<Int>? = nil
     ) {
         self.deduplicates = deduplicates
         self.retryPolicy = retryPolicy
@@ -40,5 +43,6 @@ public struct RequestOptions: Sendable {
         self.downloadProgress = downloadProgress
         self.format = format
         self.responseBodyFile = responseBodyFile
+        self.validationStatuses = validationStatuses
     }
 }

@@ -20,6 +20,9 @@ public struct ResponseDecoder: Sendable {
     /// The MessagePack reader, for `application/x-msgpack` responses.
     public var messagePackReader = MessagePackReader()
 
+    /// The envelope rules ``envelope`` describes.
+    public var locator: ResponseLocator { ResponseLocator(envelope) }
+
     /// Creates a response decoder.
     public init(
         coding: CodingOptions = CodingOptions(), envelope: EnvelopeStyle = EnvelopeStyle(),
@@ -104,34 +107,18 @@ public struct ResponseDecoder: Sendable {
                 .decodingFailed, message, request: request, response: response, rawBody: rawBody, parsedBody: json,
                 decodingFailure: decodingFailure, underlyingError: underlying)
         }
-        var path: [WireKey] = []
-        var container = json
-        if let namespace = envelope.rootNamespace, !namespace.isEmpty {
-            guard let inner = json.value(atPath: namespace) else {
-                throw failure(
-                    "the response has no \"\(namespace)\" namespace",
-                    DecodingFailure(typeName: "\(T.self)", key: namespace, path: "$", reason: "missing namespace"))
-            }
-            container = inner
-            path = namespace.split(separator: ".").map { WireKey(stringValue: String($0)) }
+        let located: LocatedValue
+        do {
+            located = try locator.locate(in: json, roots: roots, typeName: "\(T.self)")
+        } catch var error as APIError {
+            error.request = request
+            error.response = response
+            error.rawBody = rawBody
+            throw error
         }
-        var main = container
-        var sideloaded: [String: JSONValue] = [:]
-        if case .object(let object) = container, let root = roots.first(where: { object[$0] != nil }),
-            let value = object[root]
-        {
-            main = value
-            path.append(WireKey(stringValue: root))
-            sideloaded = object
-            sideloaded[root] = nil
-        } else if envelope.treatsErrorsMemberAsFailure, case .object(let object) = container,
-            object["errors"] != nil, !roots.isEmpty || object.count == 1,
-            let errors = ValidationErrors.parse(container, roots: roots, allowsBareFields: false),
-            !errors.isEmpty
-        {
-            throw APIError.validationFailed(
-                errors, request: request, response: response, rawBody: rawBody, parsedBody: json)
-        }
+        let main = located.value
+        let path = (locator.namespaceKeys + (located.root.map { [$0] } ?? [])).map { WireKey(stringValue: $0) }
+        let sideloaded = located.sideloaded
         do {
             let value = try ValueDecoder(options: coding).decode(T.self, from: main, path: path)
             return Envelope(value: value, sideloaded: sideloaded, response: response)
