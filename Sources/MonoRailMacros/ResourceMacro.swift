@@ -119,12 +119,14 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             if let key = relationship.key { arguments += ", key: \(key.trimmedDescription)" }
             schemaEntries.append("            ResourceField(\(arguments)),")
         }
+        let rewritesRecords = declaresStaticFunction("customDeserialize", in: classDecl)
         let schema: DeclSyntax = """
             \(raw: access)static let resourceSchema = ModelSchema<\(raw: typeName)>(
                 typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),
                 fields: [
             \(raw: schemaEntries.joined(separator: "\n"))
-                ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    relationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]")
+                ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    relationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]"),
+                rewritesRecords: \(raw: rewritesRecords)
             )
             """
         var members: [DeclSyntax] = [
@@ -138,6 +140,15 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             schema,
         ]
         members.append(contentsOf: projections)
+        if !rewritesRecords {
+            // Declared here rather than left to the protocol's default, so a `customDeserialize`
+            // in an extension is a redeclaration error instead of a hook the schema does not know of.
+            members.append(
+                """
+                /// Returns the record unchanged: \(raw: typeName) declares no `customDeserialize`.
+                \(raw: access)static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
+                """)
+        }
         if needsEmptyInitializer(classDecl) {
             members.append("\(raw: access)init() {}")
         }
@@ -243,6 +254,18 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     /// Whether the class declares initializers but no `init()`: the protocol needs one to create
     /// instances for records the server sends.
+    /// Whether the class body declares `static func <name>` (or `class func`).
+    static func declaresStaticFunction(_ name: String, in classDecl: ClassDeclSyntax) -> Bool {
+        classDecl.memberBlock.members.contains { member in
+            guard let function = member.decl.as(FunctionDeclSyntax.self), function.name.text == name else {
+                return false
+            }
+            return function.modifiers.contains {
+                $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class)
+            }
+        }
+    }
+
     static func needsEmptyInitializer(_ classDecl: ClassDeclSyntax) -> Bool {
         let initializers = classDecl.memberBlock.members.compactMap { $0.decl.as(InitializerDeclSyntax.self) }
         if initializers.isEmpty { return false }

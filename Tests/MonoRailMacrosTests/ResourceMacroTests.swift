@@ -109,8 +109,14 @@ struct ResourceMacroTests {
                         ResourceField("company", \\.company, \\.company),
                         ResourceField("numberOfCars", \\.numberOfCars, \\.numberOfCars),
                         ResourceField("maxSpeed", \\.maxSpeed, \\.maxSpeed, key: "top_speed", transform: .percentage),
-                ]
+                ],
+                rewritesRecords: false
             )
+
+            /// Returns the record unchanged: Train declares no `customDeserialize`.
+            static func customDeserialize(_ record: JSONValue) throws -> JSONValue {
+                record
+            }
         }
 
         extension Train: ResourceModel, Sendable {
@@ -143,6 +149,21 @@ struct ResourceMacroTests {
         #expect(actual.contains("public struct FieldValues: ResourceFieldValues"))
         #expect(actual.contains("public var id: ResourceID?"))
         #expect(actual.contains("public init() {"))
+        #expect(actual.contains("public static func customDeserialize(_ record: JSONValue)"))
+    }
+
+    @Test("a class that declares customDeserialize keeps it, and its schema says records are rewritten")
+    func declaredHook() {
+        let source = """
+            @Resource
+            final class Train {
+                var company: String?
+                static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
+            }
+            """
+        let actual = expansionFailures(source, expandsTo: "").joined(separator: "\n")
+        #expect(actual.contains("rewritesRecords: true"))
+        #expect(!actual.contains("declares no `customDeserialize`"))
     }
 }
 

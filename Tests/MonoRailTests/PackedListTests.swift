@@ -210,6 +210,9 @@ struct PackedListTests {
         #expect(rewritten.json.map(\.company) == ["One", "Two", "Three"])
         #expect(rewritten.packed.map(\.company) == ["One", "Two", "Three"])
         #expect(rewritten.packed[0].cars.map(\.occupancy) == [2])
+        // The macro saw which classes declare the hook.
+        #expect(RewritingTrain.resourceSchema.rewritesRecords && CustomTrain.resourceSchema.rewritesRecords)
+        #expect(!Train.resourceSchema.rewritesRecords && !Spec.Car.resourceSchema.rewritesRecords)
     }
 
     @Test("bare lists, namespaces and side-loaded records beside the list")
@@ -288,8 +291,8 @@ struct PackedListTests {
     }
 }
 
-/// Rewrites its records and embeds cars, which keep the default hook: the probe that tells whether
-/// a model rewrites records must not take the cars' default for the train's.
+/// Rewrites its records and embeds cars, which keep the default hook: the cars' records are read in
+/// place, the train's each go through the hook.
 @Resource(name: "train")
 final class RewritingTrain {
     var company: String?

@@ -15,13 +15,19 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     public let fields: [ResourceField<Model>]
     /// The `@Has(.one)` and `@Has(.many)` relationships, which have no key of their own on the wire.
     public let relationships: [ResourceRelationship<Model>]
+    /// Whether the model declares ``ResourceModel/customDeserialize(_:)``, so each record must be
+    /// built as a tree and handed to it before its fields are read. The macro knows: it generates
+    /// the default in the class when the class declares none, so a declaration in an extension
+    /// does not compile.
+    public let rewritesRecords: Bool
     let indexByStorage: [StorageKey: Int]
 
     /// Creates a schema. Called by generated code.
     public init(
         typeName: String, name: String?, plural: String?, path: String?, fields: [ResourceField<Model>],
-        relationships: [ResourceRelationship<Model>] = []
+        relationships: [ResourceRelationship<Model>] = [], rewritesRecords: Bool = true
     ) {
+        self.rewritesRecords = rewritesRecords
         self.typeName = typeName
         self.name = name
         self.plural = plural

@@ -97,6 +97,11 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// Rewrites a record as received, before its fields are read (MonoRail's `customDeserialize`).
     /// Default: unchanged.
     ///
+    /// Declare it in the class body: `@Resource` generates the default there when the class
+    /// declares none, so one in an extension is an "invalid redeclaration" error. That is how the
+    /// schema knows, at compile time, that records must be built as trees for this hook
+    /// (``ModelSchema/rewritesRecords``); models that keep the default read MessagePack lists in place.
+    ///
     /// - Throws: Any error, reported as a decoding failure.
     static func customDeserialize(_ record: JSONValue) throws -> JSONValue
 
@@ -238,10 +243,7 @@ extension ResourceModel {
     }
 
     /// Returns the record unchanged.
-    public static func customDeserialize(_ record: JSONValue) throws -> JSONValue {
-        DefaultHookProbe.current?.withLock { _ = $0.insert(ObjectIdentifier(Self.self)) }
-        return record
-    }
+    public static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
 
     /// Returns the record unchanged.
     public static func customSerialize(_ record: JSONValue, for action: ResourceAction) throws -> JSONValue {

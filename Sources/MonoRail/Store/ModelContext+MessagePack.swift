@@ -83,30 +83,20 @@ extension ModelContext {
     ) throws -> [RecordPatch<Model>] {
         var patches: [RecordPatch<Model>] = []
         patches.reserveCapacity(MessagePackCursor.initialCapacity(count))
-        var keepsDefaultHook = false
+        // A model that rewrites records needs each one as a tree to hand to its hook.
+        let readsInPlace = !Model.resourceSchema.rewritesRecords
         for index in 0..<count {
             let record = MessagePackField(bytes: bytes, offset: cursor.offset, maxDepth: maxDepth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
-            if index > 0, keepsDefaultHook,
-                let patch = try? decoder.decodeInPlace(
-                    record, at: location, depth: depth, end: &end)
-            {
+            if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, depth: depth, end: &end) {
                 patches.append(patch)
                 cursor = MessagePackCursor(bytes, offset: end)
                 continue
             }
             // The tree reader checks the record as it builds it.
             let tree = try MessagePackReader.json(&cursor, depth: depth, maxDepth: maxDepth)
-            if index == 0 {
-                // The first record goes through the tree, which also tells whether the model
-                // rewrites records; the rest are read in place only when it does not.
-                let probe = try DefaultHookProbe.run(for: Model.self) { try decoder.decode(tree, at: location) }
-                keepsDefaultHook = probe.defaultRan
-                patches.append(probe.result)
-            } else {
-                patches.append(try decoder.decode(tree, at: location))
-            }
+            patches.append(try decoder.decode(tree, at: location))
         }
         return patches
     }
