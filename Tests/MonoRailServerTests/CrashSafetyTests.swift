@@ -29,7 +29,7 @@ struct CrashSafetyTests {
             try process.run()
             let client = APIClient(
                 configuration: .init(
-                    baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: MonoRail.defaultTransport,
+                    baseURL: URL(string: "http://127.0.0.1:\(port)"), transport: MonoRail.defaultTransport,
                     retryPolicy: .none, timeout: .seconds(5)))
             let up = try await eventually(within: .seconds(30)) { process.isRunning && ping(port) }
             if up { return (process, client) }

@@ -9,7 +9,8 @@ struct FileCacheTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("monorail-cache-\(UUID().uuidString)")
     }
 
-    static func url(_ name: String) -> URL { URL(string: "http://example.test/files/\(name)")! }
+    // The fallback never applies: the name is a plain word.
+    static func url(_ name: String) -> URL { URL(string: "http://example.test/files/\(name)") ?? URL(filePath: name) }
 
     /// Uploads bytes to the reference server and returns the path it serves them at.
     static func upload(_ bytes: Data, to harness: Harness) async throws -> (APIClient, String) {

@@ -116,7 +116,8 @@ struct MessagePackCodableTests {
     static let train = Train(
         id: 7, company: nil, numberOfCars: 12, maxSpeed: 46.8, ratio: 0.5, inService: true,
         builtAt: Date(timeIntervalSince1970: 946_684_800), photo: Data([0xff, 0xd8]),
-        homepage: URL(string: "https://example.com/t/7")!, serial: UUID(), price: Decimal(string: "12.34")!,
+        homepage: URL(string: "https://example.com/t/7") ?? URL(filePath: "/"), serial: UUID(),
+        price: Decimal(sign: .plus, exponent: -2, significand: 1234),
         kind: .electric, tags: ["fast", "electric"], depot: Depot(name: "Zürich", capacity: 40),
         counts: ["a": 1], byNumber: [3: "three"], free: ["x": .extension(type: 3, data: Data([1]))])
 
@@ -189,5 +190,28 @@ struct MessagePackCodableTests {
         #expect(
             try MessagePackDecoder().decode(Float.self, from: MessagePackWriter.serialize(MessagePackValue.double(0.5)))
                 == 0.5)
+    }
+}
+
+@Suite("MessagePackEncoder: superclass encoding")
+struct MessagePackSuperEncoderTests {
+    /// Encodes its superclass's part under `"super"`, though its keys have no such case.
+    struct Child: Encodable {
+        enum CodingKeys: String, CodingKey { case name }
+        var name = "child"
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try "base".encode(to: container.superEncoder())
+        }
+    }
+
+    @Test("superEncoder() with keys that have no \"super\" case writes a \"super\" member, as JSONEncoder does")
+    func superEncoder() throws {
+        let packed = try MessagePackReader().readJSON(try MessagePackEncoder().encode(Child()))
+        let json = try JSONParser().parse(try JSONEncoder().encode(Child()))
+        #expect(packed == ["name": "child", "super": "base"])
+        #expect(packed == json)
     }
 }

@@ -226,7 +226,14 @@ struct MessagePackKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return MessagePackUnkeyedEncoder(context: context, node: child, codingPath: codingPath + [key])
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+    /// Encodes the superclass under `"super"`, which the key type itself need not have a case for.
+    mutating func superEncoder() -> any Encoder {
+        let encoder = MessagePackEncoderImpl(context: context, path: codingPath + [WireKey(stringValue: "super")])
+        let child = MessagePackNode(.value)
+        encoder.node = child
+        node.set(child, for: "super")
+        return encoder
+    }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         let encoder = MessagePackEncoderImpl(context: context, path: codingPath + [key])
