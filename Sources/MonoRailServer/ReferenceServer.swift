@@ -93,7 +93,7 @@ public struct ReferenceServer: Sendable {
         }
         UploadRoutes(directory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
             .install(on: router)
-        ResourceRoutes(
+        RecordRoutes(
             store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
             uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize
         )

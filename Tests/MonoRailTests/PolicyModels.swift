@@ -44,7 +44,7 @@ final class CustomTrain {
         return .object(object)
     }
 
-    static func customSerialize(_ record: JSONValue, for action: ResourceAction) throws -> JSONValue {
+    static func customSerialize(_ record: JSONValue, for action: ActionVerb) throws -> JSONValue {
         guard case .object(var object) = record else { return record }
         object["client"] = "monorail"
         object["action"] = .string(action.rawValue)

@@ -44,6 +44,11 @@ extension MonoRail {
         /// How deep records may embed records (a train embedding cars embedding …) before a response
         /// is refused as a decoding failure. Default 32.
         public var maxEmbeddingDepth: Int = 32
+        /// The record cache asked before reads are sent and given what the network answered;
+        /// `nil` (the default) for none.
+        public var recordCache: (any RecordCache)?
+        /// Where writes go before they are sent. Default ``DirectOutbox``: sent at once.
+        public var outbox: any Outbox = DirectOutbox()
 
         /// The URL every model path is joined to. Required before the first request.
         public var apiRootURL: URL? {

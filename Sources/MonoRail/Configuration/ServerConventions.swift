@@ -37,6 +37,9 @@ public struct ServerConventions: Sendable {
     public var validationStatuses: Set<Int>
     /// The query parameter that carries a search term when the search route has no `:term`.
     public var searchParameter: String
+    /// The query parameter that asks for related records to be side-loaded: `include`, as in
+    /// `GET /trains/1?include=cars,conductor` (JSON:API and most Rails serializers).
+    public var includeParameter: String = "include"
 
     /// Creates conventions; the defaults are Rails'.
     public init(

@@ -9,28 +9,49 @@ extension ResourceModel {
     /// ```swift
     /// let train = try await Train.get(id: 1)
     /// let again = try await Train.get(id: 1)   // again === train
+    /// let full = try await Train.get(id: 1, include: ["cars"])   // GET /trains/1?include=cars
     /// ```
     ///
     /// - Parameters:
     ///   - id: An integer or string id.
+    ///   - include: Related models to side-load, sent as `?include=cars,conductor` (the
+    ///     conventions' ``ServerConventions/includeParameter``); their records merge with this one.
+    ///   - parameters: More query parameters.
     ///   - store: The identity map to merge into; default ``ResourceStore/default``.
     /// - Returns: The live instance, updated with the response.
     /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` (404 and others), a transport code,
     ///   ``APIError/Code/decodingFailed`` naming the field and JSON path, or
     ///   ``APIError/Code/inconsistentResponse`` when the server answers with another record.
-    public static func get(id: some ResourceIDConvertible, in store: ResourceStore = .default) async throws -> Self {
-        let id = id.resourceID
-        let context = store.context(for: Self.self)
-        let path = try context.path(for: context.conventions.routes.show, id: id)
-        let response = try await context.send(.get, path, action: .show)
-        return try mergeRecord(response, context: context, store: store, expecting: id, target: nil, mode: .read)
+    public static func get(
+        id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
+        in store: ResourceStore = .default
+    ) async throws -> Self {
+        try await response(id: id, include: include, parameters: parameters, in: store).value
+    }
+
+    /// ``get(id:include:parameters:in:)``, with the status, header fields, links and source of the
+    /// answer.
+    ///
+    /// ```swift
+    /// let answer = try await Train.response(id: 1)
+    /// answer.value.company     // the live instance
+    /// answer.etag              // "\"a1b2\""
+    /// ```
+    ///
+    /// - Throws: ``APIError``, as ``get(id:include:parameters:in:)``.
+    public static func response(
+        id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
+        in store: ResourceStore = .default
+    ) async throws -> ResourceResponse<Self> {
+        try await ActionPipeline<Self>(store: store).record(
+            ResourceAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store))
     }
 
     /// Fetches every record (`GET /trains`).
     ///
     /// - Parameter store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(id:in:)``; a list naming one id twice is
+    /// - Throws: ``APIError``, as ``get(id:include:parameters:in:)``; a list naming one id twice is
     ///   ``APIError/Code/inconsistentResponse``.
     public static func get(in store: ResourceStore = .default) async throws -> [Self] {
         try await get(where: [:], in: store)
@@ -44,16 +65,30 @@ extension ResourceModel {
     ///
     /// - Parameters:
     ///   - parameters: Query parameters; arrays and nested objects use Rails brackets.
+    ///   - include: Related models to side-load, as in ``get(id:include:parameters:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
     /// - Throws: ``APIError``, as ``get(in:)``.
-    public static func get(where parameters: [String: JSONValue], in store: ResourceStore = .default) async throws
-        -> [Self]
-    {
-        let context = store.context(for: Self.self)
-        let path = try context.path(for: context.conventions.routes.index)
-        let response = try await context.send(.get, path, query: parameters, action: .index)
-        return try mergeList(response, context: context, store: store)
+    public static func get(
+        where parameters: [String: JSONValue], include: [String] = [], in store: ResourceStore = .default
+    ) async throws -> [Self] {
+        try await response(where: parameters, include: include, in: store).value
+    }
+
+    /// ``get(where:include:in:)``, with the status, header fields, links and source of the answer:
+    /// read paging from ``ResourceResponse/links`` and the header fields.
+    ///
+    /// ```swift
+    /// let page = try await Train.response(where: ["page": 1])
+    /// let next = page.links["next"]   // from `Link: <…?page=2>; rel="next"`
+    /// ```
+    ///
+    /// - Throws: ``APIError``, as ``get(in:)``.
+    public static func response(
+        where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
+    ) async throws -> ResourceResponse<[Self]> {
+        try await ActionPipeline<Self>(store: store).list(
+            ResourceAction(operation: .list(filter: parameters), include: include, store: store))
     }
 
     /// Searches records (Objects' search verb): `GET /trains?q=Mono` with Rails conventions,
@@ -65,13 +100,8 @@ extension ResourceModel {
     /// - Returns: The live instances, in response order.
     /// - Throws: ``APIError``, as ``get(in:)``.
     public static func search(_ term: String, in store: ResourceStore = .default) async throws -> [Self] {
-        let context = store.context(for: Self.self)
-        let route = context.conventions.routes.search
-        let inPath = route.placeholders.contains("term")
-        let path = try context.path(for: route, term: term)
-        let query: [String: JSONValue] = inPath ? [:] : [context.conventions.searchParameter: .string(term)]
-        let response = try await context.send(.get, path, query: query, action: .search)
-        return try mergeList(response, context: context, store: store)
+        try await ActionPipeline<Self>(store: store).list(ResourceAction(operation: .search(term), store: store))
+            .value
     }
 
     // MARK: - Instance actions
@@ -86,28 +116,16 @@ extension ResourceModel {
     ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
     ///   - uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Throws: ``APIError``: ``APIError/Code/validationFailed`` with ``APIError/errors`` for a 422 (the
-    ///   instance keeps its edits), or as ``ResourceModel/get(id:in:)``.
+    ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:in:)``.
     public func create(
         in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws {
-        let snapshot = _$record.snapshot()
-        if let id = snapshot.id {
-            throw APIError(
-                .invalidRequest,
-                "\(Self.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
-        }
-        let store = store ?? snapshot.store ?? .default
-        let context = store.context(for: Self.self)
-        let (body, files) = try Self.encodeBody(
-            snapshot.values, only: nil, context: context, action: .create, store: store)
-        let path = try context.path(for: context.conventions.routes.create)
-        let response = try await context.send(
-            .post, path, body: body, files: files, action: .create, uploadProgress: uploadProgress)
-        _ = try Self.mergeRecord(
-            response, context: context, store: store, expecting: nil, target: self, mode: .saved(sent: snapshot.edits))
+        let store = store ?? _$record.snapshot().store ?? .default
+        _ = try await ActionPipeline<Self>(store: store).record(
+            ResourceAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
     }
 
-    /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:)``.
+    /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
     ///
     /// Edits made while the request is in flight stay pending; the ones sent become the saved state.
     /// A ``FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
@@ -117,39 +135,22 @@ extension ResourceModel {
     /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
     public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws {
         let snapshot = _$record.snapshot()
-        guard let id = snapshot.id else {
+        guard snapshot.id != nil else {
             try await create(uploadProgress: uploadProgress)
             return
         }
         let store = snapshot.store ?? .default
-        let context = store.context(for: Self.self)
-        let conventions = context.conventions
-        let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
-        let (body, files) = try Self.encodeBody(
-            snapshot.values, only: only, context: context, action: .update, store: store)
-        let path = try context.path(for: conventions.routes.update, id: id)
-        let response = try await context.send(
-            conventions.updateMethod, path, body: body, files: files, action: .update, uploadProgress: uploadProgress)
-        if response.body.isEmpty {
-            _$record.markSaved(sent: snapshot.edits)
-            return
-        }
-        _ = try Self.mergeRecord(
-            response, context: context, store: store, expecting: id, target: self, mode: .saved(sent: snapshot.edits))
+        _ = try await ActionPipeline<Self>(store: store).record(
+            ResourceAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
     }
 
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.
     ///
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
-    ///   ``get(id:in:)``.
+    ///   ``get(id:include:parameters:in:)``.
     public func fetch() async throws {
-        let snapshot = _$record.snapshot()
-        guard let id = snapshot.id else { throw notPersisted("fetch") }
-        let store = snapshot.store ?? .default
-        let context = store.context(for: Self.self)
-        let path = try context.path(for: context.conventions.routes.show, id: id)
-        let response = try await context.send(.get, path, action: .show)
-        _ = try Self.mergeRecord(response, context: context, store: store, expecting: id, target: self, mode: .read)
+        let store = _$record.snapshot().store ?? .default
+        _ = try await ActionPipeline<Self>(store: store).record(ResourceAction(operation: .fetch(self), store: store))
     }
 
     /// Deletes the record (`DELETE /trains/1`) and removes it from the store.
@@ -157,28 +158,16 @@ extension ResourceModel {
     /// The instance keeps its values and id; ``isDeleted`` becomes `true`.
     ///
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
-    ///   ``get(id:in:)``.
+    ///   ``get(id:include:parameters:in:)``.
     public func delete() async throws {
-        let snapshot = _$record.snapshot()
-        guard let id = snapshot.id else { throw notPersisted("delete") }
-        let store = snapshot.store ?? .default
-        let context = store.context(for: Self.self)
-        let path = try context.path(for: context.conventions.routes.destroy, id: id)
-        _ = try await context.send(.delete, path, action: .destroy)
-        store.remove(self, id: id)
-        _$record.state.withLock { $0.isDeleted = true }
-        _$record.announce(.deleted, fields: [], of: self)
+        let store = _$record.snapshot().store ?? .default
+        _ = try await ActionPipeline<Self>(store: store).delete(ResourceAction(operation: .delete(self), store: store))
     }
 
     // MARK: - Helpers
 
-    private func notPersisted(_ action: String) -> APIError {
-        APIError(
-            .notPersisted, "cannot \(action) a \(Self.resourceSchema.typeName) that has not been created on the server")
-    }
-
     static func encodeBody(
-        _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, action: ResourceAction,
+        _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, verb: ActionVerb,
         store: ResourceStore
     ) throws -> (JSONValue, FileAttachments) {
         let coder = FieldCoder(options: context.coding)
@@ -213,66 +202,10 @@ extension ResourceModel {
             }
         }
         do {
-            return (try customSerialize(.object(object), for: action), coder.attachments)
+            return (try customSerialize(.object(object), for: verb), coder.attachments)
         } catch {
             throw APIError(
                 .encodingFailed, "\(resourceSchema.typeName).customSerialize failed: \(error)", underlyingError: error)
-        }
-    }
-
-    static func mergeRecord(
-        _ response: APIResponse, context: ModelContext<Self>, store: ResourceStore, expecting id: ResourceID?,
-        target: Self?, mode: ResourceRecord<Self>.MergeMode
-    ) throws -> Self {
-        do {
-            let located = try context.record(in: response)
-            let coder = FieldCoder(options: context.coding)
-            let patch = try context.decoder(coder: coder, store: store).decode(
-                located.main, at: RecordLocation(base: located.path))
-            let sideloaded = try context.sideloaded(located, store: store)
-            if let id, patch.id.description != id.description {
-                throw APIError(
-                    .inconsistentResponse,
-                    "asked for \(resourceSchema.typeName) \(id.debugText), the server answered with \(patch.id.debugText)"
-                )
-            }
-            let (merged, side) = try store.mergeKeepingSideloads(
-                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder)
-            if !side.isEmpty { resourceSchema.adoptRelated(merged) }
-            guard let instance = merged.first else {
-                throw APIError(.inconsistentResponse, "the response held no \(resourceSchema.typeName)")
-            }
-            return instance
-        } catch {
-            throw context.attach(error, to: response)
-        }
-    }
-
-    static func mergeList(_ response: APIResponse, context: ModelContext<Self>, store: ResourceStore) throws -> [Self] {
-        do {
-            let coder = FieldCoder(options: context.coding)
-            let decoder = context.decoder(coder: coder, store: store)
-            let located: ModelContext<Self>.Located<[RecordPatch<Self>]>
-            if let packed = context.packedRecords(in: response, decoder: decoder) {
-                located = packed
-            } else {
-                let list = try context.records(in: response)
-                var patches: [RecordPatch<Self>] = []
-                patches.reserveCapacity(list.main.count)
-                for index in 0..<list.main.count {
-                    patches.append(
-                        try decoder.decode(list.main[index], at: RecordLocation(base: list.path, index: index)))
-                }
-                located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
-            }
-            try RecordPatch.requireDistinctIDs(located.main, at: located.path)
-            let (merged, side) = try store.mergeKeepingSideloads(
-                located.main, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
-                coder: coder)
-            if !side.isEmpty { resourceSchema.adoptRelated(merged) }
-            return merged
-        } catch {
-            throw context.attach(error, to: response)
         }
     }
 }

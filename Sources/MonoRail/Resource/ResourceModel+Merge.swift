@@ -21,9 +21,8 @@ extension ResourceModel {
     public static func merge(
         listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> [Self] {
-        let context = store.context(for: Self.self)
-        return try mergeList(
-            receivedResponse(body, contentType: contentType, context: context), context: context, store: store)
+        let pipeline = ActionPipeline<Self>(store: store)
+        return try pipeline.mergeList(receivedResponse(body, contentType: contentType, context: pipeline.context))
     }
 
     /// Merges one record body received some other way into the store, as ``get(id:in:)`` merges a
@@ -38,10 +37,10 @@ extension ResourceModel {
     public static func merge(
         recordBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> Self {
-        let context = store.context(for: Self.self)
-        return try mergeRecord(
-            receivedResponse(body, contentType: contentType, context: context), context: context, store: store,
-            expecting: nil, target: nil, mode: .read)
+        let pipeline = ActionPipeline<Self>(store: store)
+        return try pipeline.mergeRecord(
+            receivedResponse(body, contentType: contentType, context: pipeline.context), expecting: nil, target: nil,
+            mode: .read)
     }
 
     private static func receivedResponse(_ body: Data, contentType: String, context: ModelContext<Self>) -> APIResponse

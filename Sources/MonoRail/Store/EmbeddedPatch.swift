@@ -87,7 +87,7 @@ extension ResourceModel {
         let snapshot = _$record.snapshot()
         let context = store.context(for: Self.self)
         var (body, files) = try Self.encodeBody(
-            snapshot.values, only: nil, context: context, action: .update, store: store)
+            snapshot.values, only: nil, context: context, verb: .update, store: store)
         guard files.isEmpty else {
             throw APIError(
                 .encodingFailed, "\(Self.resourceSchema.typeName) holds a file; nested attributes cannot carry uploads")

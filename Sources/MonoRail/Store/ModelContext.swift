@@ -18,6 +18,8 @@ final class ModelContext<Model: ResourceModel>: Sendable {
     let wireKeys: [String]
     let wireKeyBytes: [[UInt8]]
     let maxEmbeddingDepth: Int
+    let recordCache: (any RecordCache)?
+    let outbox: any Outbox
     /// The related models whose records may come beside this one's, by plural name, first of each
     /// name only. Worked out once: a plural comes from the inflector, too slow to ask per response.
     let sideLoads: [(plural: String, loading: SideLoading)]
@@ -40,6 +42,8 @@ final class ModelContext<Model: ResourceModel>: Sendable {
         format = configuration.format
         timeout = configuration.timeout
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
+        recordCache = configuration.recordCache
+        outbox = configuration.outbox
         singular = Model.resourceName
         plural = Model.resourcePlural
         path = Model.resourcePath
@@ -71,21 +75,6 @@ final class ModelContext<Model: ResourceModel>: Sendable {
                     + "(known: :path, :plural, :singular, :id, :term)")
         }
         return expanded
-    }
-
-    func send(
-        _ method: HTTPRequest.Method, _ path: APIPath, query: [String: JSONValue] = [:], body: JSONValue? = nil,
-        files: FileAttachments = FileAttachments(), action: ResourceAction,
-        uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
-    ) async throws -> APIResponse {
-        if let sendingError { throw sendingError }
-        let request = APIRequest(
-            method: method, path: path, query: query, body: body.map { .tree($0, files: files) },
-            bodyRoot: conventions.wrapsRequestBody && body != nil ? singular : nil,
-            options: RequestOptions(
-                timeout: timeout, operationName: "\(Model.resourceSchema.typeName).\(action.rawValue)",
-                uploadProgress: uploadProgress, format: format, validationStatuses: conventions.validationStatuses))
-        return try await client.send(request)
     }
 
     // MARK: - Responses

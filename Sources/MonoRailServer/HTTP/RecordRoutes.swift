@@ -6,7 +6,7 @@ import MonoRailClient
 import NIOCore
 
 /// The Rails routes of every resource: index, show, create, update (PUT and PATCH) and destroy.
-struct ResourceRoutes: Sendable {
+struct RecordRoutes: Sendable {
     let store: RecordStore
     let maxBodySize: Int
     let envelope: ServerEnvelope

@@ -1,0 +1,266 @@
+import Foundation
+import HTTPTypes
+
+/// Runs model actions: the one path from a model call to the server and back, and the only code
+/// in the Resources layer that sends requests.
+///
+/// ```
+/// Train.get(id: 1)                 builds a ResourceAction, nothing else
+///   → ActionPipeline.run
+///       1. read policy             the record cache may answer a read          (RecordCache)
+///       2. write policy            the outbox sends a write now or keeps it     (Outbox)
+///       3. request                 APIClient.send: middleware, retry, log, de-duplication
+///       4. locate                  ResponseLocator: namespace, root, side-loads, errors member
+///       5. decode                  RecordDecoder: the tree, or MessagePack in place
+///       6. merge                   ResourceStore: all of the response or none of it
+///       7. persist                 the record cache keeps the body
+///       8. announce                observers and update streams, as the merge applied
+///   ← ResourceResponse             value, status, header fields, links, source
+/// ```
+struct ActionPipeline<Model: ResourceModel> {
+    let store: ResourceStore
+    let context: ModelContext<Model>
+
+    init(store: ResourceStore) {
+        self.store = store
+        self.context = store.context(for: Model.self)
+    }
+
+    /// An action turned into its request, with what its merge needs to know.
+    struct Prepared: Sendable {
+        var action: ResourceAction<Model>
+        var method: HTTPRequest.Method
+        var path: APIPath
+        var query: [String: JSONValue]
+        var body: JSONValue?
+        var files: FileAttachments
+        /// The id the answer must carry, for actions on one existing record.
+        var expectedID: ResourceID?
+        /// For a create or save: the edit sequence numbers sent, which become saved.
+        var sentEdits: [UInt64]?
+
+        var description: ActionDescription {
+            ActionDescription(
+                model: Model.resourceName, verb: action.verb, id: expectedID, path: path.encoded, query: query)
+        }
+    }
+
+    // MARK: - Running
+
+    /// Runs an action that answers with one record: get, fetch, create, save.
+    func record(_ action: ResourceAction<Model>) async throws -> ResourceResponse<Model> {
+        try await run(action) { response, prepared in
+            if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
+                // 204 No Content, or 200 with nothing: what was sent is what the server has.
+                target._$record.markSaved(sent: prepared.sentEdits ?? [])
+                return target
+            }
+            let mode: ResourceRecord<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
+            return try mergeRecord(response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode)
+        } queued: { prepared in
+            guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are queued") }
+            return target
+        }
+    }
+
+    /// Runs an action that answers with a list: get, get(where:), search.
+    func list(_ action: ResourceAction<Model>) async throws -> ResourceResponse<[Model]> {
+        try await run(action) { response, _ in
+            try mergeList(response)
+        } queued: { _ in
+            []
+        }
+    }
+
+    /// Runs a delete.
+    func delete(_ action: ResourceAction<Model>) async throws -> ResourceResponse<Void> {
+        try await run(action) { _, prepared in
+            guard let target = prepared.action.target, let id = prepared.expectedID else { return }
+            store.remove(target, id: id)
+            target._$record.state.withLock { $0.isDeleted = true }
+            target._$record.announce(.deleted, fields: [], of: target)
+        } queued: { _ in
+        }
+    }
+
+    /// The stages, in order; `merge` is stages 4 to 6 for the action's kind of answer.
+    private func run<Value>(
+        _ action: ResourceAction<Model>, merge: (APIResponse, Prepared) throws -> Value,
+        queued: (Prepared) throws -> Value
+    ) async throws -> ResourceResponse<Value> {
+        let prepared = try prepare(action)
+        let description = prepared.description
+        // 1. Read policy.
+        if action.verb.isRead, let cache = context.recordCache, let cached = try await cache.answer(description) {
+            let response = received(cached, path: prepared.path)
+            return ResourceResponse(try merge(response, prepared), of: response, source: .cache)
+        }
+        // 2. Write policy, 3. request.
+        let response: APIResponse
+        if action.verb.isRead {
+            response = try await send(prepared)
+        } else {
+            guard let sent = try await context.outbox.submit(description, send: { try await send(prepared) }) else {
+                return ResourceResponse(
+                    value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
+            }
+            response = sent
+        }
+        // 4–6. Locate, decode, merge; 8. the merge announces as it applies.
+        let value = try merge(response, prepared)
+        // 7. Persist.
+        if let cache = context.recordCache {
+            try await cache.store(
+                CachedResponse(
+                    status: response.response.status, headerFields: response.response.headerFields,
+                    body: response.body),
+                for: description)
+        }
+        return ResourceResponse(value, of: response, source: .network)
+    }
+
+    // MARK: - Request
+
+    /// Works out the request of an action; sends nothing.
+    func prepare(_ action: ResourceAction<Model>) throws -> Prepared {
+        let conventions = context.conventions
+        var query = action.parameters
+        if !action.include.isEmpty {
+            query[conventions.includeParameter] = .string(action.include.joined(separator: ","))
+        }
+        func prepared(
+            _ method: HTTPRequest.Method, _ path: APIPath, id: ResourceID? = nil,
+            body: (JSONValue, FileAttachments)? = nil,
+            sent: [UInt64]? = nil
+        ) -> Prepared {
+            Prepared(
+                action: action, method: method, path: path, query: query, body: body?.0,
+                files: body?.1 ?? FileAttachments(), expectedID: id, sentEdits: sent)
+        }
+        switch action.operation {
+        case .get(let id):
+            return prepared(.get, try context.path(for: conventions.routes.show, id: id), id: id)
+        case .list(let filter):
+            query.merge(filter) { _, filter in filter }
+            return prepared(.get, try context.path(for: conventions.routes.index))
+        case .search(let term):
+            let route = conventions.routes.search
+            if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
+            return prepared(.get, try context.path(for: route, term: term))
+        case .fetch(let instance):
+            let id = try Self.id(of: instance, toward: "fetch")
+            return prepared(.get, try context.path(for: conventions.routes.show, id: id), id: id)
+        case .create(let instance):
+            let snapshot = instance._$record.snapshot()
+            if let id = snapshot.id {
+                throw APIError(
+                    .invalidRequest,
+                    "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
+            }
+            let body = try Model.encodeBody(snapshot.values, only: nil, context: context, verb: .create, store: store)
+            return prepared(.post, try context.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
+        case .save(let instance):
+            let snapshot = instance._$record.snapshot()
+            let id = try Self.id(of: instance, toward: "save")
+            let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
+            let body = try Model.encodeBody(snapshot.values, only: only, context: context, verb: .update, store: store)
+            return prepared(
+                conventions.updateMethod, try context.path(for: conventions.routes.update, id: id), id: id, body: body,
+                sent: snapshot.edits)
+        case .delete(let instance):
+            let id = try Self.id(of: instance, toward: "delete")
+            return prepared(.delete, try context.path(for: conventions.routes.destroy, id: id), id: id)
+        }
+    }
+
+    private static func id(of instance: Model, toward action: String) throws -> ResourceID {
+        guard let id = instance._$record.snapshot().id else {
+            throw APIError(
+                .notPersisted,
+                "cannot \(action) a \(Model.resourceSchema.typeName) that has not been created on the server")
+        }
+        return id
+    }
+
+    private func send(_ prepared: Prepared) async throws -> APIResponse {
+        if let sendingError = context.sendingError { throw sendingError }
+        let conventions = context.conventions
+        let request = APIRequest(
+            method: prepared.method, path: prepared.path, query: prepared.query,
+            body: prepared.body.map { .tree($0, files: prepared.files) },
+            bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? context.singular : nil,
+            options: RequestOptions(
+                timeout: context.timeout,
+                operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
+                uploadProgress: prepared.action.uploadProgress, format: context.format,
+                validationStatuses: conventions.validationStatuses))
+        return try await context.client.send(request)
+    }
+
+    /// A cached body as the response it was.
+    private func received(_ cached: CachedResponse, path: APIPath) -> APIResponse {
+        APIResponse(
+            request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: path.encoded),
+            response: HTTPResponse(status: cached.status, headerFields: cached.headerFields), body: cached.body,
+            decoder: context.client.responseDecoder)
+    }
+
+    // MARK: - Locate, decode, merge
+
+    /// Locates, decodes and merges the one record of a response.
+    func mergeRecord(
+        _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: ResourceRecord<Model>.MergeMode
+    ) throws -> Model {
+        do {
+            let located = try context.record(in: response)
+            let coder = FieldCoder(options: context.coding)
+            let patch = try context.decoder(coder: coder, store: store).decode(
+                located.main, at: RecordLocation(base: located.path))
+            let sideloaded = try context.sideloaded(located, store: store)
+            if let id, patch.id.description != id.description {
+                throw APIError(
+                    .inconsistentResponse,
+                    "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
+                        + patch.id.debugText)
+            }
+            let (merged, side) = try store.mergeKeepingSideloads(
+                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder)
+            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+            guard let instance = merged.first else {
+                throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
+            }
+            return instance
+        } catch {
+            throw context.attach(error, to: response)
+        }
+    }
+
+    /// Locates, decodes and merges the records of a list response.
+    func mergeList(_ response: APIResponse) throws -> [Model] {
+        do {
+            let coder = FieldCoder(options: context.coding)
+            let decoder = context.decoder(coder: coder, store: store)
+            let located: ModelContext<Model>.Located<[RecordPatch<Model>]>
+            if let packed = context.packedRecords(in: response, decoder: decoder) {
+                located = packed
+            } else {
+                let list = try context.records(in: response)
+                var patches: [RecordPatch<Model>] = []
+                patches.reserveCapacity(list.main.count)
+                for index in 0..<list.main.count {
+                    patches.append(
+                        try decoder.decode(list.main[index], at: RecordLocation(base: list.path, index: index)))
+                }
+                located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
+            }
+            try RecordPatch.requireDistinctIDs(located.main, at: located.path)
+            let (merged, side) = try store.mergeKeepingSideloads(
+                located.main, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
+                coder: coder)
+            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+            return merged
+        } catch {
+            throw context.attach(error, to: response)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// What an action does, named after the Rails controller action it maps to; passed to
+/// ``ResourceModel/customSerialize(_:for:)`` and in every ``ActionDescription``.
+///
+/// Before the action pipeline this enum was called `ResourceAction`; that name now belongs to the
+/// action value itself.
+public enum ActionVerb: String, Sendable, Hashable {
+    /// `get()` / `get(where:)`, and loading a `@Has(.many)`.
+    case index
+    /// `get(id:)` and `fetch()`, and loading a `@References`.
+    case show
+    /// `create()`.
+    case create
+    /// `save()` of an existing record.
+    case update
+    /// `delete()`.
+    case destroy
+    /// `search(_:)`.
+    case search
+
+    /// Whether the verb only reads: a record cache may answer it.
+    public var isRead: Bool { self == .index || self == .show || self == .search }
+}

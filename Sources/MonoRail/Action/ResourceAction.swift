@@ -1,0 +1,50 @@
+/// One model operation as a value: what to do, to which record or records, with which options, in
+/// which store. Every model call builds one and hands it to ``ActionPipeline``; nothing else in the
+/// Resources layer sends requests.
+struct ResourceAction<Model: ResourceModel>: Sendable {
+    enum Operation: Sendable {
+        /// `get(id:)`: one record by id.
+        case get(ResourceID)
+        /// `get()` / `get(where:)`: the records matching a filter.
+        case list(filter: [String: JSONValue])
+        /// `search(_:)`.
+        case search(String)
+        /// `create()` of this instance.
+        case create(Model)
+        /// `save()` of this instance, which exists on the server.
+        case save(Model)
+        /// `fetch()`: this instance, read again.
+        case fetch(Model)
+        /// `delete()` of this instance.
+        case delete(Model)
+    }
+
+    var operation: Operation
+    /// Related models to side-load, sent as the conventions' include parameter (`?include=cars`).
+    var include: [String] = []
+    /// More query parameters, beside the filter.
+    var parameters: [String: JSONValue] = [:]
+    /// The store whose identity map the answer merges into.
+    var store: ResourceStore
+    /// Called as the request body is sent.
+    var uploadProgress: (@Sendable (TransferProgress) -> Void)?
+
+    var verb: ActionVerb {
+        switch operation {
+        case .get, .fetch: .show
+        case .list: .index
+        case .search: .search
+        case .create: .create
+        case .save: .update
+        case .delete: .destroy
+        }
+    }
+
+    /// The instance a create, save, fetch or delete acts on.
+    var target: Model? {
+        switch operation {
+        case .create(let instance), .save(let instance), .fetch(let instance), .delete(let instance): instance
+        case .get, .list, .search: nil
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import Testing
+
+/// Keeps every write it is given, in order, and sends it at once or keeps it unsent.
+private final class RecordingOutbox: Outbox {
+    let sendsWrites: Bool
+    let writes = Locked<[ActionDescription]>([])
+
+    init(sendsWrites: Bool) { self.sendsWrites = sendsWrites }
+
+    func submit(_ write: ActionDescription, send: @Sendable () async throws -> APIResponse) async throws
+        -> APIResponse?
+    {
+        writes.withLock { $0.append(write) }
+        return sendsWrites ? try await send() : nil
+    }
+
+    var pendingCount: Int { sendsWrites ? 0 : writes.withLock { $0.count } }
+
+    func flush() async throws {}
+}
+
+@Suite("The action pipeline: response metadata, include, and the cache and outbox stages", .timeLimit(.minutes(2)))
+struct ActionPipelineTests {
+    @Test("a response carries the status, header fields, ETag, Date and source of the answer")
+    func metadata() async throws {
+        try await withHarness { harness in
+            let train = Train()
+            train.company = "MonoRail Co."
+            try await train.create(in: harness.store)
+            let id = try #require(train.id)
+            let answer = try await Train.response(id: id, in: harness.store)
+            #expect(answer.value === train)
+            #expect(answer.status == .ok)
+            #expect(answer.source == .network)
+            #expect(answer.headerFields[.contentType]?.hasPrefix("application/json") == true)
+            let etag = try #require(answer.etag)
+            #expect(etag.hasPrefix("\"") && etag.count > 2)
+            #expect(
+                answer.date.map { abs($0.timeIntervalSinceNow) < 300 } == true, "\(String(describing: answer.date))")
+        }
+    }
+
+    @Test("a paged list reads its Link relations and total from the response")
+    func links() async throws {
+        try await withHarness { harness in
+            for index in 0..<5 {
+                let train = Train()
+                train.company = "Company \(index)"
+                try await train.create(in: harness.store)
+            }
+            let all = try await Train.get(in: harness.store)
+            let page = try await Train.response(where: ["page": 2, "per_page": 2], in: harness.store)
+            #expect(page.value.map(\.id) == all[2..<4].map(\.id))
+            let next = try #require(page.links["next"])
+            let components = URLComponents(url: next, resolvingAgainstBaseURL: false)
+            #expect(components?.queryItems?.first { $0.name == "page" }?.value == "3")
+            #expect(next.host == "127.0.0.1")
+            #expect(page.links["prev"] != nil && page.links["first"] != nil && page.links["last"] != nil)
+            #expect(page.headerFields[HTTPField.Name("X-Total-Count") ?? .accept] == String(all.count))
+        }
+    }
+
+    @Test("include: side-loads related records with ?include=, and they merge with the record")
+    func include() async throws {
+        try await withHarness { harness in
+            let train = Seed.Train()
+            train.company = "MonoRail Co."
+            try await train.create(in: harness.store)
+            let trainID = try #require(train.id?.intValue)
+            for occupancy in [10, 20] {
+                let car = Seed.Car()
+                car.occupancy = occupancy
+                car.train = train
+                try await car.create(in: harness.store)
+            }
+            let other = ResourceStore(configuration: harness.store.configuration)
+            harness.journal.reset()
+            let fetched = try await Seed.Train.get(id: trainID, include: ["cars"], parameters: ["v": 2], in: other)
+            let line = try #require(harness.journal.entries.last)
+            #expect(line.contains("include=cars") && line.contains("v=2"), "\(line)")
+            #expect(other.instances(of: Seed.Car.self).count == 2)
+            #expect(fetched.cars.compactMap(\.occupancy).sorted() == [10, 20])
+            #expect(harness.journal.count == 1)
+        }
+    }
+
+    @Test("a record cache answers a read without a request, with the same live instance, and a delete forgets it")
+    func recordCache() async throws {
+        let cache = InMemoryRecordCache(maxAge: .seconds(60))
+        try await withHarness(
+            configure: { $0.recordCache = cache },
+            { harness in
+                let train = Train()
+                train.company = "Cached"
+                try await train.create(in: harness.store)
+                let id = try #require(train.id)
+                #expect(cache.count == 0)
+                let first = try await Train.response(id: id, in: harness.store)
+                #expect(first.source == .network)
+                #expect(cache.count == 1)
+                let requests = harness.journal.count
+                let second = try await Train.response(id: id, in: harness.store)
+                #expect(second.source == .cache)
+                #expect(second.value === train)
+                #expect(second.etag == first.etag)
+                #expect(harness.journal.count == requests)
+                try await train.delete()
+                #expect(cache.count == 0)
+                await #expect(throws: APIError.self) { try await Train.get(id: id, in: harness.store) }
+            })
+    }
+
+    @Test("a body younger than maxAge answers; an older one is sent again")
+    func recordCacheAge() async throws {
+        let cache = InMemoryRecordCache(maxAge: .zero)
+        try await withHarness(
+            configure: { $0.recordCache = cache },
+            { harness in
+                let train = Train()
+                train.company = "Fresh"
+                try await train.create(in: harness.store)
+                let id = try #require(train.id)
+                _ = try await Train.get(id: id, in: harness.store)
+                let again = try await Train.response(id: id, in: harness.store)
+                #expect(again.source == .network)
+            })
+    }
+
+    @Test("every write passes through the outbox, which may send it or keep it")
+    func outbox() async throws {
+        let sending = RecordingOutbox(sendsWrites: true)
+        try await withHarness(
+            configure: { $0.outbox = sending },
+            { harness in
+                let train = Train()
+                train.company = "Outbound"
+                try await train.create(in: harness.store)
+                train.maxSpeed = 80
+                try await train.save()
+                _ = try await Train.get(in: harness.store)
+                try await train.delete()
+                let writes = sending.writes.withLock { $0 }
+                #expect(writes.map(\.verb) == [.create, .update, .destroy])
+                #expect(
+                    writes.map(\.path) == [
+                        "/trains", "/trains/\(train.id?.description ?? "")", "/trains/\(train.id?.description ?? "")",
+                    ])
+                #expect(writes.allSatisfy { $0.model == "train" })
+            })
+        let keeping = RecordingOutbox(sendsWrites: false)
+        try await withHarness(
+            configure: { $0.outbox = keeping },
+            { harness in
+                let train = Train()
+                train.company = "Kept"
+                try await train.create(in: harness.store)
+                #expect(train.id == nil)
+                #expect(train.hasChanges)
+                #expect(harness.journal.count == 0)
+                #expect(keeping.pendingCount == 1)
+            })
+    }
+}
