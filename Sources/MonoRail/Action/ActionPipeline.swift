@@ -89,9 +89,10 @@ struct ActionPipeline<Model: ResourceModel> {
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
         let prepared = try prepare(action)
-        let description = prepared.description
         // 1. Read policy.
-        if action.verb.isRead, let cache = context.recordCache, let cached = try await cache.answer(description) {
+        if action.verb.isRead, let cache = context.recordCache,
+            let cached = try await cache.answer(prepared.description)
+        {
             let response = received(cached, path: prepared.path)
             return ResourceResponse(try merge(response, prepared), of: response, source: .cache)
         }
@@ -100,7 +101,8 @@ struct ActionPipeline<Model: ResourceModel> {
         if action.verb.isRead {
             response = try await send(prepared)
         } else {
-            guard let sent = try await context.outbox.submit(description, send: { try await send(prepared) }) else {
+            guard let sent = try await context.outbox.submit(prepared.description, send: { try await send(prepared) })
+            else {
                 return ResourceResponse(
                     value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
             }
@@ -114,7 +116,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 CachedResponse(
                     status: response.response.status, headerFields: response.response.headerFields,
                     body: response.body),
-                for: description)
+                for: prepared.description)
         }
         return ResourceResponse(value, of: response, source: .network)
     }

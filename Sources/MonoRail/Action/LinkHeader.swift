@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 
-/// Reads `Link` header fields (RFC 8288) and HTTP dates, for ``ResourceResponse``.
+/// Reads `Link` header fields (RFC 8288), for ``ResourceResponse``.
 enum LinkHeader {
     /// `Link`, which swift-http-types has no constant for.
     static let fieldName = HTTPField.Name("Link")
@@ -67,11 +67,4 @@ enum LinkHeader {
         }
         return (target, parameters)
     }
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form servers send in `Date`.
-    static func httpDate(_ text: String) -> Date? {
-        httpDateFormat.date(from: text)
-    }
-
-    private static let httpDateFormat = DateFormat.custom("EEE, dd MMM yyyy HH:mm:ss zzz")
 }

@@ -11,8 +11,11 @@ public import HTTPTypes
 /// let page = try await Train.response(where: ["company": "MonoRail Co."])
 /// page.value                      // [Train], live instances
 /// page.links["next"]              // from `Link: <…?page=2>; rel="next"`
-/// page.headerFields[.init("X-Total-Count")!]
+/// page.etag                       // from `ETag`
 /// ```
+///
+/// The links, ETag and date are read from the header fields when asked for, so a call that does
+/// not ask pays nothing for them.
 public struct ResourceResponse<Value> {
     /// The live instance or instances (or nothing, for a delete).
     public var value: Value
@@ -20,40 +23,47 @@ public struct ResourceResponse<Value> {
     public var status: HTTPResponse.Status
     /// The response header fields.
     public var headerFields: HTTPFields
-    /// The relations of the `Link` header (RFC 8288) by `rel`: `"next"`, `"prev"`, `"first"`,
-    /// `"last"`, with relative targets resolved against the request's URL.
-    public var links: [String: URL]
     /// Where the value came from.
     public var source: Source
-    /// When the server produced the body (its `Date` header), when it said.
-    public var date: Date?
+    /// The request as it was sent, after middleware; `nil` when a cache answered.
+    public var request: HTTPRequest?
 
     /// Where a response's value came from.
     public typealias Source = ResponseSource
 
     /// Creates a response.
     public init(
-        value: Value, status: HTTPResponse.Status, headerFields: HTTPFields = HTTPFields(), links: [String: URL] = [:],
-        source: Source = .network, date: Date? = nil
+        value: Value, status: HTTPResponse.Status, headerFields: HTTPFields = HTTPFields(), source: Source = .network,
+        request: HTTPRequest? = nil
     ) {
         self.value = value
         self.status = status
         self.headerFields = headerFields
-        self.links = links
         self.source = source
-        self.date = date
+        self.request = request
     }
-}
 
-extension ResourceResponse {
-    /// The entity tag of the body, from the `ETag` header.
+    /// The relations of the `Link` header fields (RFC 8288) by `rel` — `"next"`, `"prev"`,
+    /// `"first"`, `"last"` — with relative targets resolved against the request's URL.
+    public var links: [String: URL] {
+        var base: URL?
+        if let request, let scheme = request.scheme, let authority = request.authority, let path = request.path {
+            base = URL(string: "\(scheme)://\(authority)\(path)")
+        }
+        return LinkHeader.relations(LinkHeader.fieldName.map { headerFields[values: $0] } ?? [], base: base)
+    }
+
+    /// The entity tag of the body, from the `ETag` header field.
     public var etag: String? { headerFields[.eTag] }
+
+    /// When the server produced the answer, from its `Date` header field (an HTTP date).
+    public var date: Date? { headerFields[.date].flatMap(HTTPDate.parse) }
 
     /// The same response with another value, such as the instances of the records it carried.
     public func map<Other>(_ transform: (Value) throws -> Other) rethrows -> ResourceResponse<Other> {
         ResourceResponse<Other>(
-            value: try transform(value), status: status, headerFields: headerFields, links: links,
-            source: source, date: date)
+            value: try transform(value), status: status, headerFields: headerFields, source: source,
+            request: request)
     }
 }
 
@@ -62,17 +72,8 @@ extension ResourceResponse: Sendable where Value: Sendable {}
 extension ResourceResponse {
     /// The metadata of a response as received, around `value`.
     init(_ value: Value, of response: APIResponse, source: Source) {
-        var base: URL?
-        if let scheme = response.request.scheme, let authority = response.request.authority,
-            let path = response.request.path
-        {
-            base = URL(string: "\(scheme)://\(authority)\(path)")
-        }
         self.init(
             value: value, status: response.response.status, headerFields: response.response.headerFields,
-            links: LinkHeader.relations(
-                LinkHeader.fieldName.map { response.response.headerFields[values: $0] } ?? [], base: base),
-            source: source,
-            date: response.response.headerFields[.date].flatMap(LinkHeader.httpDate))
+            source: source, request: source == .cache ? nil : response.request)
     }
 }

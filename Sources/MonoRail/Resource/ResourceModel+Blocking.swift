@@ -14,7 +14,7 @@ import MonoRailTransport
 public struct BlockingModelActions<Model: ResourceModel>: Sendable {
     let store: ResourceStore
 
-    /// ``ResourceModel/get(id:in:)``, blocking.
+    /// ``ResourceModel/get(id:include:parameters:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async get(id:) from async code")
@@ -33,7 +33,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
         return try waitFor { try await Model.get(in: store) }
     }
 
-    /// ``ResourceModel/get(where:in:)``, blocking.
+    /// ``ResourceModel/get(where:include:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async get(where:) from async code")

@@ -25,7 +25,7 @@ extension ResourceModel {
         return try pipeline.mergeList(receivedResponse(body, contentType: contentType, context: pipeline.context))
     }
 
-    /// Merges one record body received some other way into the store, as ``get(id:in:)`` merges a
+    /// Merges one record body received some other way into the store, as ``get(id:include:parameters:in:)`` merges a
     /// response: `{"train": {…}}` or a bare object.
     ///
     /// - Parameters:

@@ -27,12 +27,14 @@ public import Observation
 ///
 /// ## Topics
 /// ### Reading and writing
-/// - ``get(id:in:)``
+/// - ``get(id:include:parameters:in:)``
 /// - ``get(in:)``
-/// - ``get(where:in:)``
+/// - ``get(where:include:in:)``
 /// - ``search(_:in:)``
-/// - ``create(in:)``
-/// - ``save()``
+/// - ``response(id:include:parameters:in:)``
+/// - ``response(where:include:in:)``
+/// - ``create(in:uploadProgress:)``
+/// - ``save(uploadProgress:)``
 /// - ``fetch()``
 /// - ``delete()``
 /// ### Changes

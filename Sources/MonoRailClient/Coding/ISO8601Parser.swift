@@ -139,7 +139,7 @@ enum ISO8601Parser {
     }
 
     // Howard Hinnant's days_from_civil / civil_from_days: exact proleptic Gregorian arithmetic.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
