@@ -12,7 +12,7 @@ struct ConcurrencyTests {
     /// Merges server records into `store` the way a response does, without the network, so that
     /// thousands of merges race with readers and writers.
     func merge(_ records: [JSONValue], into store: ResourceStore) throws -> [Train] {
-        let context = store.context(for: Train.self)
+        let context = store.setup(for: Train.self)
         let coder = FieldCoder(options: context.coding)
         let decoder = context.decoder(coder: coder, store: store)
         let patches = try records.enumerated().map { index, record in

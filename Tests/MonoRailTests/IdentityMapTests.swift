@@ -62,7 +62,7 @@ struct IdentityMapTests {
             let snapshot = train._$record.snapshot()
             train.maxSpeed = 2  // after the snapshot a save would take
             // The server's answer to the save, merged as save() merges it.
-            let context = store.context(for: Train.self)
+            let context = store.setup(for: Train.self)
             let coder = FieldCoder(options: context.coding)
             let answer: JSONValue = ["id": 1, "company": "B", "max_speed": 1]
             let patch = try context.decoder(coder: coder, store: store).decode(answer, at: RecordLocation(base: "$"))

@@ -35,16 +35,16 @@ struct StoreClientTests {
         let store = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
         let client = store.client
         #expect(store.client === client)
-        #expect(store.context(for: Train.self).client === client)
-        #expect(store.context(for: Car.self).client === client)
+        #expect(store.setup(for: Train.self).client === client)
+        #expect(store.setup(for: Car.self).client === client)
         // Coding, format and conventions go with each request: still the store's client.
-        #expect(store.context(for: LenientTrain.self).client === client)
-        #expect(store.context(for: PackedTrain.self).client === client)
-        #expect(store.context(for: Post.self).client === client)
-        #expect(store.context(for: CountedTrain.self).client !== client)
+        #expect(store.setup(for: LenientTrain.self).client === client)
+        #expect(store.setup(for: PackedTrain.self).client === client)
+        #expect(store.setup(for: Post.self).client === client)
+        #expect(store.setup(for: CountedTrain.self).client !== client)
         store.configure { $0.timeout = .seconds(5) }
         #expect(store.client !== client)
-        #expect(store.context(for: Train.self).client === store.client)
+        #expect(store.setup(for: Train.self).client === store.client)
     }
 
     @Test("the model's client keeps the store's clock and settings it did not change")
@@ -57,7 +57,7 @@ struct StoreClientTests {
         var configuration = MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:9"), timeout: .seconds(7))
         configuration.clock = StepClock()
         let store = ResourceStore(configuration: configuration)
-        let own = store.context(for: CountedTrain.self).client.configuration
+        let own = store.setup(for: CountedTrain.self).client.configuration
         #expect(own.clock is StepClock)
         #expect(own.timeout == .seconds(7))
         #expect(own.middleware.count == 1)

@@ -19,11 +19,11 @@ import HTTPTypes
 /// ```
 struct ActionPipeline<Model: ResourceModel> {
     let store: ResourceStore
-    let context: ModelContext<Model>
+    let setup: ModelSetup<Model>
 
     init(store: ResourceStore) {
         self.store = store
-        self.context = store.context(for: Model.self)
+        self.setup = store.setup(for: Model.self)
     }
 
     /// An action turned into its request, with what its merge needs to know.
@@ -90,7 +90,7 @@ struct ActionPipeline<Model: ResourceModel> {
     ) async throws -> ResourceResponse<Value> {
         let prepared = try prepare(action)
         // 1. Read policy.
-        if action.verb.isRead, let cache = context.recordCache,
+        if action.verb.isRead, let cache = setup.recordCache,
             let cached = try await cache.answer(prepared.description)
         {
             let response = received(cached, path: prepared.path)
@@ -101,7 +101,7 @@ struct ActionPipeline<Model: ResourceModel> {
         if action.verb.isRead {
             response = try await send(prepared)
         } else {
-            guard let sent = try await context.outbox.submit(prepared.description, send: { try await send(prepared) })
+            guard let sent = try await setup.outbox.submit(prepared.description, send: { try await send(prepared) })
             else {
                 return ResourceResponse(
                     value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
@@ -111,7 +111,7 @@ struct ActionPipeline<Model: ResourceModel> {
         // 4–6. Locate, decode, merge; 8. the merge announces as it applies.
         let value = try merge(response, prepared)
         // 7. Persist.
-        if let cache = context.recordCache {
+        if let cache = setup.recordCache {
             try await cache.store(
                 CachedResponse(
                     status: response.response.status, headerFields: response.response.headerFields,
@@ -125,7 +125,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Works out the request of an action; sends nothing.
     func prepare(_ action: ResourceAction<Model>) throws -> Prepared {
-        let conventions = context.conventions
+        let conventions = setup.conventions
         var query = action.parameters
         if !action.include.isEmpty {
             query[conventions.includeParameter] = .string(action.include.joined(separator: ","))
@@ -141,17 +141,17 @@ struct ActionPipeline<Model: ResourceModel> {
         }
         switch action.operation {
         case .get(let id):
-            return prepared(.get, try context.path(for: conventions.routes.show, id: id), id: id)
+            return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
         case .list(let filter):
             query.merge(filter) { _, filter in filter }
-            return prepared(.get, try context.path(for: conventions.routes.index))
+            return prepared(.get, try setup.path(for: conventions.routes.index))
         case .search(let term):
             let route = conventions.routes.search
             if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
-            return prepared(.get, try context.path(for: route, term: term))
+            return prepared(.get, try setup.path(for: route, term: term))
         case .fetch(let instance):
             let id = try Self.id(of: instance, toward: "fetch")
-            return prepared(.get, try context.path(for: conventions.routes.show, id: id), id: id)
+            return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
         case .create(let instance):
             let snapshot = instance._$record.snapshot()
             if let id = snapshot.id {
@@ -159,19 +159,19 @@ struct ActionPipeline<Model: ResourceModel> {
                     .invalidRequest,
                     "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
             }
-            let body = try Model.encodeBody(snapshot.values, only: nil, context: context, verb: .create, store: store)
-            return prepared(.post, try context.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
+            let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
+            return prepared(.post, try setup.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$record.snapshot()
             let id = try Self.id(of: instance, toward: "save")
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
-            let body = try Model.encodeBody(snapshot.values, only: only, context: context, verb: .update, store: store)
+            let body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             return prepared(
-                conventions.updateMethod, try context.path(for: conventions.routes.update, id: id), id: id, body: body,
+                conventions.updateMethod, try setup.path(for: conventions.routes.update, id: id), id: id, body: body,
                 sent: snapshot.edits)
         case .delete(let instance):
             let id = try Self.id(of: instance, toward: "delete")
-            return prepared(.delete, try context.path(for: conventions.routes.destroy, id: id), id: id)
+            return prepared(.delete, try setup.path(for: conventions.routes.destroy, id: id), id: id)
         }
     }
 
@@ -185,18 +185,18 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     private func send(_ prepared: Prepared) async throws -> APIResponse {
-        if let sendingError = context.sendingError { throw sendingError }
-        let conventions = context.conventions
+        if let sendingError = setup.sendingError { throw sendingError }
+        let conventions = setup.conventions
         let request = APIRequest(
             method: prepared.method, path: prepared.path, query: prepared.query,
             body: prepared.body.map { .tree($0, files: prepared.files) },
-            bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? context.singular : nil,
+            bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
             options: RequestOptions(
-                timeout: context.timeout,
+                timeout: setup.timeout,
                 operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
-                uploadProgress: prepared.action.uploadProgress, format: context.format,
+                uploadProgress: prepared.action.uploadProgress, format: setup.format,
                 validationStatuses: conventions.validationStatuses))
-        return try await context.client.send(request)
+        return try await setup.client.send(request)
     }
 
     /// A cached body as the response it was.
@@ -204,7 +204,7 @@ struct ActionPipeline<Model: ResourceModel> {
         APIResponse(
             request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: path.encoded),
             response: HTTPResponse(status: cached.status, headerFields: cached.headerFields), body: cached.body,
-            decoder: context.client.responseDecoder)
+            decoder: setup.client.responseDecoder)
     }
 
     // MARK: - Locate, decode, merge
@@ -214,11 +214,11 @@ struct ActionPipeline<Model: ResourceModel> {
         _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: ResourceRecord<Model>.MergeMode
     ) throws -> Model {
         do {
-            let located = try context.record(in: response)
-            let coder = FieldCoder(options: context.coding)
-            let patch = try context.decoder(coder: coder, store: store).decode(
+            let located = try setup.record(in: response)
+            let coder = FieldCoder(options: setup.coding)
+            let patch = try setup.decoder(coder: coder, store: store).decode(
                 located.main, at: RecordLocation(base: located.path))
-            let sideloaded = try context.sideloaded(located, store: store)
+            let sideloaded = try setup.sideloaded(located, store: store)
             if let id, patch.id.description != id.description {
                 throw APIError(
                     .inconsistentResponse,
@@ -233,20 +233,20 @@ struct ActionPipeline<Model: ResourceModel> {
             }
             return instance
         } catch {
-            throw context.attach(error, to: response)
+            throw setup.attach(error, to: response)
         }
     }
 
     /// Locates, decodes and merges the records of a list response.
     func mergeList(_ response: APIResponse) throws -> [Model] {
         do {
-            let coder = FieldCoder(options: context.coding)
-            let decoder = context.decoder(coder: coder, store: store)
-            let located: ModelContext<Model>.Located<[RecordPatch<Model>]>
-            if let packed = context.packedRecords(in: response, decoder: decoder) {
+            let coder = FieldCoder(options: setup.coding)
+            let decoder = setup.decoder(coder: coder, store: store)
+            let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
+            if let packed = setup.packedRecords(in: response, decoder: decoder) {
                 located = packed
             } else {
-                let list = try context.records(in: response)
+                let list = try setup.records(in: response)
                 var patches: [RecordPatch<Model>] = []
                 patches.reserveCapacity(list.main.count)
                 for index in 0..<list.main.count {
@@ -257,12 +257,12 @@ struct ActionPipeline<Model: ResourceModel> {
             }
             try RecordPatch.requireDistinctIDs(located.main, at: located.path)
             let (merged, side) = try store.mergeKeepingSideloads(
-                located.main, sideloaded: try context.sideloaded(located, store: store), target: nil, mode: .read,
+                located.main, sideloaded: try setup.sideloaded(located, store: store), target: nil, mode: .read,
                 coder: coder)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
             return merged
         } catch {
-            throw context.attach(error, to: response)
+            throw setup.attach(error, to: response)
         }
     }
 }

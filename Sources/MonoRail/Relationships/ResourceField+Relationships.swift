@@ -1,5 +1,6 @@
 extension ResourceField {
     /// A `@References` field holding one id: `train_id`. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         reference name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
@@ -21,6 +22,7 @@ extension ResourceField {
     }
 
     /// A `@References(.many)` field holding ids: `train_ids`. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         references name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
@@ -42,6 +44,7 @@ extension ResourceField {
     }
 
     /// A `@Has(.embedsOne)` or `@References(.embedsOne)` field. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embedding name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
@@ -62,6 +65,7 @@ extension ResourceField {
     }
 
     /// A `@Has(.embedsMany)` or `@References(.embedsMany)` field. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embedding name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,

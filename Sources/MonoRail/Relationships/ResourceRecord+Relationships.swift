@@ -10,6 +10,7 @@ extension ResourceRecord {
     ///
     /// Resolved from the instances this record keeps, then from the identity map; `nil` when the
     /// related record is not loaded, never a request.
+    @_documentation(visibility: internal)
     public func referenced<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, ResourceID?> & Sendable, of model: Model,
         property: any KeyPath<Model, Target?> & Sendable
@@ -35,6 +36,7 @@ extension ResourceRecord {
     }
 
     /// Reads a `@References(.many)`. Called by generated code.
+    @_documentation(visibility: internal)
     public func referencedMany<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [ResourceID]> & Sendable, of model: Model,
         property: any KeyPath<Model, [Target]> & Sendable
@@ -50,6 +52,7 @@ extension ResourceRecord {
     }
 
     /// Writes a `@References(.many)`. Called by generated code.
+    @_documentation(visibility: internal)
     public func setReferencedMany<Target: ResourceModel>(
         _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
         of model: Model, property: any KeyPath<Model, [Target]> & Sendable
@@ -63,6 +66,7 @@ extension ResourceRecord {
     ///
     /// Read from the identity map, so a record created, moved or deleted elsewhere shows here with no
     /// request.
+    @_documentation(visibility: internal)
     public func hasMany<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
         property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
@@ -98,7 +102,7 @@ extension ResourceRecord {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        guard let id, store.context(for: Target.self).wireKeys.contains(key) else {
+        guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
         let pointing = store.instances(of: Target.self, whereKey: key, is: id)
@@ -119,7 +123,7 @@ extension ResourceRecord {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        guard let id, store.context(for: Target.self).wireKeys.contains(key) else {
+        guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
         if let embedded, store.foreignKey(key, of: embedded) == nil { return embedded }
@@ -135,6 +139,7 @@ extension ResourceRecord {
 
     /// Writes a `@Has`: the instances are kept alive; their own foreign keys decide what reads return.
     /// Called by generated code.
+    @_documentation(visibility: internal)
     public func setHas<Target: ResourceModel>(
         _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         of model: Model
@@ -151,26 +156,26 @@ extension ResourceStore {
     ) -> String {
         if let explicit { return explicit }
         if let inverse, let index = Target.resourceSchema.fields.firstIndex(where: { $0.name == inverse }) {
-            return context(for: Target.self).wireKeys[index]
+            return setup(for: Target.self).wireKeys[index]
         }
         return Owner.resourceName + "_id"
     }
     /// The id a record's wire key `key` holds, if the model has that key and it holds one.
     func foreignKey<Target: ResourceModel>(_ key: String, of target: Target) -> ResourceID? {
-        let context = context(for: Target.self)
-        guard let index = context.wireKeys.firstIndex(of: key) else { return nil }
+        let setup = setup(for: Target.self)
+        guard let index = setup.wireKeys.firstIndex(of: key) else { return nil }
         let field = Target.resourceSchema.fields[index]
-        let coder = FieldCoder(options: context.coding)
+        let coder = FieldCoder(options: setup.coding)
         let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
         return value.flatMap(ResourceID.init(json:))
     }
 
     /// The live instances of a model whose wire key `key` holds `id`, in id order.
     func instances<Target: ResourceModel>(of type: Target.Type, whereKey key: String, is id: ResourceID) -> [Target] {
-        let context = context(for: Target.self)
-        guard let index = context.wireKeys.firstIndex(of: key) else { return [] }
+        let setup = setup(for: Target.self)
+        guard let index = setup.wireKeys.firstIndex(of: key) else { return [] }
         let field = Target.resourceSchema.fields[index]
-        let coder = FieldCoder(options: context.coding)
+        let coder = FieldCoder(options: setup.coding)
         let wanted = id.description
         return instances(of: Target.self)
             .filter { target in
@@ -198,6 +203,7 @@ public struct Related<Owner: ResourceModel, Value: Sendable>: Sendable {
     let property: any KeyPath<Owner, Value> & Sendable
 
     /// Creates the handle. Called by generated code.
+    @_documentation(visibility: internal)
     public init(owner: Owner, name: String, property: any KeyPath<Owner, Value> & Sendable) {
         self.owner = owner
         self.name = name

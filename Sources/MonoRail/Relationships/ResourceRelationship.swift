@@ -1,6 +1,7 @@
 /// A `@Has(.one)` or `@Has(.many)` relationship: the records of another model whose foreign key
 /// names this one (`cars` whose `train_id` is this train's id). Nothing about it travels on the wire
 /// with this record; it is read from the identity map and loaded with `GET /cars?train_id=1`.
+@_documentation(visibility: internal)
 public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     /// The Swift property name.
     public let name: String
@@ -15,6 +16,7 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     let adopt: @Sendable (Model) -> Void
 
     /// A `@Has` relationship. Called by generated code.
+    @_documentation(visibility: internal)
     public init<Target: ResourceModel>(
         has name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,

@@ -62,7 +62,7 @@ public final class ResourceStore: Sendable {
         var generation = 0
         /// The client of the current configuration, made on first use.
         var client: APIClient?
-        var contexts: [ObjectIdentifier: (generation: Int, context: any Sendable)] = [:]
+        var setups: [ObjectIdentifier: (generation: Int, setup: any Sendable)] = [:]
         var broadcasters: [ObjectIdentifier: any Sendable] = [:]
     }
 
@@ -93,7 +93,7 @@ public final class ResourceStore: Sendable {
                 guard state.generation == generation else { return false }
                 state.configuration = updated
                 state.generation += 1
-                state.contexts = [:]
+                state.setups = [:]
                 state.client = nil
                 return true
             }
@@ -299,21 +299,21 @@ public final class ResourceStore: Sendable {
         }
     }
 
-    func context<Model: ResourceModel>(for type: Model.Type) -> ModelContext<Model> {
+    func setup<Model: ResourceModel>(for type: Model.Type) -> ModelSetup<Model> {
         let (generation, cached, configuration, client) = state.withLock { state in
-            let entry = state.contexts[ObjectIdentifier(type)]
-            let cached = entry?.generation == state.generation ? entry?.context as? ModelContext<Model> : nil
+            let entry = state.setups[ObjectIdentifier(type)]
+            let cached = entry?.generation == state.generation ? entry?.setup as? ModelSetup<Model> : nil
             return (state.generation, cached, state.configuration, cached == nil ? Self.client(in: &state) : nil)
         }
         if let cached { return cached }
         // Made outside the lock: it runs the model's `configure(_:)`.
-        let context = ModelContext<Model>(configuration: configuration, storeClient: client ?? self.client)
+        let setup = ModelSetup<Model>(configuration: configuration, storeClient: client ?? self.client)
         state.withLock { state in
             if state.generation == generation {
-                state.contexts[ObjectIdentifier(type)] = (generation, context)
+                state.setups[ObjectIdentifier(type)] = (generation, setup)
             }
         }
-        return context
+        return setup
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 // would check it and then decoded where it lies, instead of the whole body being built as a tree
 // first. Building and freeing that tree was most of what a MessagePack list cost over its fields;
 // checking a record just before reading it also finds its bytes still in the cache.
-extension ModelContext {
+extension ModelSetup {
     /// The records of a MessagePack list body, decoded in place.
     ///
     /// `nil` when the body is not MessagePack, not a list where ``records(in:)`` looks for one, or

@@ -44,7 +44,7 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
                 reason: "records are embedded more than \(context.maxDepth) levels deep")
             throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
         }
-        let childContext = context.store.context(for: Child.self)
+        let childContext = context.store.setup(for: Child.self)
         let decoder = RecordDecoder<Child>(
             coder: FieldCoder(options: childContext.coding), wireKeys: childContext.wireKeys,
             wireKeyBytes: childContext.wireKeyBytes,
@@ -85,9 +85,9 @@ extension ResourceModel {
     /// This record's fields for a nested-attributes body, with its id when it has one.
     func nestedAttributes(in store: ResourceStore) throws -> JSONValue {
         let snapshot = _$record.snapshot()
-        let context = store.context(for: Self.self)
+        let setup = store.setup(for: Self.self)
         var (body, files) = try Self.encodeBody(
-            snapshot.values, only: nil, context: context, verb: .update, store: store)
+            snapshot.values, only: nil, setup: setup, verb: .update, store: store)
         guard files.isEmpty else {
             throw APIError(
                 .encodingFailed, "\(Self.resourceSchema.typeName) holds a file; nested attributes cannot carry uploads")

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
-final class ModelContext<Model: ResourceModel>: Sendable {
+final class ModelSetup<Model: ResourceModel>: Sendable {
     let client: APIClient
     /// Why requests cannot be sent (no API root yet); merging bodies received otherwise still works.
     let sendingError: APIError?

@@ -8,6 +8,7 @@ public import Foundation
 /// in a string field, a nested struct, a timestamp) is turned into the ``JSONValue`` a JSON body
 /// would have given and decoded by the same code as JSON, so both formats give the same values
 /// and the same errors.
+@_documentation(visibility: internal)
 public struct MessagePackField {
     let bytes: UnsafeRawBufferPointer
     let offset: Int

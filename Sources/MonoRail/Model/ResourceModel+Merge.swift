@@ -22,7 +22,7 @@ extension ResourceModel {
         listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> [Self] {
         let pipeline = ActionPipeline<Self>(store: store)
-        return try pipeline.mergeList(receivedResponse(body, contentType: contentType, context: pipeline.context))
+        return try pipeline.mergeList(receivedResponse(body, contentType: contentType, setup: pipeline.setup))
     }
 
     /// Merges one record body received some other way into the store, as ``get(id:include:parameters:in:)`` merges a
@@ -39,16 +39,15 @@ extension ResourceModel {
     ) throws -> Self {
         let pipeline = ActionPipeline<Self>(store: store)
         return try pipeline.mergeRecord(
-            receivedResponse(body, contentType: contentType, context: pipeline.context), expecting: nil, target: nil,
+            receivedResponse(body, contentType: contentType, setup: pipeline.setup), expecting: nil, target: nil,
             mode: .read)
     }
 
-    private static func receivedResponse(_ body: Data, contentType: String, context: ModelContext<Self>) -> APIResponse
-    {
+    private static func receivedResponse(_ body: Data, contentType: String, setup: ModelSetup<Self>) -> APIResponse {
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = contentType
         return APIResponse(
-            request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: context.path), response: response,
-            body: body, decoder: context.client.responseDecoder)
+            request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: setup.path), response: response,
+            body: body, decoder: setup.client.responseDecoder)
     }
 }

@@ -23,6 +23,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     let indexByStorage: [StorageKey: Int]
 
     /// Creates a schema. Called by generated code.
+    @_documentation(visibility: internal)
     public init(
         typeName: String, name: String?, plural: String?, path: String?, fields: [ResourceField<Model>],
         relationships: [ResourceRelationship<Model>] = [], rewritesRecords: Bool = true
@@ -97,6 +98,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     let notify: @Sendable (Model, ObservationRegistrar) -> Void
 
     /// A field of any `Codable` type. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Value: Codable & Sendable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
@@ -111,6 +113,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// A field of an `Equatable` `Codable` type, compared without encoding. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Value: Codable & Sendable & Equatable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
@@ -126,6 +129,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
 
     /// An optional field of an `Equatable` `Codable` type: `null` is `nil`, anything else is read as
     /// the wrapped type directly. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Wrapped: Codable & Sendable & Equatable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
@@ -140,6 +144,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// An optional field of any `Codable` type: `null` is `nil`. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Wrapped: Codable & Sendable>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
@@ -154,6 +159,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// A non-optional field read and written through a transform. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Transform: FieldTransform>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value> & Sendable,
@@ -169,6 +175,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     }
 
     /// An optional field read and written through a transform; `null` is `nil`. Called by generated code.
+    @_documentation(visibility: internal)
     public convenience init<Transform: FieldTransform>(
         _ name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value?> & Sendable,

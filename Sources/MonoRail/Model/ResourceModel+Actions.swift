@@ -167,10 +167,10 @@ extension ResourceModel {
     // MARK: - Helpers
 
     static func encodeBody(
-        _ values: FieldValues, only indices: [Int]?, context: ModelContext<Self>, verb: ActionVerb,
+        _ values: FieldValues, only indices: [Int]?, setup: ModelSetup<Self>, verb: ActionVerb,
         store: ResourceStore
     ) throws -> (JSONValue, FileAttachments) {
-        let coder = FieldCoder(options: context.coding)
+        let coder = FieldCoder(options: setup.coding)
         let fields = resourceSchema.fields
         var object: [String: JSONValue] = [:]
         for index in indices ?? Array(fields.indices) {
@@ -180,7 +180,7 @@ extension ResourceModel {
                     continue
                 }
                 do {
-                    object[context.wireKeys[index] + "_attributes"] = try embedded.encodeNested(values, store)
+                    object[setup.wireKeys[index] + "_attributes"] = try embedded.encodeNested(values, store)
                 } catch {
                     throw APIError(
                         .encodingFailed,
@@ -193,7 +193,7 @@ extension ResourceModel {
                 let value = try fields[index].encode(values, coder)
                 // A file the server already has (or none) is not sent: there is nothing to upload.
                 if fields[index].isUpload, value.isNull { continue }
-                object[context.wireKeys[index]] = value
+                object[setup.wireKeys[index]] = value
             } catch {
                 throw APIError(
                     .encodingFailed,

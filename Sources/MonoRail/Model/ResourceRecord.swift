@@ -16,6 +16,7 @@ final class ReferenceClock: Sendable {
 /// All state sits behind one lock, so a reader sees a merge entirely or not at all, and any task may
 /// read or write. Observation and update notifications are sent after the lock is released, so an
 /// observer may read the instance without deadlocking.
+@_documentation(visibility: internal)
 public final class ResourceRecord<Model: ResourceModel>: Sendable {
     struct State: Sendable {
         var values = Model.FieldValues()
@@ -42,11 +43,13 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     let registrar = ObservationRegistrar()
 
     /// Creates empty storage. Called by generated code.
+    @_documentation(visibility: internal)
     public init() {}
 
     // MARK: - Generated accessors
 
     /// Reads a property. Called by generated code.
+    @_documentation(visibility: internal)
     public func value<Value: Sendable>(
         _ storage: any KeyPath<Model.FieldValues, Value> & Sendable, of model: Model, property: KeyPath<Model, Value>
     ) -> Value {
@@ -55,6 +58,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     }
 
     /// Writes a property as a local edit. Called by generated code.
+    @_documentation(visibility: internal)
     public func setValue<Value: Sendable, Property>(
         _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
         property: KeyPath<Model, Property>
@@ -76,6 +80,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     }
 
     /// Reads the id. Called by generated code.
+    @_documentation(visibility: internal)
     public func id(of model: Model) -> ResourceID? {
         registrar.access(model, keyPath: \.id)
         return state.withLock { $0.id }

@@ -1,0 +1,44 @@
+import Foundation
+
+/// One record decoded from a response and not yet merged: its id, the values of the fields the
+/// response carried, and which fields those were.
+///
+/// A class: the merge passes each patch through unspecialised generic code, where handing over a
+/// struct copied every field value (and retained every string in it).
+final class RecordPatch<Model: ResourceModel> {
+    let id: ResourceID
+    var values: Model.FieldValues
+    let present: [Bool]
+    /// Embedded related records, by the index of the field that holds them.
+    let embedded: [(index: Int, patch: any EmbeddedPatch)]
+
+    init(id: ResourceID, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)])
+    {
+        self.id = id
+        self.values = values
+        self.present = present
+        self.embedded = embedded
+    }
+}
+
+extension RecordPatch {
+    /// Throws `.inconsistentResponse` when two patches name the same record: a list that names a
+    /// record twice does not say which of the two is the record, so nothing of it merges.
+    static func requireDistinctIDs(_ patches: [RecordPatch], at path: String) throws {
+        var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: patches.count)
+        for index in patches.indices where !seen.insert(ResourceStore.Key.Normalized(patches[index].id)).inserted {
+            throw APIError(
+                .inconsistentResponse,
+                "\(Model.resourceSchema.typeName) \(patches[index].id.debugText) appears twice in one list (at \(path)[\(index)])"
+            )
+        }
+    }
+}
+
+/// Where a record sits in a response, for error messages: `$.trains[3]`.
+struct RecordLocation {
+    var base: String
+    var index: Int?
+
+    var description: String { index.map { "\(base)[\($0)]" } ?? base }
+}
