@@ -4,10 +4,10 @@ import Foundation
 /// merged in the same locked step as the record itself.
 protocol EmbeddedPatch {
     /// Checks, without changing anything, that the records can merge.
-    func check(in state: ResourceStore.State) throws
+    func check(in map: IdentityMap) throws
     /// Merges the records and returns their instances, in order.
     func apply(
-        in state: inout ResourceStore.State, store: ResourceStore, coder: FieldCoder,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel]
 }
@@ -23,16 +23,16 @@ struct EmbeddingContext {
 struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
     var patches: [RecordPatch<Child>]
 
-    func check(in state: ResourceStore.State) throws {
-        try ResourceStore.check(patches, target: nil, in: state)
+    func check(in map: IdentityMap) throws {
+        try Merger.check(patches, target: nil, in: map)
     }
 
     func apply(
-        in state: inout ResourceStore.State, store: ResourceStore, coder: FieldCoder,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel] {
-        ResourceStore.apply(
-            patches, target: nil, mode: .read, store: store, state: &state, coder: coder,
+        Merger.apply(
+            patches, target: nil, mode: .read, store: store, map: &map, coder: coder,
             announcements: &announcements)
     }
 

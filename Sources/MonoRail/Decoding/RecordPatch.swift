@@ -25,8 +25,8 @@ extension RecordPatch {
     /// Throws `.inconsistentResponse` when two patches name the same record: a list that names a
     /// record twice does not say which of the two is the record, so nothing of it merges.
     static func requireDistinctIDs(_ patches: [RecordPatch], at path: String) throws {
-        var seen = Set<ResourceStore.Key.Normalized>(minimumCapacity: patches.count)
-        for index in patches.indices where !seen.insert(ResourceStore.Key.Normalized(patches[index].id)).inserted {
+        var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
+        for index in patches.indices where !seen.insert(IdentityMap.Key.Normalized(patches[index].id)).inserted {
             throw APIError(
                 .inconsistentResponse,
                 "\(Model.resourceSchema.typeName) \(patches[index].id.debugText) appears twice in one list (at \(path)[\(index)])"

@@ -20,64 +20,32 @@ public final class ResourceStore: Sendable {
     /// and ``MonoRail/configure(_:)``.
     public static let `default` = ResourceStore()
 
-    struct Key: Hashable {
-        /// An id with `1` and `"1"` made equal, so a changed id type is noticed, not duplicated.
-        enum Normalized: Hashable {
-            case int(Int64)
-            case string(String)
-
-            init(_ id: ResourceID) {
-                switch id {
-                case .int(let int): self = .int(int)
-                case .string(let string):
-                    if let int = Int64(string), String(int) == string {
-                        self = .int(int)
-                    } else {
-                        self = .string(string)
-                    }
-                }
-            }
-        }
-
-        let type: ObjectIdentifier
-        let id: Normalized
-
-        init(type: ObjectIdentifier, id: ResourceID) {
-            self.type = type
-            self.id = Normalized(id)
-        }
-    }
-
-    struct Entry {
-        weak var object: (any ResourceModel)?
-        let id: ResourceID
-    }
-
-    struct State {
-        var entries: [Key: Entry] = [:]
-        /// Entries are swept of released instances when the table doubles past this size.
-        var sweepThreshold = 64
+    /// What the store's models are configured with, and what was worked out from it.
+    struct Settings {
         var configuration: MonoRail.Configuration
         /// Bumped by every ``configure(_:)``; what was worked out from an older configuration is stale.
         var generation = 0
         /// The client of the current configuration, made on first use.
         var client: APIClient?
         var setups: [ObjectIdentifier: (generation: Int, setup: any Sendable)] = [:]
-        var broadcasters: [ObjectIdentifier: any Sendable] = [:]
     }
 
-    let state: Locked<State>
+    // Each job has its own lock, so reading the configuration never waits for a large merge.
+    /// (model, id) → the live instance; merges hold this lock from their first check to their last change.
+    let identityMap = Locked(IdentityMap())
+    let settings: Locked<Settings>
+    let broadcasters = Broadcasters()
 
     /// Creates a store.
     ///
     /// - Parameter configuration: The API and conventions its models talk to.
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
-        state = Locked(State(configuration: configuration))
+        settings = Locked(Settings(configuration: configuration))
     }
 
     /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).
     public var configuration: MonoRail.Configuration {
-        state.withLock { $0.configuration }
+        settings.withLock { $0.configuration }
     }
 
     /// Changes the configuration; later requests use the new one.
@@ -86,10 +54,10 @@ public final class ResourceStore: Sendable {
     /// on the newer configuration when another change landed in the meantime.
     public func configure(_ change: (inout MonoRail.Configuration) -> Void) {
         while true {
-            var (configuration, generation) = state.withLock { ($0.configuration, $0.generation) }
+            var (configuration, generation) = settings.withLock { ($0.configuration, $0.generation) }
             change(&configuration)
             let updated = configuration
-            let applied = state.withLock { state in
+            let applied = settings.withLock { state in
                 guard state.generation == generation else { return false }
                 state.configuration = updated
                 state.generation += 1
@@ -110,10 +78,10 @@ public final class ResourceStore: Sendable {
     /// let status: ServerStatus = try await ResourceStore.default.client.get("/status")
     /// ```
     public var client: APIClient {
-        state.withLock { state in Self.client(in: &state) }
+        settings.withLock { state in Self.client(in: &state) }
     }
 
-    private static func client(in state: inout State) -> APIClient {
+    private static func client(in state: inout Settings) -> APIClient {
         if let client = state.client { return client }
         let client = APIClient(configuration: state.configuration.resolvedClient)
         state.client = client
@@ -122,21 +90,17 @@ public final class ResourceStore: Sendable {
 
     /// The number of live instances in the store.
     public var count: Int {
-        state.withLock { state in state.entries.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
+        identityMap.withLock { $0.count }
     }
 
     /// The live instance of a model with an id, if any; makes no request.
     public func instance<Model: ResourceModel>(of type: Model.Type, id: some ResourceIDConvertible) -> Model? {
-        let key = Key(type: ObjectIdentifier(type), id: id.resourceID)
-        return state.withLock { $0.entries[key]?.object as? Model }
+        identityMap.withLock { $0.instance(of: type, id: id.resourceID) }
     }
 
     /// Every live instance of a model, in no particular order; makes no request.
     public func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
-        let identifier = ObjectIdentifier(type)
-        return state.withLock { state in
-            state.entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
-        }
+        identityMap.withLock { $0.instances(of: type) }
     }
 
     // MARK: - Merging
@@ -172,135 +136,35 @@ public final class ResourceStore: Sendable {
         var instances: [Model] = []
         var sideInstances: [any ResourceModel] = []
         var announcements: [() -> Void] = []
-        try state.withLock { state in
-            let found = try Self.check(patches, target: target, in: state)
-            for side in sideloaded { try side.check(in: state) }
-            if state.entries.count >= state.sweepThreshold {
-                state.entries = state.entries.filter { $0.value.object != nil }
-                state.sweepThreshold = max(64, state.entries.count * 2)
-            }
+        try identityMap.withLock { map in
+            let found = try Merger.check(patches, target: target, in: map)
+            for side in sideloaded { try side.check(in: map) }
+            map.sweepIfGrown()
             for side in sideloaded {
-                sideInstances += side.apply(in: &state, store: self, coder: coder, announcements: &announcements)
+                sideInstances += side.apply(in: &map, store: self, coder: coder, announcements: &announcements)
             }
-            instances = Self.apply(
-                patches, found: found, target: target, mode: mode, store: self, state: &state, coder: coder,
+            instances = Merger.apply(
+                patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
                 announcements: &announcements)
         }
         for announce in announcements { announce() }
         return (instances, sideInstances)
     }
 
-    /// The checks of ``merge(_:sideloaded:target:mode:coder:)``, embedded records included.
-    ///
-    /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
-    @discardableResult
-    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in state: State) throws
-        -> [Model?]
-    {
-        let type = ObjectIdentifier(Model.self)
-        var found: [Model?] = []
-        found.reserveCapacity(patches.count)
-        for patch in patches {
-            for nested in patch.embedded { try nested.patch.check(in: state) }
-            let id = patch.id
-            let key = Key(type: type, id: id)
-            guard let entry = state.entries[key], let object = entry.object as? Model else {
-                found.append(nil)
-                continue
-            }
-            found.append(object)
-            if entry.id != id {
-                throw APIError(
-                    .inconsistentResponse,
-                    "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(id.debugText): "
-                        + "the id changed type")
-            }
-            if let target, object !== target {
-                throw APIError(
-                    .inconsistentResponse,
-                    "another live \(Model.resourceSchema.typeName) already has id \(id.debugText)")
-            }
-        }
-        return found
-    }
-
-    /// The changes of ``merge(_:sideloaded:target:mode:coder:)``, once every check passed.
-    static func apply<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: ResourceRecord<Model>.MergeMode,
-        store: ResourceStore, state: inout State, coder: FieldCoder, announcements: inout [() -> Void]
-    ) -> [Model] {
-        let type = ObjectIdentifier(Model.self)
-        let fields = Model.resourceSchema.fields
-        let hasReferences = fields.contains { $0.isReference }
-        let perTypeListening =
-            (state.broadcasters[type] as? UpdateBroadcaster<ResourceUpdate<Model>>)?.hasSubscribers ?? false
-        var instances: [Model] = []
-        instances.reserveCapacity(patches.count)
-        // A large list would otherwise grow the map several times while it is inserted.
-        if patches.count > 16 { state.entries.reserveCapacity(state.entries.count + patches.count) }
-        for position in patches.indices {
-            let patch = patches[position]
-            for nested in patch.embedded {
-                let children = nested.patch.apply(in: &state, store: store, coder: coder, announcements: &announcements)
-                fields[nested.index].embedded?.assign(&patch.values, children)
-            }
-            let id = patch.id
-            let key = Key(type: type, id: id)
-            let instance: Model
-            let isNew: Bool
-            if let existing = (position < found.count ? found[position] : nil)
-                ?? state.entries[key]?.object as? Model
-            {
-                instance = existing
-                isNew = false
-            } else {
-                instance = target ?? Model()
-                isNew = true
-                state.entries[key] = Entry(object: instance, id: id)
-            }
-            // An instance made here has no observers yet; only a per-model stream could be listening.
-            let isUnobserved = isNew && target == nil && !perTypeListening
-            let changed = instance._$record.apply(
-                patch, mode: mode, store: store, coder: coder, fields: fields,
-                comparesFields: !isUnobserved || hasReferences)
-            instances.append(instance)
-            if isUnobserved { continue }
-            if !changed.isEmpty || isNew {
-                let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
-                announcements.append {
-                    if isNew { instance._$record.announceIdentity(of: instance) }
-                    instance._$record.announce(kind, fields: changed, of: instance)
-                }
-            }
-        }
-        return instances
-    }
-
     /// Forgets a deleted record.
     func remove<Model: ResourceModel>(_ instance: Model, id: ResourceID) {
-        let key = Key(type: ObjectIdentifier(Model.self), id: id)
-        state.withLock { state in
-            if let entry = state.entries[key], entry.object === instance || entry.object == nil {
-                state.entries[key] = nil
-            }
-        }
+        let key = IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)
+        identityMap.withLock { $0.remove(key, ifHolding: instance) }
     }
 
     // MARK: - Per-model state
 
     func broadcaster<Model: ResourceModel>(for type: Model.Type) -> UpdateBroadcaster<ResourceUpdate<Model>> {
-        state.withLock { state in
-            if let existing = state.broadcasters[ObjectIdentifier(type)] as? UpdateBroadcaster<ResourceUpdate<Model>> {
-                return existing
-            }
-            let created = UpdateBroadcaster<ResourceUpdate<Model>>()
-            state.broadcasters[ObjectIdentifier(type)] = created
-            return created
-        }
+        broadcasters.broadcaster(for: type)
     }
 
     func setup<Model: ResourceModel>(for type: Model.Type) -> ModelSetup<Model> {
-        let (generation, cached, configuration, client) = state.withLock { state in
+        let (generation, cached, configuration, client) = settings.withLock { state in
             let entry = state.setups[ObjectIdentifier(type)]
             let cached = entry?.generation == state.generation ? entry?.setup as? ModelSetup<Model> : nil
             return (state.generation, cached, state.configuration, cached == nil ? Self.client(in: &state) : nil)
@@ -308,7 +172,7 @@ public final class ResourceStore: Sendable {
         if let cached { return cached }
         // Made outside the lock: it runs the model's `configure(_:)`.
         let setup = ModelSetup<Model>(configuration: configuration, storeClient: client ?? self.client)
-        state.withLock { state in
+        settings.withLock { state in
             if state.generation == generation {
                 state.setups[ObjectIdentifier(type)] = (generation, setup)
             }

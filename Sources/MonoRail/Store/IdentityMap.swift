@@ -1,0 +1,86 @@
+/// The part of a store that maps (model, id) to the one live instance.
+///
+/// Instances are held weakly: the map never keeps one alive. Entries of released instances are
+/// swept when the table has doubled since the last sweep, so a long-lived store does not grow
+/// with every record it ever saw. Not thread-safe by itself: the store keeps it behind its lock.
+struct IdentityMap {
+    struct Key: Hashable {
+        /// An id with `1` and `"1"` made equal, so a changed id type is noticed, not duplicated.
+        enum Normalized: Hashable {
+            case int(Int64)
+            case string(String)
+
+            init(_ id: ResourceID) {
+                switch id {
+                case .int(let int): self = .int(int)
+                case .string(let string):
+                    if let int = Int64(string), String(int) == string {
+                        self = .int(int)
+                    } else {
+                        self = .string(string)
+                    }
+                }
+            }
+        }
+
+        let type: ObjectIdentifier
+        let id: Normalized
+
+        init(type: ObjectIdentifier, id: ResourceID) {
+            self.type = type
+            self.id = Normalized(id)
+        }
+    }
+
+    struct Entry {
+        weak var object: (any ResourceModel)?
+        /// The id as the server sent it, to notice when it comes back as another type.
+        let id: ResourceID
+    }
+
+    private var entries: [Key: Entry] = [:]
+    /// Entries are swept of released instances when the table doubles past this size.
+    private var sweepThreshold = 64
+
+    /// The entry for a key, live or released.
+    func entry(_ key: Key) -> Entry? { entries[key] }
+
+    /// The live instance of a model with an id.
+    func instance<Model: ResourceModel>(of type: Model.Type, id: ResourceID) -> Model? {
+        entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
+    }
+
+    /// Every live instance of a model, in no particular order.
+    func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
+        let identifier = ObjectIdentifier(type)
+        return entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
+    }
+
+    /// The number of live instances.
+    var count: Int { entries.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
+
+    /// Makes `instance` the one live instance for its key.
+    mutating func insert(_ instance: any ResourceModel, for key: Key, id: ResourceID) {
+        entries[key] = Entry(object: instance, id: id)
+    }
+
+    /// Forgets the entry for `key` when it holds `instance` or a released one.
+    mutating func remove(_ key: Key, ifHolding instance: AnyObject) {
+        if let entry = entries[key], entry.object === instance || entry.object == nil {
+            entries[key] = nil
+        }
+    }
+
+    /// Sweeps released entries once the table has doubled since the last sweep.
+    mutating func sweepIfGrown() {
+        guard entries.count >= sweepThreshold else { return }
+        entries = entries.filter { $0.value.object != nil }
+        sweepThreshold = max(64, entries.count * 2)
+    }
+
+    /// Makes room for `incoming` more entries, so a large list does not grow the table several
+    /// times while it is inserted.
+    mutating func reserve(_ incoming: Int) {
+        if incoming > 16 { entries.reserveCapacity(entries.count + incoming) }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Merges decoded records into a store's identity map: checks a response's patches (ids that
+/// changed type, a target that would take another instance's id) and applies them, all or none.
+///
+/// Both steps run under the store's identity-map lock, embedded and side-loaded records included,
+/// so no reader sees half a response. Notifications are collected, not sent: the store sends them
+/// once the lock is released.
+enum Merger {
+    /// The checks of a merge, embedded records included.
+    ///
+    /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
+    @discardableResult
+    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in map: IdentityMap) throws
+        -> [Model?]
+    {
+        let type = ObjectIdentifier(Model.self)
+        var found: [Model?] = []
+        found.reserveCapacity(patches.count)
+        for patch in patches {
+            for nested in patch.embedded { try nested.patch.check(in: map) }
+            let id = patch.id
+            guard let entry = map.entry(IdentityMap.Key(type: type, id: id)), let object = entry.object as? Model else {
+                found.append(nil)
+                continue
+            }
+            found.append(object)
+            if entry.id != id {
+                throw APIError(
+                    .inconsistentResponse,
+                    "\(Model.resourceSchema.typeName) \(entry.id.debugText) came back as \(id.debugText): "
+                        + "the id changed type")
+            }
+            if let target, object !== target {
+                throw APIError(
+                    .inconsistentResponse,
+                    "another live \(Model.resourceSchema.typeName) already has id \(id.debugText)")
+            }
+        }
+        return found
+    }
+
+    /// The changes of a merge, once every check passed.
+    static func apply<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: ResourceRecord<Model>.MergeMode,
+        store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, announcements: inout [() -> Void]
+    ) -> [Model] {
+        let type = ObjectIdentifier(Model.self)
+        let fields = Model.resourceSchema.fields
+        let hasReferences = fields.contains { $0.isReference }
+        let perTypeListening = store.broadcasters.hasSubscribers(Model.self)
+        var instances: [Model] = []
+        instances.reserveCapacity(patches.count)
+        map.reserve(patches.count)
+        for position in patches.indices {
+            let patch = patches[position]
+            for nested in patch.embedded {
+                let children = nested.patch.apply(in: &map, store: store, coder: coder, announcements: &announcements)
+                fields[nested.index].embedded?.assign(&patch.values, children)
+            }
+            let id = patch.id
+            let key = IdentityMap.Key(type: type, id: id)
+            let instance: Model
+            let isNew: Bool
+            if let existing = (position < found.count ? found[position] : nil)
+                ?? map.entry(key)?.object as? Model
+            {
+                instance = existing
+                isNew = false
+            } else {
+                instance = target ?? Model()
+                isNew = true
+                map.insert(instance, for: key, id: id)
+            }
+            // An instance made here has no observers yet; only a per-model stream could be listening.
+            let isUnobserved = isNew && target == nil && !perTypeListening
+            let changed = instance._$record.apply(
+                patch, mode: mode, store: store, coder: coder, fields: fields,
+                comparesFields: !isUnobserved || hasReferences)
+            instances.append(instance)
+            if isUnobserved { continue }
+            if !changed.isEmpty || isNew {
+                let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
+                announcements.append {
+                    if isNew { instance._$record.announceIdentity(of: instance) }
+                    instance._$record.announce(kind, fields: changed, of: instance)
+                }
+            }
+        }
+        return instances
+    }
+}
