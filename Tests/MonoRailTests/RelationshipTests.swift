@@ -127,6 +127,31 @@ struct RelationshipTests {
         }
     }
 
+    @Test("@Has reads follow every change to 2,000 cars: merged, moved by a merge, moved by an edit, reverted")
+    func hasManyIndex() throws {
+        let store = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        let trainList = (1...100).map { #"{"id": \#($0)}"# }.joined(separator: ",")
+        let trains = try Seed.Train.merge(listBody: Data("[\(trainList)]".utf8), in: store)
+        // Read once before the cars arrive, so the index exists when they are merged.
+        #expect(trains[0].cars.isEmpty)
+        let carList = (1...2_000).map { #"{"id": \#($0), "train_id": \#(($0 - 1) % 100 + 1)}"# }
+        let cars = try Seed.Car.merge(listBody: Data("[\(carList.joined(separator: ","))]".utf8), in: store)
+        #expect(trains.allSatisfy { $0.cars.count == 20 })
+        #expect(trains[0].cars.map(\.id) == stride(from: 1, through: 2_000, by: 100).map { .int(Int64($0)) })
+        // A merge moves car 1 to train 2.
+        _ = try Seed.Car.merge(recordBody: Data(#"{"car": {"id": 1, "train_id": 2}}"#.utf8), in: store)
+        #expect(trains[0].cars.count == 19 && trains[1].cars.count == 21)
+        #expect(trains[1].cars.contains { $0 === cars[0] })
+        // An edit moves car 2 to train 1; reverting it moves it back.
+        cars[1].train = trains[0]
+        #expect(trains[0].cars.contains { $0 === cars[1] } && trains[1].cars.count == 20)
+        cars[1].revert()
+        #expect(!trains[0].cars.contains { $0 === cars[1] } && trains[1].cars.count == 21)
+        // A car that no longer points anywhere leaves every list.
+        cars[2].train = nil
+        #expect(!trains[2].cars.contains { $0 === cars[2] } && trains[2].cars.count == 19)
+    }
+
     @Test("a reference change counts as a change and reverts")
     func referenceChanges() async throws {
         try await withHarness { harness in

@@ -170,24 +170,11 @@ extension ResourceStore {
         return value.flatMap(ResourceID.init(json:))
     }
 
-    /// The live instances of a model whose wire key `key` holds `id`, in id order.
+    /// The live instances of a model whose wire key `key` holds `id`, in id order: a lookup in the
+    /// relationship index.
     func instances<Target: ResourceModel>(of type: Target.Type, whereKey key: String, is id: ResourceID) -> [Target] {
-        let setup = setup(for: Target.self)
-        guard let index = setup.wireKeys.firstIndex(of: key) else { return [] }
-        let field = Target.resourceSchema.fields[index]
-        let coder = FieldCoder(options: setup.coding)
-        let wanted = id.description
-        return instances(of: Target.self)
-            .filter { target in
-                let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
-                return value.flatMap(ResourceID.init(json:))?.description == wanted
-            }
-            .sorted { lhs, rhs in
-                switch (lhs.id, rhs.id) {
-                case (.int(let a)?, .int(let b)?): a < b
-                default: (lhs.id?.description ?? "") < (rhs.id?.description ?? "")
-                }
-            }
+        guard let index = setup(for: Target.self).wireKeys.firstIndex(of: key) else { return [] }
+        return relationshipIndex.instances(of: type, field: index, is: id, in: self)
     }
 }
 

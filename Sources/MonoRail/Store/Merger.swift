@@ -49,6 +49,7 @@ enum Merger {
         let fields = Model.resourceSchema.fields
         let hasReferences = fields.contains { $0.isReference }
         let perTypeListening = store.broadcasters.hasSubscribers(Model.self)
+        let isIndexed = store.relationshipIndex.indexes(Model.self)
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
         map.reserve(patches.count)
@@ -78,7 +79,11 @@ enum Merger {
                 patch, mode: mode, store: store, coder: coder, fields: fields,
                 comparesFields: !isUnobserved || hasReferences)
             instances.append(instance)
-            if isUnobserved { continue }
+            if isUnobserved {
+                // Nobody is told of it, so the index must be, before the merge returns.
+                if isIndexed { announcements.append { store.relationshipIndex.note(instance, fields: nil, in: store) } }
+                continue
+            }
             if !changed.isEmpty || isNew {
                 let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
                 announcements.append {

@@ -35,6 +35,7 @@ public final class ResourceStore: Sendable {
     let identityMap = Locked(IdentityMap())
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
+    let relationshipIndex = RelationshipIndex()
 
     /// Creates a store.
     ///
