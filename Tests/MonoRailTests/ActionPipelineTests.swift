@@ -22,6 +22,13 @@ private final class RecordingOutbox: Outbox {
     func flush() async throws {}
 }
 
+/// A cache that never answers and cannot keep anything, like a full disk.
+private struct FullCache: RecordCache {
+    struct Full: Error {}
+    func answer(_ action: ActionDescription) async throws -> CachedResponse? { nil }
+    func store(_ response: CachedResponse, for action: ActionDescription) async throws { throw Full() }
+}
+
 @Suite("The action pipeline: response metadata, include, and the cache and outbox stages", .timeLimit(.minutes(2)))
 struct ActionPipelineTests {
     @Test("a response carries the status, header fields, ETag, Date and source of the answer")
@@ -110,6 +117,20 @@ struct ActionPipelineTests {
                 try await train.delete()
                 #expect(cache.count == 0)
                 await #expect(throws: APIError.self) { try await Train.get(id: id, in: harness.store) }
+            })
+    }
+
+    @Test("a cache that cannot keep an answer does not fail the action that got it")
+    func failingCache() async throws {
+        try await withHarness(
+            configure: { $0.recordCache = FullCache() },
+            { harness in
+                let train = Train()
+                train.company = "Kept anyway"
+                try await train.create(in: harness.store)
+                let id = try #require(train.id)
+                let fetched = try await Train.get(id: id, in: harness.store)
+                #expect(fetched === train && fetched.company == "Kept anyway")
             })
     }
 

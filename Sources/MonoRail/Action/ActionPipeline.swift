@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 
 /// Runs model actions: the one path from a model call to the server and back, and the only code
 /// in the Resources layer that sends requests.
@@ -110,13 +111,20 @@ struct ActionPipeline<Model: ResourceModel> {
         }
         // 4–6. Locate, decode, merge; 8. the merge announces as it applies.
         let value = try merge(response, prepared)
-        // 7. Persist.
+        // 7. Persist. The records merged and the server answered: a cache that cannot keep the body
+        // is logged, not turned into a failure of an action that succeeded.
         if let cache = setup.recordCache {
-            try await cache.store(
-                CachedResponse(
-                    status: response.response.status, headerFields: response.response.headerFields,
-                    body: response.body),
-                for: prepared.description)
+            do {
+                try await cache.store(
+                    CachedResponse(
+                        status: response.response.status, headerFields: response.response.headerFields,
+                        body: response.body),
+                    for: prepared.description)
+            } catch {
+                setup.client.configuration.logger.warning(
+                    "the record cache could not keep the answer to \(Model.resourceSchema.typeName).\(action.verb): \(error)"
+                )
+            }
         }
         return ResourceResponse(value, of: response, source: .network)
     }
