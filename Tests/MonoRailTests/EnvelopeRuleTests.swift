@@ -154,5 +154,19 @@ struct EnvelopeRuleTests {
         let body = try JSONParser().parse(Data(#"{"errors": {"company": ["can't be blank"]}}"#.utf8))
         #expect(try locator.locate(in: body, roots: ["train"]).value == body)
         #expect(throws: APIError.self) { try ResponseLocator().locate(in: body, roots: ["train"]) }
+        // Models read the switch from the client configuration: the body is then a record with no id.
+        var configuration = MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:9"))
+        configuration.client.envelope.treatsErrorsMemberAsFailure = false
+        let data = Data(#"{"errors": {"company": ["can't be blank"]}}"#.utf8)
+        let error = #expect(throws: APIError.self) {
+            try Train.merge(recordBody: data, in: ResourceStore(configuration: configuration))
+        }
+        #expect(error?.code == .decodingFailed)
+        let strict = #expect(throws: APIError.self) {
+            try Train.merge(
+                recordBody: data, in: ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+            )
+        }
+        #expect(strict?.code == .validationFailed)
     }
 }

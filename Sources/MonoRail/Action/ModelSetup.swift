@@ -37,7 +37,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             ? storeClient : APIClient(configuration: configuration.resolvedClient)
         sendingError = configuration.apiRootURL == nil ? MonoRail.Configuration.noAPIRoot : nil
         conventions = configuration.conventions
-        locator = ResponseLocator(rootNamespace: configuration.conventions.rootNamespace)
+        locator = ResponseLocator(
+            rootNamespace: configuration.conventions.rootNamespace,
+            treatsErrorsMemberAsFailure: configuration.client.envelope.treatsErrorsMemberAsFailure)
         coding = configuration.coding
         format = configuration.format
         timeout = configuration.timeout
