@@ -143,7 +143,9 @@ let package = Package(
             name: "MonoRailServerTests",
             dependencies: [
                 "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
