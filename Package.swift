@@ -85,6 +85,7 @@ let package = Package(
                 "MonoRailClient",
                 "MonoRailMacros",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
             ]

@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPTypes
+import HTTPTypesFoundation
 
 /// What an action gave back: its value, and what the server said beside it — status, header
 /// fields, `Link` relations, ETag — and where the value came from.
@@ -46,11 +47,7 @@ public struct ResourceResponse<Value> {
     /// The relations of the `Link` header fields (RFC 8288) by `rel` — `"next"`, `"prev"`,
     /// `"first"`, `"last"` — with relative targets resolved against the request's URL.
     public var links: [String: URL] {
-        var base: URL?
-        if let request, let scheme = request.scheme, let authority = request.authority, let path = request.path {
-            base = URL(string: "\(scheme)://\(authority)\(path)")
-        }
-        return LinkHeader.relations(LinkHeader.fieldName.map { headerFields[values: $0] } ?? [], base: base)
+        LinkHeader.relations(LinkHeader.fieldName.map { headerFields[values: $0] } ?? [], base: request?.url)
     }
 
     /// The entity tag of the body, from the `ETag` header field.

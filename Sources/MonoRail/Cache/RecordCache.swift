@@ -52,6 +52,10 @@ public final class InMemoryRecordCache: RecordCache {
         var model: String
         var path: String
         var query: [String: JSONValue]
+
+        init(_ action: ActionDescription) {
+            (model, path, query) = (action.model, action.path, action.query)
+        }
     }
 
     /// Creates an empty cache.
@@ -67,7 +71,7 @@ public final class InMemoryRecordCache: RecordCache {
     /// The body the same read got, while it is younger than ``maxAge``.
     public func answer(_ action: ActionDescription) async throws -> CachedResponse? {
         guard action.verb.isRead else { return nil }
-        let key = Key(model: action.model, path: action.path, query: action.query)
+        let key = Key(action)
         let maxAge = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) * 1e-18
         return entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
@@ -83,7 +87,7 @@ public final class InMemoryRecordCache: RecordCache {
     public func store(_ response: CachedResponse, for action: ActionDescription) async throws {
         entries.withLock { entries in
             if action.verb.isRead {
-                entries[Key(model: action.model, path: action.path, query: action.query)] = response
+                entries[Key(action)] = response
             } else {
                 // A write may change the record and any list it is in.
                 entries = entries.filter { $0.key.model != action.model }

@@ -170,7 +170,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
     /// Sends Observation and update notifications for fields that changed. Call without any lock.
     func announce(_ kind: ResourceUpdate<Model>.Kind, fields indices: [Int], of model: Model) {
         let fields = Model.resourceSchema.fields
-        let store = state.withLock { $0.store }
+        let (store, updates) = state.withLock { ($0.store, $0.updates) }
         // Before anyone is told, so an observer that reads a `@Has` sees the change.
         if !indices.isEmpty || kind == .created || kind == .merged, let store {
             store.relationshipIndex.note(model, fields: kind == .created ? nil : indices, in: store)
@@ -178,7 +178,6 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
         if kind != .edited {
             for index in indices { fields[index].notify(model, registrar) }
         }
-        let updates = state.withLock { $0.updates }
         let perType = store?.broadcaster(for: Model.self)
         guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }
         let update = ResourceUpdate(kind: kind, fields: indices.map { fields[$0].name }, instance: model)
