@@ -23,32 +23,32 @@ public struct RelationshipMacro: AccessorMacro {
         let (getter, setter): (String, String)
         switch (spec.isHas, spec.kind) {
         case (true, .embedsOne):
-            getter = "_$record.embeddedOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            getter = "_$state.embeddedOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (true, .embedsMany):
-            getter = "_$record.embeddedMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            getter = "_$state.embeddedMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (false, .embedsOne), (false, .embedsMany):
-            getter = "_$record.value(\\.\(name), of: self, property: \\.\(name))"
-            setter = "_$record.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            getter = "_$state.value(\\.\(name), of: self, property: \\.\(name))"
+            setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (false, .one):
-            getter = "_$record.referenced(\\.\(name), of: self, property: \\.\(name))"
-            setter = "_$record.setReferenced(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            getter = "_$state.referenced(\\.\(name), of: self, property: \\.\(name))"
+            setter = "_$state.setReferenced(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (false, .many):
-            getter = "_$record.referencedMany(\\.\(name), of: self, property: \\.\(name))"
-            setter = "_$record.setReferencedMany(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            getter = "_$state.referencedMany(\\.\(name), of: self, property: \\.\(name))"
+            setter = "_$state.setReferencedMany(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (true, .one):
-            getter = "_$record.hasOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$record.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self)"
+            getter = "_$state.hasOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$state.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self)"
         case (true, .many):
-            getter = "_$record.hasMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$record.setHas(newValue, for: \\.\(name), of: self)"
+            getter = "_$state.hasMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
+            setter = "_$state.setHas(newValue, for: \\.\(name), of: self)"
         }
         var accessors: [AccessorDeclSyntax] = []
         if binding.initializer != nil {
             accessors.append(
                 """
-                @storageRestrictions(accesses: _$record)
+                @storageRestrictions(accesses: _$state)
                 init(initialValue) {
                 }
                 """)

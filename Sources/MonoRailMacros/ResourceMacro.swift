@@ -5,7 +5,7 @@ public import SwiftSyntaxMacros
 
 /// `@Resource`: turns a final class into a model backed by one locked storage box.
 ///
-/// It generates the `FieldValues` struct (every field with its default), the `_$record` box, the `id`,
+/// It generates the `FieldValues` struct (every field with its default), the `_$state` box, the `id`,
 /// a static schema naming each field's key, storage and transform (so nothing uses `Mirror`), the
 /// accessors of each stored property, and the `ResourceModel` conformance.
 public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
@@ -131,11 +131,11 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             """
         var members: [DeclSyntax] = [
             fieldValues,
-            "\(raw: access)let _$record = ResourceRecord<\(raw: typeName)>()",
+            "\(raw: access)let _$state = InstanceState<\(raw: typeName)>()",
             """
             /// The server's id for this record: `nil` until the record exists on the server, then an
             /// integer or a string exactly as the server sent it.
-            \(raw: access)var id: ResourceID? { _$record.id(of: self) }
+            \(raw: access)var id: ResourceID? { _$state.id(of: self) }
             """,
             schema,
         ]
@@ -325,13 +325,13 @@ public struct ResourcePropertyMacro: AccessorMacro {
         accessors.append(
             """
             get {
-                _$record.value(\\.\(raw: name), of: self, property: \\.\(raw: name))
+                _$state.value(\\.\(raw: name), of: self, property: \\.\(raw: name))
             }
             """)
         accessors.append(
             """
             set {
-                _$record.setValue(newValue, for: \\.\(raw: name), of: self, property: \\.\(raw: name))
+                _$state.setValue(newValue, for: \\.\(raw: name), of: self, property: \\.\(raw: name))
             }
             """)
         return accessors

@@ -42,7 +42,7 @@ struct StoredField {
             return .failure(.init(variable.bindingSpecifier, .letProperty(name: name)))
         }
         if modifiers.contains(.keyword(.lazy)) { return .failure(.init(variable, .lazyProperty(name: name))) }
-        if name == "id" || name == "_$record" { return .failure(.init(identifier, .reservedName(name: name))) }
+        if name == "id" || name == "_$state" { return .failure(.init(identifier, .reservedName(name: name))) }
 
         var field = StoredField(
             name: name, type: "", initializer: binding.initializer?.value, wireKey: nil, transform: nil,

@@ -20,38 +20,38 @@ struct ResourceMacroTests {
         final class Train {
             var company: String? {
                 get {
-                    _$record.value(\\.company, of: self, property: \\.company)
+                    _$state.value(\\.company, of: self, property: \\.company)
                 }
                 set {
-                    _$record.setValue(newValue, for: \\.company, of: self, property: \\.company)
+                    _$state.setValue(newValue, for: \\.company, of: self, property: \\.company)
                 }
             }
             var numberOfCars {
                 init(initialValue) {
                 }
                 get {
-                    _$record.value(\\.numberOfCars, of: self, property: \\.numberOfCars)
+                    _$state.value(\\.numberOfCars, of: self, property: \\.numberOfCars)
                 }
                 set {
-                    _$record.setValue(newValue, for: \\.numberOfCars, of: self, property: \\.numberOfCars)
+                    _$state.setValue(newValue, for: \\.numberOfCars, of: self, property: \\.numberOfCars)
                 }
             }
             var maxSpeed: Double? {
                 get {
-                    _$record.value(\\.maxSpeed, of: self, property: \\.maxSpeed)
+                    _$state.value(\\.maxSpeed, of: self, property: \\.maxSpeed)
                 }
                 set {
-                    _$record.setValue(newValue, for: \\.maxSpeed, of: self, property: \\.maxSpeed)
+                    _$state.setValue(newValue, for: \\.maxSpeed, of: self, property: \\.maxSpeed)
                 }
             }
             var note: String {
                 init(initialValue) {
                 }
                 get {
-                    _$record.value(\\.note, of: self, property: \\.note)
+                    _$state.value(\\.note, of: self, property: \\.note)
                 }
                 set {
-                    _$record.setValue(newValue, for: \\.note, of: self, property: \\.note)
+                    _$state.setValue(newValue, for: \\.note, of: self, property: \\.note)
                 }
             }
             var label: String { company ?? "" }
@@ -95,12 +95,12 @@ struct ResourceMacroTests {
                 }
             }
 
-            let _$record = ResourceRecord<Train>()
+            let _$state = InstanceState<Train>()
 
             /// The server's id for this record: `nil` until the record exists on the server, then an
             /// integer or a string exactly as the server sent it.
             var id: ResourceID? {
-                _$record.id(of: self)
+                _$state.id(of: self)
             }
 
             static let resourceSchema = ModelSchema<Train>(
@@ -188,10 +188,10 @@ struct RelationshipMacroTests {
             #"ResourceField(reference: "depot", \.depot, \.depot, key: "depot_ref")"#,
             #"ResourceField(references: "yards", \.yards, \.yards)"#,
             #"ResourceRelationship(has: "conductor", \.conductor, foreignKey: "locomotive_id", one: true)"#,
-            #"_$record.embeddedMany(\.cars, of: self, property: \.cars, foreignKey: nil)"#,
-            #"_$record.hasOne(\.conductor, of: self, property: \.conductor, foreignKey: "locomotive_id")"#,
-            #"_$record.referenced(\.depot, of: self, property: \.depot)"#,
-            #"_$record.setReferencedMany(newValue, for: \.yards, of: self, property: \.yards)"#,
+            #"_$state.embeddedMany(\.cars, of: self, property: \.cars, foreignKey: nil)"#,
+            #"_$state.hasOne(\.conductor, of: self, property: \.conductor, foreignKey: "locomotive_id")"#,
+            #"_$state.referenced(\.depot, of: self, property: \.depot)"#,
+            #"_$state.setReferencedMany(newValue, for: \.yards, of: self, property: \.yards)"#,
             "var $cars: Related<Train, [Car]>", "var $conductor: Related<Train, Conductor?>",
         ] {
             #expect(actual.contains(expected), "missing: \(expected)")

@@ -40,7 +40,7 @@ struct ConcurrencyTests {
                         case 2:
                             // Readers never see the two fields of one merge apart.
                             for train in trains {
-                                let (company, cars) = train._$record.state.withLock {
+                                let (company, cars) = train._$state.state.withLock {
                                     ($0.values.company, $0.values.numberOfCars)
                                 }
                                 #expect(company == "c\(cars ?? -1)")

@@ -134,6 +134,46 @@ struct EnvelopeRuleTests {
         #expect(located.sideloaded.keys.sorted() == ["conductors"])
     }
 
+    @Test("parsing and locating are one call, and its errors carry the request, the response and both bodies")
+    func parseAndLocate() throws {
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1", path: "/trains/1")
+        let head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"])
+        func response(_ body: String) -> APIResponse {
+            APIResponse(
+                request: request, response: head, body: Data(body.utf8),
+                decoder: ResponseDecoder(envelope: .init(rootNamespace: "data")))
+        }
+        let located = try response(#"{"data": {"train": {"id": 1}}}"#).locate(
+            with: ResponseLocator(rootNamespace: "data"), roots: ["train"], shape: .object)
+        #expect(located.path == "$.data.train")
+        #expect(located.value == .object(["id": .int(1)]))
+
+        let errors = #expect(throws: APIError.self) {
+            try response(#"{"data": {"errors": {"name": ["is taken"]}}}"#).locate(
+                with: ResponseLocator(rootNamespace: "data"), roots: ["train"], shape: .object)
+        }
+        #expect(errors?.code == .validationFailed)
+        #expect(errors?.request == request)
+        #expect(errors?.response?.status == .ok)
+        #expect(errors?.rawBody == Data(#"{"data": {"errors": {"name": ["is taken"]}}}"#.utf8))
+        #expect(errors?.parsedBody?["data"]?["errors"] != nil)
+
+        let noNamespace = #expect(throws: APIError.self) {
+            try response(#"{"train": {"id": 1}}"#).locate(
+                with: ResponseLocator(rootNamespace: "data"), roots: ["train"], shape: .object, typeName: "Train")
+        }
+        #expect(noNamespace?.code == .decodingFailed)
+        #expect(noNamespace?.request == request)
+        #expect(noNamespace?.parsedBody == .object(["train": .object(["id": .int(1)])]))
+
+        let notJSON = #expect(throws: APIError.self) {
+            try response("{").locate(with: ResponseLocator(), roots: ["train"])
+        }
+        #expect(notJSON?.code == .decodingFailed)
+        #expect(notJSON?.rawBody == Data("{".utf8))
+        #expect(notJSON?.request == request)
+    }
+
     @Test("a fixed root is required for models: a bare record is refused")
     func fixedRoot() throws {
         var conventions = ServerConventions.objects

@@ -59,7 +59,7 @@ struct IdentityMapTests {
             server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "A", "max_speed": 1}}"#)
             let train = try await Train.get(id: 1, in: store)
             train.company = "B"
-            let snapshot = train._$record.snapshot()
+            let snapshot = train._$state.snapshot()
             train.maxSpeed = 2  // after the snapshot a save would take
             // The server's answer to the save, merged as save() merges it.
             let context = store.setup(for: Train.self)

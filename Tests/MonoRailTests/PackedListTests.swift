@@ -24,7 +24,7 @@ struct PackedListTests {
 
     /// Each schema field of a model as it would be sent, by name, for comparing instances.
     static func wireForm<Model: ResourceModel>(_ model: Model) throws -> [String: JSONValue] {
-        let values = model._$record.snapshot().values
+        let values = model._$state.snapshot().values
         let coder = FieldCoder(options: CodingOptions())
         var form: [String: JSONValue] = ["id": model.id.map { .string($0.description) } ?? .null]
         for field in Model.resourceSchema.fields where field.embedded == nil {

@@ -72,7 +72,7 @@ func offlineStore(lenient: Bool = false) -> ResourceStore {
 /// Each field of a merged record as the model would send it, by name: for comparing two instances,
 /// and proof that whatever merged can be written back (a date out of range used to trap here).
 func wireForm(_ model: some ResourceModel) -> [String: JSONValue] {
-    let values = model._$record.snapshot().values
+    let values = model._$state.snapshot().values
     let coder = FieldCoder(options: CodingOptions())
     var form: [String: JSONValue] = ["id": model.id.map { .string($0.description) } ?? .null]
     for field in type(of: model).resourceSchema.fields where field.embedded == nil {

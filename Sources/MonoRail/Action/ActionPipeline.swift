@@ -6,7 +6,7 @@ import Logging
 /// in the Resources layer that sends requests.
 ///
 /// ```
-/// Train.get(id: 1)                 builds a ResourceAction, nothing else
+/// Train.get(id: 1)                 builds a ModelAction, nothing else
 ///   → ActionPipeline.run
 ///       1. read policy             the record cache may answer a read          (RecordCache)
 ///       2. write policy            the outbox sends a write now or keeps it     (Outbox)
@@ -29,7 +29,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// An action turned into its request, with what its merge needs to know.
     struct Prepared: Sendable {
-        var action: ResourceAction<Model>
+        var action: ModelAction<Model>
         var method: HTTPRequest.Method
         var path: APIPath
         var query: [String: JSONValue]
@@ -49,14 +49,14 @@ struct ActionPipeline<Model: ResourceModel> {
     // MARK: - Running
 
     /// Runs an action that answers with one record: get, fetch, create, save.
-    func record(_ action: ResourceAction<Model>) async throws -> ResourceResponse<Model> {
+    func record(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
         try await run(action) { response, prepared in
             if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
                 // 204 No Content, or 200 with nothing: what was sent is what the server has.
-                target._$record.markSaved(sent: prepared.sentEdits ?? [])
+                target._$state.markSaved(sent: prepared.sentEdits ?? [])
                 return target
             }
-            let mode: ResourceRecord<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
+            let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
             return try mergeRecord(response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode)
         } queued: { prepared in
             guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are queued") }
@@ -65,7 +65,7 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     /// Runs an action that answers with a list: get, get(where:), search.
-    func list(_ action: ResourceAction<Model>) async throws -> ResourceResponse<[Model]> {
+    func list(_ action: ModelAction<Model>) async throws -> ResourceResponse<[Model]> {
         try await run(action) { response, _ in
             try mergeList(response)
         } queued: { _ in
@@ -74,19 +74,19 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     /// Runs a delete.
-    func delete(_ action: ResourceAction<Model>) async throws -> ResourceResponse<Void> {
+    func delete(_ action: ModelAction<Model>) async throws -> ResourceResponse<Void> {
         try await run(action) { _, prepared in
             guard let target = prepared.action.target, let id = prepared.expectedID else { return }
             store.remove(target, id: id)
-            target._$record.state.withLock { $0.isDeleted = true }
-            target._$record.announce(.deleted, fields: [], of: target)
+            target._$state.state.withLock { $0.isDeleted = true }
+            target._$state.announce(.deleted, fields: [], of: target)
         } queued: { _ in
         }
     }
 
     /// The stages, in order; `merge` is stages 4 to 6 for the action's kind of answer.
     private func run<Value>(
-        _ action: ResourceAction<Model>, merge: (APIResponse, Prepared) throws -> Value,
+        _ action: ModelAction<Model>, merge: (APIResponse, Prepared) throws -> Value,
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
         let prepared = try prepare(action)
@@ -132,7 +132,7 @@ struct ActionPipeline<Model: ResourceModel> {
     // MARK: - Request
 
     /// Works out the request of an action; sends nothing.
-    func prepare(_ action: ResourceAction<Model>) throws -> Prepared {
+    func prepare(_ action: ModelAction<Model>) throws -> Prepared {
         let conventions = setup.conventions
         var query = action.parameters
         if !action.include.isEmpty {
@@ -161,7 +161,7 @@ struct ActionPipeline<Model: ResourceModel> {
             let id = try Self.id(of: instance, toward: "fetch")
             return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
         case .create(let instance):
-            let snapshot = instance._$record.snapshot()
+            let snapshot = instance._$state.snapshot()
             if let id = snapshot.id {
                 throw APIError(
                     .invalidRequest,
@@ -170,7 +170,7 @@ struct ActionPipeline<Model: ResourceModel> {
             let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
             return prepared(.post, try setup.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
         case .save(let instance):
-            let snapshot = instance._$record.snapshot()
+            let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save")
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             let body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
@@ -184,7 +184,7 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     private static func id(of instance: Model, toward action: String) throws -> ResourceID {
-        guard let id = instance._$record.snapshot().id else {
+        guard let id = instance._$state.snapshot().id else {
             throw APIError(
                 .notPersisted,
                 "cannot \(action) a \(Model.resourceSchema.typeName) that has not been created on the server")
@@ -219,7 +219,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Locates, decodes and merges the one record of a response.
     func mergeRecord(
-        _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: ResourceRecord<Model>.MergeMode
+        _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: InstanceState<Model>.MergeMode
     ) throws -> Model {
         do {
             let located = try setup.record(in: response)

@@ -1,8 +1,7 @@
 /// What an action does, named after the Rails controller action it maps to; passed to
 /// ``ResourceModel/customSerialize(_:for:)`` and in every ``ActionDescription``.
 ///
-/// Before the action pipeline this enum was called `ResourceAction`; that name now belongs to the
-/// action value itself.
+/// Before the action pipeline this enum was called `ResourceAction`; that name still works, deprecated.
 public enum ActionVerb: String, Sendable, Hashable {
     /// `get()` / `get(where:)`, and loading a `@Has(.many)`.
     case index

@@ -125,16 +125,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     private func locate(
         _ response: APIResponse, roots: [String], shape: ResponseLocator.Shape, requiresRoot: Bool
     ) throws -> LocatedValue {
-        let json = try client.responseDecoder.parse(
-            response.body, response: response.response, request: response.request)
-        do {
-            return try locator.locate(
-                in: json, roots: roots, shape: shape, requiresRoot: requiresRoot,
-                typeName: Model.resourceSchema.typeName)
-        } catch var error as APIError {
-            error.parsedBody = json
-            throw error
-        }
+        try response.locate(
+            with: locator, roots: roots, shape: shape, requiresRoot: requiresRoot,
+            typeName: Model.resourceSchema.typeName)
     }
 
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates

@@ -84,7 +84,7 @@ struct EmbeddedCoding<Model: ResourceModel>: Sendable {
 extension ResourceModel {
     /// This record's fields for a nested-attributes body, with its id when it has one.
     func nestedAttributes(in store: ResourceStore) throws -> JSONValue {
-        let snapshot = _$record.snapshot()
+        let snapshot = _$state.snapshot()
         let setup = store.setup(for: Self.self)
         var (body, files) = try Self.encodeBody(
             snapshot.values, only: nil, setup: setup, verb: .update, store: store)

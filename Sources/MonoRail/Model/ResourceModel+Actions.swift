@@ -44,7 +44,7 @@ extension ResourceModel {
         in store: ResourceStore = .default
     ) async throws -> ResourceResponse<Self> {
         try await ActionPipeline<Self>(store: store).record(
-            ResourceAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store))
+            ModelAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store))
     }
 
     /// Fetches every record (`GET /trains`).
@@ -88,7 +88,7 @@ extension ResourceModel {
         where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
     ) async throws -> ResourceResponse<[Self]> {
         try await ActionPipeline<Self>(store: store).list(
-            ResourceAction(operation: .list(filter: parameters), include: include, store: store))
+            ModelAction(operation: .list(filter: parameters), include: include, store: store))
     }
 
     /// Searches records (Objects' search verb): `GET /trains?q=Mono` with Rails conventions,
@@ -100,7 +100,7 @@ extension ResourceModel {
     /// - Returns: The live instances, in response order.
     /// - Throws: ``APIError``, as ``get(in:)``.
     public static func search(_ term: String, in store: ResourceStore = .default) async throws -> [Self] {
-        try await ActionPipeline<Self>(store: store).list(ResourceAction(operation: .search(term), store: store))
+        try await ActionPipeline<Self>(store: store).list(ModelAction(operation: .search(term), store: store))
             .value
     }
 
@@ -120,9 +120,9 @@ extension ResourceModel {
     public func create(
         in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws {
-        let store = store ?? _$record.snapshot().store ?? .default
+        let store = store ?? _$state.snapshot().store ?? .default
         _ = try await ActionPipeline<Self>(store: store).record(
-            ResourceAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
+            ModelAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
     }
 
     /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
@@ -134,14 +134,14 @@ extension ResourceModel {
     /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
     public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws {
-        let snapshot = _$record.snapshot()
+        let snapshot = _$state.snapshot()
         guard snapshot.id != nil else {
             try await create(uploadProgress: uploadProgress)
             return
         }
         let store = snapshot.store ?? .default
         _ = try await ActionPipeline<Self>(store: store).record(
-            ResourceAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
+            ModelAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
     }
 
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.
@@ -149,8 +149,8 @@ extension ResourceModel {
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:in:)``.
     public func fetch() async throws {
-        let store = _$record.snapshot().store ?? .default
-        _ = try await ActionPipeline<Self>(store: store).record(ResourceAction(operation: .fetch(self), store: store))
+        let store = _$state.snapshot().store ?? .default
+        _ = try await ActionPipeline<Self>(store: store).record(ModelAction(operation: .fetch(self), store: store))
     }
 
     /// Deletes the record (`DELETE /trains/1`) and removes it from the store.
@@ -160,8 +160,8 @@ extension ResourceModel {
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:in:)``.
     public func delete() async throws {
-        let store = _$record.snapshot().store ?? .default
-        _ = try await ActionPipeline<Self>(store: store).delete(ResourceAction(operation: .delete(self), store: store))
+        let store = _$state.snapshot().store ?? .default
+        _ = try await ActionPipeline<Self>(store: store).delete(ModelAction(operation: .delete(self), store: store))
     }
 
     // MARK: - Helpers

@@ -20,7 +20,7 @@ extension ResourceModel {
     public var hasChanges: Bool {
         let fields = Self.resourceSchema.fields
         let coder = FieldCoder(options: CodingOptions())
-        return _$record.state.withLock { state in
+        return _$state.state.withLock { state in
             state.edits.indices.contains { index in
                 state.edits[index] != 0 && !fields[index].isEqual(state.values, state.server, coder)
             }
@@ -31,7 +31,7 @@ extension ResourceModel {
     public var changes: [String: FieldChange] {
         let fields = Self.resourceSchema.fields
         let coder = FieldCoder(options: CodingOptions())
-        let (values, server, edits) = _$record.state.withLock { ($0.values, $0.server, $0.edits) }
+        let (values, server, edits) = _$state.state.withLock { ($0.values, $0.server, $0.edits) }
         var changes: [String: FieldChange] = [:]
         for index in edits.indices where edits[index] != 0 && !fields[index].isEqual(values, server, coder) {
             let field = fields[index]
@@ -46,7 +46,7 @@ extension ResourceModel {
     public func revert() {
         let fields = Self.resourceSchema.fields
         let coder = FieldCoder(options: CodingOptions())
-        let changed = _$record.state.withLock { state -> [Int] in
+        let changed = _$state.state.withLock { state -> [Int] in
             var changed: [Int] = []
             for index in state.edits.indices where state.edits[index] != 0 {
                 if !fields[index].isEqual(state.values, state.server, coder) {
@@ -57,11 +57,11 @@ extension ResourceModel {
             state.edits = []
             return changed
         }
-        if !changed.isEmpty { _$record.announce(.reverted, fields: changed, of: self) }
+        if !changed.isEmpty { _$state.announce(.reverted, fields: changed, of: self) }
     }
 
     /// Whether ``delete()`` removed the record from the server.
-    public var isDeleted: Bool { _$record.state.withLock { $0.isDeleted } }
+    public var isDeleted: Bool { _$state.state.withLock { $0.isDeleted } }
 
     /// The changes to this instance: merges, edits, reverts, creation and deletion.
     ///
@@ -70,7 +70,7 @@ extension ResourceModel {
     ///     print("server changed", update.fields)
     /// }
     /// ```
-    public var updates: AsyncStream<ResourceUpdate<Self>> { _$record.updateBroadcaster().stream() }
+    public var updates: AsyncStream<ResourceUpdate<Self>> { _$state.updateBroadcaster().stream() }
 
     /// The changes to every instance of this model in a store.
     ///

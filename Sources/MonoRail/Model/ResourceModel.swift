@@ -50,7 +50,7 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
 
     /// The instance's storage. Generated.
     @_documentation(visibility: internal)
-    var _$record: ResourceRecord<Self> { get }
+    var _$state: InstanceState<Self> { get }
 
     /// The fields: names, keys, transforms and storage. Generated.
     static var resourceSchema: ModelSchema<Self> { get }

@@ -11,9 +11,9 @@ extension ResourceField {
             name, storage, property, key: key, defaultKey: { $0.wireKey(for: name) + "_id" },
             related: .of(Target.self), load: Self.referenceLoader(storage, Target.self),
             adopt: { owner in
-                let (id, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
                 if let id, let live = store.instance(of: Target.self, id: id) {
-                    owner._$record.keep([live], for: storage)
+                    owner._$state.keep([live], for: storage)
                 }
             },
             decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
@@ -34,9 +34,9 @@ extension ResourceField {
             defaultKey: { Inflector.english.singularize($0.wireKey(for: name)) + "_ids" },
             related: .of(Target.self), load: Self.referencesLoader(storage, Target.self),
             adopt: { owner in
-                let (ids, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
                 let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
-                if !live.isEmpty { owner._$record.keep(live, for: storage) }
+                if !live.isEmpty { owner._$state.keep(live, for: storage) }
             },
             decode: { value, coder in value.isNull ? [] : try coder.decode([ResourceID].self, from: value) },
             encode: { value, _ in .array(value.map(\.jsonValue)) },
@@ -91,13 +91,13 @@ extension ResourceField {
         _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable, _ type: Target.Type
     ) -> @Sendable (Model) async throws -> Void {
         { owner in
-            let (id, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
             guard let id else { return }
             // A live instance answers without a request.
             if let live = store.instance(of: Target.self, id: id) {
-                owner._$record.keep([live], for: storage)
+                owner._$state.keep([live], for: storage)
             } else {
-                owner._$record.keep([try await Target.get(id: id, in: store)], for: storage)
+                owner._$state.keep([try await Target.get(id: id, in: store)], for: storage)
             }
         }
     }
@@ -106,7 +106,7 @@ extension ResourceField {
         _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable, _ type: Target.Type
     ) -> @Sendable (Model) async throws -> Void {
         { owner in
-            let (ids, store) = owner._$record.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
             let targets = try await withThrowingTaskGroup(of: (Int, Target).self) { group in
                 for (position, id) in ids.enumerated() {
                     group.addTask {
@@ -116,7 +116,7 @@ extension ResourceField {
                 }
                 return try await group.reduce(into: [(Int, Target)]()) { $0.append($1) }
             }
-            owner._$record.keep(targets.sorted { $0.0 < $1.0 }.map(\.1), for: storage)
+            owner._$state.keep(targets.sorted { $0.0 < $1.0 }.map(\.1), for: storage)
         }
     }
 }

@@ -30,18 +30,18 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
         self.storage = storage
         self.related = .of(Target.self)
         self.adopt = { owner in
-            let (id, store) = owner._$record.state.withLock { ($0.id, $0.store ?? .default) }
+            let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
             let found = store.instances(of: Target.self, whereKey: key, is: id)
-            if !found.isEmpty { owner._$record.keep(one ? Array(found.prefix(1)) : found, for: storage) }
+            if !found.isEmpty { owner._$state.keep(one ? Array(found.prefix(1)) : found, for: storage) }
         }
         self.load = { owner in
-            let (id, store) = owner._$record.state.withLock { ($0.id, $0.store ?? .default) }
+            let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
             let found = try await Target.get(where: [key: id.jsonValue], in: store)
-            owner._$record.keep(one ? Array(found.prefix(1)) : found, for: storage)
+            owner._$state.keep(one ? Array(found.prefix(1)) : found, for: storage)
         }
     }
 }

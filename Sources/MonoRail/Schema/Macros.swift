@@ -21,7 +21,7 @@
 ///     snake_case (`TrainCar` → `train_car`).
 ///   - plural: The plural name; default: the inflected singular (`train_cars`).
 ///   - path: The collection path relative to the API root; default: `/` + plural.
-@attached(member, names: named(FieldValues), named(_$record), named(id), named(resourceSchema), named(init), arbitrary)
+@attached(member, names: named(FieldValues), named(_$state), named(id), named(resourceSchema), named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: ResourceModel, Sendable)
 public macro Resource(name: String? = nil, plural: String? = nil, path: String? = nil) =

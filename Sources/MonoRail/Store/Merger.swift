@@ -42,7 +42,7 @@ enum Merger {
 
     /// The changes of a merge, once every check passed.
     static func apply<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: ResourceRecord<Model>.MergeMode,
+        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: InstanceState<Model>.MergeMode,
         store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, announcements: inout [() -> Void]
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
@@ -75,7 +75,7 @@ enum Merger {
             }
             // An instance made here has no observers yet; only a per-model stream could be listening.
             let isUnobserved = isNew && target == nil && !perTypeListening
-            let changed = instance._$record.apply(
+            let changed = instance._$state.apply(
                 patch, mode: mode, store: store, coder: coder, fields: fields,
                 comparesFields: !isUnobserved || hasReferences)
             instances.append(instance)
@@ -87,8 +87,8 @@ enum Merger {
             if !changed.isEmpty || isNew {
                 let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
                 announcements.append {
-                    if isNew { instance._$record.announceIdentity(of: instance) }
-                    instance._$record.announce(kind, fields: changed, of: instance)
+                    if isNew { instance._$state.announceIdentity(of: instance) }
+                    instance._$state.announce(kind, fields: changed, of: instance)
                 }
             }
         }

@@ -47,7 +47,7 @@ final class RelationshipIndex: Sendable {
         let fieldEntry = Target.resourceSchema.fields[field]
         // Only the store's live instances count: a deleted one leaves the identity map but not
         // the index.
-        let ids = candidates.map { $0._$record.state.withLock(\.id) }
+        let ids = candidates.map { $0._$state.state.withLock(\.id) }
         let live = store.identityMap.withLock { map in
             zip(candidates, ids).map { candidate, id in id.map { map.instance(of: type, id: $0) === candidate } ?? false
             }
@@ -121,7 +121,7 @@ final class RelationshipIndex: Sendable {
     private static func foreignID<Model: ResourceModel>(
         of instance: Model, field: ResourceField<Model>, coder: FieldCoder
     ) -> IdentityMap.Key.Normalized? {
-        let value = instance._$record.state.withLock { try? field.encode($0.values, coder) }
+        let value = instance._$state.state.withLock { try? field.encode($0.values, coder) }
         return value.flatMap(ResourceID.init(json:)).map(IdentityMap.Key.Normalized.init)
     }
 }

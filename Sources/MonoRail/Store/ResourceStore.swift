@@ -121,7 +121,7 @@ public final class ResourceStore: Sendable {
     ///   take an id a live instance already has.
     func merge<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch] = [], target: Model? = nil,
-        mode: ResourceRecord<Model>.MergeMode = .read, coder: FieldCoder
+        mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder
     ) throws -> [Model] {
         try mergeKeepingSideloads(patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder).instances
     }
@@ -130,7 +130,7 @@ public final class ResourceStore: Sendable {
     /// caller can hand them to the records that relate to them before they are released.
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch], target: Model?,
-        mode: ResourceRecord<Model>.MergeMode, coder: FieldCoder
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.

@@ -52,6 +52,20 @@ public struct APIResponse: Sendable {
         try envelope(type).value
     }
 
+    /// Parses the body and finds its main value by `locator`'s rules; see
+    /// ``ResponseDecoder/locate(in:response:request:locator:roots:shape:requiresRoot:typeName:)``.
+    ///
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed`` or
+    ///   ``APIError/Code/validationFailed``.
+    public func locate(
+        with locator: ResponseLocator, roots: [String], shape: ResponseLocator.Shape = .any,
+        requiresRoot: Bool = false, typeName: String = "value"
+    ) throws -> LocatedValue {
+        try decoder.locate(
+            in: body, response: response, request: request, locator: locator, roots: roots, shape: shape,
+            requiresRoot: requiresRoot, typeName: typeName)
+    }
+
     /// Decodes the body into `type` and keeps the records beside the main one.
     ///
     /// - Throws: As ``decode(_:)``.

@@ -91,6 +91,47 @@ public struct ResponseDecoder: Sendable {
         return try decode(type, from: json, rawBody: body, response: response, request: request, roots: roots)
     }
 
+    /// Parses a body and finds its main value in one step: the call a reader of records makes
+    /// before it decodes them.
+    ///
+    /// - Parameters:
+    ///   - body: The body bytes.
+    ///   - response: The response head, for its content type and for errors.
+    ///   - request: The request, for errors.
+    ///   - locator: The envelope rules; by default this decoder's.
+    ///   - roots: Keys the main value may sit under, tried in order.
+    ///   - shape: What the main value must be.
+    ///   - requiresRoot: Whether a body without any of `roots` is a failure rather than bare.
+    ///   - typeName: The type being read, for error messages.
+    /// - Returns: Where the main value sits and what came beside it.
+    /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed`` or
+    ///   ``APIError/Code/validationFailed``, carrying the request, the response and both bodies.
+    public func locate(
+        in body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil, locator: ResponseLocator? = nil,
+        roots: [String], shape: ResponseLocator.Shape = .any, requiresRoot: Bool = false, typeName: String = "value"
+    ) throws -> LocatedValue {
+        try locate(
+            in: try parse(body, response: response, request: request), rawBody: body, response: response,
+            request: request, locator: locator ?? self.locator, roots: roots, shape: shape,
+            requiresRoot: requiresRoot, typeName: typeName)
+    }
+
+    private func locate(
+        in json: JSONValue, rawBody: Data?, response: HTTPResponse?, request: HTTPRequest?, locator: ResponseLocator,
+        roots: [String], shape: ResponseLocator.Shape, requiresRoot: Bool, typeName: String
+    ) throws -> LocatedValue {
+        do {
+            return try locator.locate(
+                in: json, roots: roots, shape: shape, requiresRoot: requiresRoot, typeName: typeName)
+        } catch var error as APIError {
+            error.request = request
+            error.response = response
+            error.rawBody = rawBody
+            error.parsedBody = json
+            throw error
+        }
+    }
+
     /// Decodes `type` from an already parsed body; see ``decode(_:from:response:request:roots:)-(_,Data,_,_,_)``.
     public func decode<T: Decodable>(
         _ type: T.Type,
@@ -107,15 +148,9 @@ public struct ResponseDecoder: Sendable {
                 .decodingFailed, message, request: request, response: response, rawBody: rawBody, parsedBody: json,
                 decodingFailure: decodingFailure, underlyingError: underlying)
         }
-        let located: LocatedValue
-        do {
-            located = try locator.locate(in: json, roots: roots, typeName: "\(T.self)")
-        } catch var error as APIError {
-            error.request = request
-            error.response = response
-            error.rawBody = rawBody
-            throw error
-        }
+        let located = try locate(
+            in: json, rawBody: rawBody, response: response, request: request, locator: locator, roots: roots,
+            shape: .any, requiresRoot: false, typeName: "\(T.self)")
         let main = located.value
         let path = (locator.namespaceKeys + (located.root.map { [$0] } ?? [])).map { WireKey(stringValue: $0) }
         let sideloaded = located.sideloaded

@@ -1,14 +1,14 @@
 import Observation
 
-extension ResourceRecord {
-    /// Keeps related instances alive for as long as this record lives (after a load or an assignment).
+extension InstanceState {
+    /// Keeps related instances alive for as long as this instance lives (after a load or an assignment).
     func keep(_ instances: [any ResourceModel], for storage: any AnyKeyPath & Sendable) {
         state.withLock { $0.related[StorageKey(storage)] = instances }
     }
 
     /// Reads a `@References` one. Called by generated code.
     ///
-    /// Resolved from the instances this record keeps, then from the identity map; `nil` when the
+    /// Resolved from the instances this one keeps, then from the identity map; `nil` when the
     /// related record is not loaded, never a request.
     @_documentation(visibility: internal)
     public func referenced<Target: ResourceModel>(
@@ -61,10 +61,10 @@ extension ResourceRecord {
         keep(targets, for: storage)
     }
 
-    /// Reads a `@Has(.many)`: the live instances whose foreign key names this record, in id order.
+    /// Reads a `@Has(.many)`: the live instances whose foreign key names this instance, in id order.
     /// Called by generated code.
     ///
-    /// Read from the identity map, so a record created, moved or deleted elsewhere shows here with no
+    /// Read from the identity map, so an instance created, moved or deleted elsewhere shows here with no
     /// request.
     @_documentation(visibility: internal)
     public func hasMany<Target: ResourceModel>(
@@ -78,7 +78,7 @@ extension ResourceRecord {
         return store.instances(of: Target.self, whereKey: key, is: id)
     }
 
-    /// Reads a `@Has(.one)`: the first live instance whose foreign key names this record. Called by
+    /// Reads a `@Has(.one)`: the first live instance whose foreign key names this instance. Called by
     /// generated code.
     public func hasOne<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
@@ -91,8 +91,8 @@ extension ResourceRecord {
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
 
-    /// Reads a `@Has(.embedsMany)`: the embedded records that still point at this record, then any
-    /// other live record that does, so a car moved or created elsewhere shows with no request. When
+    /// Reads a `@Has(.embedsMany)`: the embedded instances that still point at this instance, then any
+    /// other live instance that does, so a car moved or created elsewhere shows with no request. When
     /// the related model has no foreign key to this one, the records as embedded. Called by generated
     /// code.
     public func embeddedMany<Target: ResourceModel>(
@@ -130,10 +130,10 @@ extension ResourceRecord {
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
 
-    /// Of several records pointing at one `@Has(.one)`, the one whose reference changed last.
+    /// Of several instances pointing at one `@Has(.one)`, the one whose reference changed last.
     static func latest<Target: ResourceModel>(_ pointing: [Target]) -> Target? {
         pointing.max { lhs, rhs in
-            lhs._$record.state.withLock(\.referenceStamp) < rhs._$record.state.withLock(\.referenceStamp)
+            lhs._$state.state.withLock(\.referenceStamp) < rhs._$state.state.withLock(\.referenceStamp)
         }
     }
 
@@ -166,7 +166,7 @@ extension ResourceStore {
         guard let index = setup.wireKeys.firstIndex(of: key) else { return nil }
         let field = Target.resourceSchema.fields[index]
         let coder = FieldCoder(options: setup.coding)
-        let value = target._$record.state.withLock { try? field.encode($0.values, coder) }
+        let value = target._$state.state.withLock { try? field.encode($0.values, coder) }
         return value.flatMap(ResourceID.init(json:))
     }
 

@@ -2,7 +2,7 @@ import MonoRailTransport
 import Observation
 import Synchronization
 
-/// Orders reference changes across all records.
+/// Orders reference changes across all instances.
 let referenceClock = ReferenceClock()
 
 final class ReferenceClock: Sendable {
@@ -17,21 +17,21 @@ final class ReferenceClock: Sendable {
 /// read or write. Observation and update notifications are sent after the lock is released, so an
 /// observer may read the instance without deadlocking.
 @_documentation(visibility: internal)
-public final class ResourceRecord<Model: ResourceModel>: Sendable {
+public final class InstanceState<Model: ResourceModel>: Sendable {
     struct State: Sendable {
         var values = Model.FieldValues()
         /// The record as the server last described it; what ``ResourceModel/revert()`` restores.
         var server = Model.FieldValues()
         /// Per schema field: 0 when unedited, else the sequence number of its latest edit. Empty until
-        /// the first edit, so records that are only read never allocate it.
+        /// the first edit, so instances that are only read never allocate it.
         var edits: [UInt64] = []
         var editSequence: UInt64 = 0
         var id: ResourceID?
         var isDeleted = false
         var store: ResourceStore?
-        /// Related instances this record keeps alive once loaded or assigned, by relationship storage.
+        /// Related instances this instance keeps alive once loaded or assigned, by relationship storage.
         var related: [StorageKey: [any ResourceModel]] = [:]
-        /// When a reference of this record last changed, on ``referenceClock``: when two records point
+        /// When a reference of this instance last changed, on ``referenceClock``: when two instances point
         /// at one `@Has(.one)`, the one that pointed last wins.
         var referenceStamp: UInt64 = 0
         /// Subscribers to this instance's ``ResourceModel/updates``; made on the first subscription,
@@ -99,7 +99,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
 
     /// Applies a decoded record. Returns the indices of fields whose visible value changed.
     ///
-    /// Called with the store's lock held; takes only this record's lock, never the store's.
+    /// Called with the store's lock held; takes only this instance's lock, never the store's.
     ///
     /// - Parameters:
     ///   - fields: The schema's fields, passed in so that a merge of many records reads them once.
@@ -121,7 +121,7 @@ public final class ResourceRecord<Model: ResourceModel>: Sendable {
                 }
             }
             var changed: [Int] = []
-            // The common case, a record with no pending edits that the response describes in full,
+            // The common case, an instance with no pending edits that the response describes in full,
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && !patch.present.contains(false) {
                 if !comparesFields {

@@ -1,7 +1,7 @@
 /// One model operation as a value: what to do, to which record or records, with which options, in
 /// which store. Every model call builds one and hands it to ``ActionPipeline``; nothing else in the
 /// Resources layer sends requests.
-struct ResourceAction<Model: ResourceModel>: Sendable {
+struct ModelAction<Model: ResourceModel>: Sendable {
     enum Operation: Sendable {
         /// `get(id:)`: one record by id.
         case get(ResourceID)

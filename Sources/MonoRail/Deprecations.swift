@@ -1,0 +1,11 @@
+// Names that users' code may already call, kept so that code still compiles, with a fix-it to the
+// new name. Remove them at the next major version.
+
+/// The verb of a model operation.
+@available(*, deprecated, renamed: "ActionVerb")
+public typealias ResourceAction = ActionVerb
+
+/// The storage behind one model instance; only generated code uses it.
+@_documentation(visibility: internal)
+@available(*, deprecated, renamed: "InstanceState")
+public typealias ResourceRecord<Model: ResourceModel> = InstanceState<Model>
