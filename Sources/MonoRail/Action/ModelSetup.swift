@@ -67,10 +67,17 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     // MARK: - Requests
 
     func path(for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil) throws -> APIPath {
-        var values = ["path": path, "plural": plural, "singular": singular]
-        if let id { values["id"] = id.description }
-        if let term { values["term"] = term }
-        guard let expanded = route.expand(values) else {
+        let expanded = route.expand { name in
+            switch name {
+            case "path": path
+            case "plural": plural
+            case "singular": singular
+            case "id": id?.description
+            case "term": term
+            default: nil
+            }
+        }
+        guard let expanded else {
             throw APIError(
                 .invalidRequest,
                 "the route \"\(route)\" of \(Model.resourceSchema.typeName) has a placeholder with no value "

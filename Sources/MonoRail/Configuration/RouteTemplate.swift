@@ -55,12 +55,17 @@ public struct RouteTemplate: Sendable, Hashable, ExpressibleByStringLiteral, Cus
     ///   path), every other value is percent-encoded as a single segment.
     /// - Returns: The path, or `nil` when a placeholder has no value.
     public func expand(_ values: [String: String]) -> APIPath? {
+        expand { values[$0] }
+    }
+
+    /// Fills the placeholders with what `value` gives for each name; as ``expand(_:)``.
+    func expand(_ value: (String) -> String?) -> APIPath? {
         var path = ""
         for part in parts {
             switch part {
             case .literal(let text): path += text
             case .placeholder(let name):
-                guard let value = values[name] else { return nil }
+                guard let value = value(name) else { return nil }
                 path += name == "path" ? value : APIPath.encodeSegment(value)
             }
         }

@@ -165,21 +165,35 @@ public final class ResourceStore: Sendable {
     }
 
     func setup<Model: ResourceModel>(for type: Model.Type) -> ModelSetup<Model> {
-        let (generation, cached, configuration, client) = settings.withLock { state in
-            let entry = state.setups[ObjectIdentifier(type)]
-            let cached = entry?.generation == state.generation ? entry?.setup as? ModelSetup<Model> : nil
-            return (state.generation, cached, state.configuration, cached == nil ? Self.client(in: &state) : nil)
-        }
-        if let cached { return cached }
-        // Made outside the lock: it runs the model's `configure(_:)`.
-        let setup = ModelSetup<Model>(configuration: configuration, storeClient: client ?? self.client)
-        settings.withLock { state in
-            if state.generation == generation {
-                state.setups[ObjectIdentifier(type)] = (generation, setup)
+        // Every action asks, so a hit copies nothing out of the lock.
+        let lookup = settings.withLock { state -> SetupLookup<Model> in
+            if let entry = state.setups[ObjectIdentifier(type)], entry.generation == state.generation,
+                let cached = entry.setup as? ModelSetup<Model>
+            {
+                return .cached(cached)
             }
+            return .missing(generation: state.generation, state.configuration, Self.client(in: &state))
         }
-        return setup
+        switch lookup {
+        case .cached(let setup):
+            return setup
+        case .missing(let generation, let configuration, let client):
+            // Made outside the lock: it runs the model's `configure(_:)`.
+            let setup = ModelSetup<Model>(configuration: configuration, storeClient: client)
+            settings.withLock { state in
+                if state.generation == generation {
+                    state.setups[ObjectIdentifier(type)] = (generation, setup)
+                }
+            }
+            return setup
+        }
     }
+}
+
+/// A model's setup as the store has it, or what making one needs.
+private enum SetupLookup<Model: ResourceModel> {
+    case cached(ModelSetup<Model>)
+    case missing(generation: Int, MonoRail.Configuration, APIClient)
 }
 
 extension ResourceID {

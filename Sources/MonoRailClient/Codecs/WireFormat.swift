@@ -1,5 +1,3 @@
-import Foundation
-
 /// How request bodies are written and which response format is asked for.
 ///
 /// Responses are always read by their `Content-Type`, whatever was asked: a server that answers
@@ -31,7 +29,7 @@ public enum WireFormat: Sendable, Hashable {
     /// Whether a `Content-Type` names MessagePack (`application/x-msgpack`, `application/msgpack`,
     /// `application/vnd.msgpack`).
     public static func isMessagePack(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let mediaType = MediaType.essence(of: contentType)
         return mediaType == "application/x-msgpack" || mediaType == "application/msgpack"
             || mediaType == "application/vnd.msgpack"
     }

@@ -173,7 +173,7 @@ public struct ResponseDecoder: Sendable {
             let rest = contentType.utf8.dropFirst(prefix.count)
             if rest.isEmpty || rest.first == UInt8(ascii: ";") || rest.first == UInt8(ascii: " ") { return true }
         }
-        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let mediaType = MediaType.essence(of: contentType)
         return mediaType == "application/json" || mediaType == "text/json" || mediaType.hasSuffix("+json")
     }
 }
