@@ -49,7 +49,27 @@ struct ActionPipeline<Model: ResourceModel> {
     // MARK: - Running
 
     /// Runs an action that answers with one record: get, fetch, create, save.
+    ///
+    /// A create or save keeps the validation errors it was refused with on the instance, and clears
+    /// them once the server has taken it.
     func record(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
+        let writing: Model? =
+            switch action.operation {
+            case .create(let instance), .save(let instance): instance
+            default: nil
+            }
+        guard let writing else { return try await runRecord(action) }
+        do {
+            let answer = try await runRecord(action)
+            if answer.source == .network { writing._$state.setErrors(ValidationErrors(), of: writing) }
+            return answer
+        } catch let error as APIError where error.code == .validationFailed {
+            writing._$state.setErrors(error.errors, of: writing)
+            throw error
+        }
+    }
+
+    private func runRecord(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
         try await run(action) { response, prepared in
             if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
                 // 204 No Content, or 200 with nothing: what was sent is what the server has.

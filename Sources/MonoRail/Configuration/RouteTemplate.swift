@@ -3,6 +3,8 @@
 /// Placeholders start with `:` and run over letters, digits and underscores: `:path` (the model's
 /// collection path, `/trains`), `:plural`, `:singular`, `:id` and `:term` (the search term). Values are
 /// percent-encoded as one path segment each, so an id can never change the path.
+///
+/// A placeholder may end with a colon, as ApiModel writes it: `/post/:id:.json` gives `/post/5.json`.
 public struct RouteTemplate: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
     enum Part: Sendable, Hashable {
         case literal(String)
@@ -28,6 +30,12 @@ public struct RouteTemplate: Sendable, Hashable, ExpressibleByStringLiteral, Cus
                 var end = next
                 while end < template.endIndex, Self.isNameCharacter(template[end]) { end = template.index(after: end) }
                 parts.append(.placeholder(String(template[next..<end])))
+                // ApiModel closes a placeholder with a colon (`/post/:id:.json`); a colon that starts
+                // no name is that closing mark, not text.
+                if end < template.endIndex, template[end] == ":" {
+                    let after = template.index(after: end)
+                    if after == template.endIndex || !Self.isNameCharacter(template[after]) { end = after }
+                }
                 index = end
             } else {
                 literal.append(character)

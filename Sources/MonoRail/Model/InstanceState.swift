@@ -37,6 +37,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// Subscribers to this instance's ``ResourceModel/updates``; made on the first subscription,
         /// since most instances never have one and a broadcaster costs three allocations.
         var updates: UpdateBroadcaster<ResourceUpdate<Model>>?
+        /// What the server refused in the last create or save; empty once one succeeds.
+        var errors = ValidationErrors()
     }
 
     let state = Locked(State())
@@ -193,6 +195,24 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             state.updates = created
             return created
         }
+    }
+
+    /// The validation errors of the last create or save, observed like a field.
+    func errors(of model: Model) -> ValidationErrors {
+        registrar.access(model, keyPath: \.errors)
+        return state.withLock { $0.errors }
+    }
+
+    /// Keeps what the server refused, or clears it after a write that succeeded; observers of
+    /// `errors` hear of it only when it changed.
+    func setErrors(_ errors: ValidationErrors, of model: Model) {
+        let changed = state.withLock { state in
+            defer { state.errors = errors }
+            return state.errors != errors
+        }
+        guard changed else { return }
+        registrar.willSet(model, keyPath: \.errors)
+        registrar.didSet(model, keyPath: \.errors)
     }
 
     /// Announces a new id to observers of `id`.

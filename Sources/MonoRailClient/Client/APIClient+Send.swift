@@ -28,7 +28,7 @@ extension APIClient {
             let result = APIResponse(
                 request: built, response: response, body: data, decoder: responseDecoder,
                 roots: request.responseRoots)
-            try validateStatus(of: result, for: request)
+            if request.options.validatesStatus { try validateStatus(of: result, for: request) }
             return result
         } catch {
             throw APIError.wrapping(error, request: head)
@@ -107,9 +107,15 @@ extension APIClient {
         let reason =
             status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
         let validationStatuses = request.options.validationStatuses ?? configuration.validationStatuses
-        if validationStatuses.contains(status.code), let parsed {
+        // A 400 is validation errors too when its body says so with an `errors` member, at the top or
+        // under the record's root (ApiModel); the bare `{field: [message]}` shape only at the
+        // configured statuses, since many servers answer a 400 with `{"message": "…"}`.
+        if validationStatuses.contains(status.code) || status.code == 400, let parsed {
             let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
-            if let errors = ValidationErrors.parse(parsed, roots: roots), !errors.isEmpty {
+            if let errors = ValidationErrors.parse(
+                parsed, roots: roots, allowsBareFields: validationStatuses.contains(status.code)),
+                !errors.isEmpty
+            {
                 throw APIError.validationFailed(
                     errors, request: result.request, response: result.response, rawBody: result.body,
                     parsedBody: parsed)

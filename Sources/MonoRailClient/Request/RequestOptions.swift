@@ -22,6 +22,10 @@ public struct RequestOptions: Sendable {
     public var responseBodyFile: URL?
     /// Statuses whose bodies are validation errors on this call; `nil` uses the client's.
     public var validationStatuses: Set<Int>?
+    /// Whether a status other than 2xx throws. Default `true`; `false` returns every answer the
+    /// server gives, to read its ``APIResponse/isSuccessful`` and ``APIResponse/errors`` (ApiModel's
+    /// `Api.get(path) { response in … }`). Failures to reach the server still throw.
+    public var validatesStatus: Bool
 
     /// Creates options.
     public init(
@@ -33,7 +37,8 @@ public struct RequestOptions: Sendable {
         downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         format: WireFormat? = nil,
         responseBodyFile: URL? = nil,
-        validationStatuses: Set<Int>? = nil
+        validationStatuses: Set<Int>? = nil,
+        validatesStatus: Bool = true
     ) {
         self.deduplicates = deduplicates
         self.retryPolicy = retryPolicy
@@ -44,5 +49,6 @@ public struct RequestOptions: Sendable {
         self.format = format
         self.responseBodyFile = responseBodyFile
         self.validationStatuses = validationStatuses
+        self.validatesStatus = validatesStatus
     }
 }

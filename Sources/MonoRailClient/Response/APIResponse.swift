@@ -44,6 +44,21 @@ public struct APIResponse: Sendable {
     /// The body as an array, or `nil` (ApiModel's `response.array`).
     public var array: [JSONValue]? { (try? json())?.arrayValue }
 
+    /// The validation errors the body holds, or none (ApiModel's `response.errors`): an `errors`
+    /// member at the top or under the response's root, at any status, and Django REST framework's
+    /// bare `{field: [message]}` at 400 and 422.
+    ///
+    /// ```swift
+    /// let response = try await api.send(
+    ///     APIRequest(method: .post, path: "/posts", body: .json(post), options: .init(validatesStatus: false)))
+    /// if !response.isSuccessful { print(response.errors.fullMessages) }
+    /// ```
+    public var errors: ValidationErrors {
+        guard !body.isEmpty, let json = try? json() else { return ValidationErrors() }
+        let bare = statusCode == 400 || statusCode == 422
+        return ValidationErrors.parse(json, roots: roots, allowsBareFields: bare) ?? ValidationErrors()
+    }
+
     /// Decodes the body into `type`, unwrapping the envelope.
     ///
     /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed`` or

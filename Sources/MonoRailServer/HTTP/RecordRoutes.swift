@@ -106,7 +106,7 @@ struct RecordRoutes: Sendable {
     /// Applies the server's envelope style to a Rails-shaped body.
     private func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
         switch envelope {
-        case .rails: return .object(body)
+        case .rails, .apiModel: return .object(body)
         case .bare: return body[main] ?? .null
         case .namespace(let key): return [key: .object(body)]
         }
@@ -159,7 +159,8 @@ struct RecordRoutes: Sendable {
             }
             return response
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error, envelope: envelope, format: ResponseFormat(request))
+            return JSONResponse.validation(
+                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
         }
     }
 
@@ -173,7 +174,8 @@ struct RecordRoutes: Sendable {
             return JSONResponse.make(
                 .ok, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
         } catch let error as RecordValidationError {
-            return JSONResponse.validation(error, envelope: envelope, format: ResponseFormat(request))
+            return JSONResponse.validation(
+                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
         }
     }
 
@@ -280,13 +282,17 @@ enum JSONResponse {
             body: .init(byteBuffer: ByteBuffer(bytes: format.encode(body))))
     }
 
-    /// Rails answers 422 `{"errors": {…}}`; Django REST framework 400 `{field: [message]}`.
+    /// Rails answers 422 `{"errors": {…}}`; Django REST framework 400 `{field: [message]}`; ApiModel
+    /// 400 `{"train": {"errors": {…}}}`.
     static func validation(
-        _ error: RecordValidationError, envelope: ServerEnvelope, format: ResponseFormat = .json
+        _ error: RecordValidationError, envelope: ServerEnvelope, root: String, format: ResponseFormat = .json
     ) -> Response {
         let errors = JSONValue.object(error.messages.mapValues { .array($0.map(JSONValue.string)) })
-        if envelope == .bare { return make(.badRequest, errors, format: format) }
-        return make(.unprocessableContent, ["errors": errors], format: format)
+        switch envelope {
+        case .bare: return make(.badRequest, errors, format: format)
+        case .apiModel: return make(.badRequest, [root: ["errors": errors]], format: format)
+        case .rails, .namespace: return make(.unprocessableContent, ["errors": errors], format: format)
+        }
     }
 }
 

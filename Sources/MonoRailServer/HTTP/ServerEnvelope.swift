@@ -7,4 +7,6 @@ public enum ServerEnvelope: Sendable, Hashable {
     case bare
     /// Rails bodies inside a namespace: `{"data": {"train": {…}}}`.
     case namespace(String)
+    /// ApiModel: Rails bodies, validation errors as 400 `{"train": {"errors": {…}}}`.
+    case apiModel
 }

@@ -117,6 +117,40 @@ struct ErrorTests {
         #expect(error.errors["company"] == ["can't be blank"])
     }
 
+    struct BadRequest: Sendable, CustomTestStringConvertible {
+        var body: String
+        var validationStatuses: Set<Int>
+        var expected: APIError.Code
+        var testDescription: String { "\(body) with \(validationStatuses.sorted())" }
+    }
+
+    @Test(
+        "a 400 is validation errors when an errors member says so; bare fields only at the configured statuses",
+        arguments: [
+            BadRequest(
+                body: #"{"car": {"errors": {"occupancy": ["is too high"]}}}"#, validationStatuses: [422],
+                expected: .validationFailed),
+            BadRequest(
+                body: #"{"errors": {"occupancy": ["is too high"]}}"#, validationStatuses: [422],
+                expected: .validationFailed),
+            BadRequest(
+                body: #"{"message": "occupancy is not a number"}"#, validationStatuses: [422], expected: .httpStatus),
+            BadRequest(body: #"{"occupancy": ["is too high"]}"#, validationStatuses: [422], expected: .httpStatus),
+            BadRequest(
+                body: #"{"occupancy": ["is too high"]}"#, validationStatuses: [400, 422], expected: .validationFailed),
+            BadRequest(
+                body: #"{"error": "Bad Request", "message": "no"}"#, validationStatuses: [400, 422],
+                expected: .httpStatus),
+        ])
+    func badRequest(_ row: BadRequest) async throws {
+        let server = try await TestServer.shared()
+        let client = makeClient(server) { $0.validationStatuses = row.validationStatuses }
+        let error = try #require(await failure(client, respond(status: 400, body: row.body)))
+        #expect(error.code == row.expected)
+        #expect(error.statusCode == 400)
+        if row.expected == .validationFailed { #expect(error.errors["occupancy"] == ["is too high"]) }
+    }
+
     @Test("a connection closed mid-body is connectionClosed, after the retries allowed")
     func closedMidBody() async throws {
         let server = try await TestServer.shared()
