@@ -207,8 +207,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// `errors` hear of it only when it changed.
     func setErrors(_ errors: ValidationErrors, of model: Model) {
         let changed = state.withLock { state in
-            defer { state.errors = errors }
-            return state.errors != errors
+            guard state.errors != errors else { return false }
+            state.errors = errors
+            return true
         }
         guard changed else { return }
         registrar.willSet(model, keyPath: \.errors)
