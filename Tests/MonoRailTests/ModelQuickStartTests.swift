@@ -26,6 +26,47 @@ struct ModelQuickStartTests {
         #expect(server.journal.entries.filter { $0.hasPrefix("PUT /trains/") }.count == 1)
     }
 
+    @Test("the seed's Networking.delegate signs every request of the default store and hears every response")
+    func networkingDelegate() async throws {
+        let server = try await ReferenceServer(
+            schema: .trains, configuration: .init(port: 0, bearerToken: "s3cret")
+        ).start()
+        defer { Task { await server.stop() } }
+        MonoRail.configure { $0 = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none) }
+        let unsigned = try await #require(throws: APIError.self) { try await QuickStart.Train.get(id: 1) }
+        #expect(unsigned.statusCode == 401)
+
+        let session = Session(token: "s3cret")
+        Networking.delegate = session
+        #expect(Networking.delegate is Session)
+        #expect(MonoRail.configuration.networkingDelegate is Session)
+        let train = try await QuickStart.Train.get(id: 1)
+        #expect(train.id == .int(1))
+        #expect(server.journal.entries.last == "GET /trains/1?locale=en")
+        #expect(session.etags.withLock { $0.count } == 1)
+
+        Networking.delegate = nil
+        #expect(Networking.delegate == nil)
+        let again = try await #require(throws: APIError.self) { try await QuickStart.Train.get(id: 1) }
+        #expect(again.statusCode == 401)
+        #expect(session.etags.withLock { $0.count } == 1)
+    }
+
+    /// The seed's delegate: a session token on every request, a locale parameter, and each
+    /// response's ETag heard.
+    final class Session: NetworkingDelegate {
+        let token: String
+        let etags = Locked<[String]>([])
+
+        init(token: String) { self.token = token }
+
+        func additionalHeaders() -> HTTPFields { [.authorization: "Bearer \(token)"] }
+        func additionalParameters() -> [String: JSONValue] { ["locale": "en"] }
+        func newResponse(headers: HTTPFields) {
+            if let etag = headers[.eTag] { etags.withLock { $0.append(etag) } }
+        }
+    }
+
     @Test("runs against Django REST framework with the .djangoREST preset")
     func django() async throws {
         let server = try await DjangoServer.start()

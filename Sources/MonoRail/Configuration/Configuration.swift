@@ -77,6 +77,13 @@ extension MonoRail {
             get { client.middleware }
             set { client.middleware = newValue }
         }
+        /// MonoRail's original delegate for default headers, default parameters and response
+        /// headers, applied outside all ``middleware``; ``Networking/delegate`` sets the default
+        /// store's.
+        public var networkingDelegate: (any NetworkingDelegate)? {
+            get { client.networkingDelegate }
+            set { client.networkingDelegate = newValue }
+        }
         /// When to retry. Default ``RetryPolicy/default``: idempotent requests on transient failures.
         public var retryPolicy: RetryPolicy {
             get { client.retryPolicy }

@@ -165,6 +165,9 @@ extension APIClient {
         for middleware in configuration.middleware.reversed() {
             next = wrap(middleware, around: next)
         }
+        if let delegate = configuration.networkingDelegate {
+            next = wrap(NetworkingDelegateMiddleware(delegate), around: next)
+        }
         return next
     }
 

@@ -41,6 +41,9 @@ public final class APIClient: Sendable {
         public var envelope: EnvelopeStyle
         /// Middleware, outermost first.
         public var middleware: [any Middleware]
+        /// MonoRail's original hook for default headers, default parameters and response headers,
+        /// applied outside all ``middleware``; `nil` (the default) for none.
+        public var networkingDelegate: (any NetworkingDelegate)?
         /// When to retry.
         public var retryPolicy: RetryPolicy
         /// Whether concurrent identical GETs share one request (each call can opt out).
@@ -77,7 +80,8 @@ public final class APIClient: Sendable {
             defaultHeaders: HTTPFields = HTTPFields(),
             logger: Logger = Logger(label: "MonoRail"),
             requestLogLevel: Logger.Level = .debug,
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            networkingDelegate: (any NetworkingDelegate)? = nil
         ) {
             self.baseURL = baseURL
             self.transport = transport
@@ -94,6 +98,7 @@ public final class APIClient: Sendable {
             self.logger = logger
             self.requestLogLevel = requestLogLevel
             self.clock = clock
+            self.networkingDelegate = networkingDelegate
         }
     }
 
