@@ -49,7 +49,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         singular = Model.resourceName
         plural = Model.resourcePlural
         path = Model.resourcePath
-        wireKeys = Model.resourceSchema.fields.map { $0.key ?? $0.defaultKey(configuration.coding.keyMapping) }
+        wireKeys = Model.resourceSchema.fields.map {
+            $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
+        }
         wireKeyBytes = wireKeys.map { Array($0.utf8) }
         var seen = Set<String>()
         sideLoads = Model.resourceSchema.sideLoading.compactMap { loading in

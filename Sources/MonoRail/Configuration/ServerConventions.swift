@@ -37,6 +37,18 @@ public struct ServerConventions: Sendable {
     public var validationStatuses: Set<Int>
     /// The query parameter that carries a search term when the search route has no `:term`.
     public var searchParameter: String
+    /// The key a `@References(.many)` field's ids travel under when it names none. Default
+    /// ``ReferenceIDsKey/singularIDs`` (Rails' `depot_ids`); ``ReferenceIDsKey/name`` is the MonoRail
+    /// seed's `related_models` and Objects' `"depots": [ids]`.
+    public var referenceIDsKey: ReferenceIDsKey = .singularIDs
+
+    /// Where a `@References(.many)` field's ids travel, for `@References(.many) var depots: [Depot]`.
+    public enum ReferenceIDsKey: Sendable, Hashable {
+        /// `depot_ids`: the singular of the field's name with `_ids`, as Rails' `has_many` writes it.
+        case singularIDs
+        /// `depots`: the field's name, as the MonoRail seed (`related_models`) and Objects send it.
+        case name
+    }
     /// The query parameter that asks for related records to be side-loaded: `include`, as in
     /// `GET /trains/1?include=cars,conductor` (JSON:API and most Rails serializers).
     public var includeParameter: String = "include"
@@ -71,8 +83,13 @@ public struct ServerConventions: Sendable {
         routes: .djangoREST, wrapsRequestBody: false, responseRoot: .bare, validationStatuses: [400, 422],
         searchParameter: "search")
 
-    /// Objects: singular paths, `{"object": …}` and `{"objects": […]}` roots, pushes with `POST`.
-    public static let objects = ServerConventions(
-        routes: .objects, updateMethod: .post, wrapsRequestBody: false,
-        responseRoot: .fixed(single: "object", list: "objects"))
+    /// Objects: singular paths, `{"object": …}` and `{"objects": […]}` roots, pushes with `POST`,
+    /// dependencies as `"<plural>": [ids]`.
+    public static let objects: ServerConventions = {
+        var objects = ServerConventions(
+            routes: .objects, updateMethod: .post, wrapsRequestBody: false,
+            responseRoot: .fixed(single: "object", list: "objects"))
+        objects.referenceIDsKey = .name
+        return objects
+    }()
 }

@@ -8,7 +8,7 @@ extension ResourceField {
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key, defaultKey: { $0.wireKey(for: name) + "_id" },
+            name, storage, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             related: .of(Target.self), load: Self.referenceLoader(storage, Target.self),
             adopt: { owner in
                 let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
@@ -21,7 +21,8 @@ extension ResourceField {
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
 
-    /// A `@References(.many)` field holding ids: `train_ids`. Called by generated code.
+    /// A `@References(.many)` field holding ids: `train_ids`, or `trains` by the conventions'
+    /// ``ServerConventions/referenceIDsKey``. Called by generated code.
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         references name: String,
@@ -31,7 +32,12 @@ extension ResourceField {
     ) {
         self.init(
             name, storage, property, key: key,
-            defaultKey: { Inflector.english.singularize($0.wireKey(for: name)) + "_ids" },
+            defaultKey: { mapping, conventions in
+                switch conventions.referenceIDsKey {
+                case .singularIDs: Inflector.english.singularize(mapping.wireKey(for: name)) + "_ids"
+                case .name: mapping.wireKey(for: name)
+                }
+            },
             related: .of(Target.self), load: Self.referencesLoader(storage, Target.self),
             adopt: { owner in
                 let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }

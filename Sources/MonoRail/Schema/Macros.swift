@@ -71,7 +71,8 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 ///
 /// - Parameters:
 ///   - kind: `.one`, `.many`, `.embedsOne` or `.embedsMany`.
-///   - key: The JSON key (the seed's `aliasing`); default `<name>_id`, `<singular>_ids`, or the
+///   - key: The JSON key (the seed's `aliasing`); default `<name>_id`, `<singular>_ids` (or the name,
+///     by ``ServerConventions/referenceIDsKey``), or the
 ///     snake_cased name for embedded records.
 ///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:)``.
 ///   - inverse: The related model's property that points back (the seed's `inverseOf`).

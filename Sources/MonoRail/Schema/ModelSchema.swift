@@ -74,8 +74,9 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     public let key: String?
 
     let storage: any AnyKeyPath & Sendable
-    /// The wire key when none is given: the snake_cased name, plus `_id` / `_ids` for references.
-    let defaultKey: @Sendable (KeyMapping) -> String
+    /// The wire key when none is given: the snake_cased name, plus `_id` / `_ids` for references
+    /// (or the plural, by ``ServerConventions/referenceIDsKey``).
+    let defaultKey: @Sendable (KeyMapping, ServerConventions) -> String
     /// How embedded records are read; `nil` for plain fields and references.
     let embedded: EmbeddedCoding<Model>?
     /// Whether the field is sent in request bodies (embedded records are not).
@@ -199,7 +200,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Property> & Sendable,
         key: String?,
-        defaultKey: (@Sendable (KeyMapping) -> String)? = nil,
+        defaultKey: (@Sendable (KeyMapping, ServerConventions) -> String)? = nil,
         embedded: EmbeddedCoding<Model>? = nil,
         isSent: Bool = true,
         related: SideLoading? = nil,
@@ -212,7 +213,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.name = name
         self.key = key
         self.storage = storage
-        self.defaultKey = defaultKey ?? { $0.wireKey(for: name) }
+        self.defaultKey = defaultKey ?? { mapping, _ in mapping.wireKey(for: name) }
         self.embedded = embedded
         self.isSent = isSent
         self.isUpload = Value.self == FileUpload.self || Value.self == FileUpload?.self
