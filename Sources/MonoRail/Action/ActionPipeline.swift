@@ -278,8 +278,10 @@ struct ActionPipeline<Model: ResourceModel> {
                 var patches: [RecordPatch<Model>] = []
                 patches.reserveCapacity(list.main.count)
                 for index in 0..<list.main.count {
-                    patches.append(
-                        try decoder.decode(list.main[index], at: RecordLocation(base: list.path, index: index)))
+                    let location = RecordLocation(base: list.path, index: index)
+                    if let patch = try decoder.decodeUnlessDropped(list.main[index], at: location) {
+                        patches.append(patch)
+                    }
                 }
                 located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
             }

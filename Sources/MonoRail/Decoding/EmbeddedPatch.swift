@@ -56,12 +56,14 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
             var patches: [RecordPatch<Child>] = []
             patches.reserveCapacity(array.count)
             for (index, element) in array.enumerated() {
-                patches.append(try decoder.decode(element, at: RecordLocation(base: path, index: index)))
+                let location = RecordLocation(base: path, index: index)
+                if let patch = try decoder.decodeUnlessDropped(element, at: location) { patches.append(patch) }
             }
             try RecordPatch.requireDistinctIDs(patches, at: path)
             return EmbeddedRecords(patches: patches)
         case (_, false):
-            return EmbeddedRecords(patches: [try decoder.decode(json, at: RecordLocation(base: path))])
+            let patch = try decoder.decodeUnlessDropped(json, at: RecordLocation(base: path))
+            return EmbeddedRecords(patches: patch.map { [$0] } ?? [])
         default:
             let detail = DecodingFailure(
                 typeName: Child.resourceSchema.typeName, key: nil, path: path,

@@ -96,7 +96,7 @@ extension ModelSetup {
             }
             // The tree reader checks the record as it builds it.
             let tree = try MessagePackReader.json(&cursor, depth: depth, maxDepth: maxDepth)
-            patches.append(try decoder.decode(tree, at: location))
+            if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
         }
         return patches
     }

@@ -10,18 +10,27 @@ struct RecordDecoder<Model: ResourceModel> {
     /// The schema's fields, read once per decoder rather than once per record.
     let fields = Model.resourceSchema.fields
 
-    /// Decodes one record.
+    /// Decodes one record where one must be: the answer to `get(id:)`, `fetch()` or `save()`.
     ///
     /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` naming the model, the field and the
-    ///   JSON path.
+    ///   JSON path; also when `customDeserialize` dropped the record.
     func decode(_ wire: JSONValue, at location: RecordLocation) throws -> RecordPatch<Model> {
+        guard let patch = try decodeUnlessDropped(wire, at: location) else {
+            throw Self.failure("customDeserialize dropped the record", at: location)
+        }
+        return patch
+    }
+
+    /// Decodes one record of a list, or returns `nil` when the model's `customDeserialize` dropped
+    /// it by returning `null` (the MonoRail seed's hook returning `nil`).
+    ///
+    /// - Throws: As ``decode(_:at:)``.
+    func decodeUnlessDropped(_ wire: JSONValue, at location: RecordLocation) throws -> RecordPatch<Model>? {
         let typeName = Model.resourceSchema.typeName
         func failure(_ reason: String, key: String? = nil, field: String? = nil, underlying: (any Error)? = nil)
             -> APIError
         {
-            let path = location.description + (key.map { ".\($0)" } ?? "")
-            let detail = DecodingFailure(typeName: typeName, key: key, path: path, reason: reason, field: field)
-            return APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: underlying)
+            Self.failure(reason, at: location, key: key, field: field, underlying: underlying)
         }
         let record: JSONValue
         do {
@@ -29,6 +38,8 @@ struct RecordDecoder<Model: ResourceModel> {
         } catch {
             throw failure("customDeserialize failed: \(error)", underlying: error)
         }
+        // Only a hook can drop a record: a null the server sent where a record belongs is an error.
+        if record == .null, Model.resourceSchema.rewritesRecords, wire != .null { return nil }
         guard case .object(let object) = record else {
             throw failure("expected a \(typeName) record (an object), found \(Self.kind(of: record))")
         }
@@ -81,6 +92,16 @@ struct RecordDecoder<Model: ResourceModel> {
             }
         }
         return RecordPatch(id: id, values: values, present: present, embedded: embedded)
+    }
+
+    static func failure(
+        _ reason: String, at location: RecordLocation, key: String? = nil, field: String? = nil,
+        underlying: (any Error)? = nil
+    ) -> APIError {
+        let path = location.description + (key.map { ".\($0)" } ?? "")
+        let detail = DecodingFailure(
+            typeName: Model.resourceSchema.typeName, key: key, path: path, reason: reason, field: field)
+        return APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: underlying)
     }
 
     static func kind(of value: JSONValue) -> String {

@@ -105,6 +105,10 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// schema knows, at compile time, that records must be built as trees for this hook
     /// (``ModelSchema/rewritesRecords``); models that keep the default read MessagePack lists in place.
     ///
+    /// Return `.null` to drop the record, as the MonoRail seed's hook returns `nil`: a list and an
+    /// embedded record leave it out; where one record must be (`get(id:)`, `save()`), the action
+    /// fails with ``APIError/Code/decodingFailed``.
+    ///
     /// - Throws: Any error, reported as a decoding failure.
     static func customDeserialize(_ record: JSONValue) throws -> JSONValue
 
