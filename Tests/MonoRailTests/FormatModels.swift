@@ -22,3 +22,14 @@ final class PhotoConductor {
     var photo: FileUpload?
     var trainId: Int?
 }
+
+/// ApiModel's `UserAvatar`: a file posted to an upload endpoint that answers a record with no id,
+/// `{"upload": {"filename": …, "size": …, "sha256": …, "url": …}}`.
+@Resource(name: "upload", plural: "uploads", path: "/upload")
+final class Avatar {
+    var file: FileUpload?
+    var filename: String?
+    var size: Int?
+    var sha256: String?
+    var url: String?
+}

@@ -22,6 +22,42 @@ struct UploadModelTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)-\(name)")
     }
 
+    @Test("a create answered by a record with no id merges into the instance (ApiModel's upload endpoint)")
+    func answerWithoutID() async throws {
+        try await withHarness { harness in
+            let image = Self.randomData(20_000)
+            let avatar = Avatar()
+            avatar.file = FileUpload(fileName: "avatar.jpg", mimeType: "image/jpeg", data: image)
+            try await avatar.create(in: harness.store)
+            #expect(harness.journal.entries == ["POST /upload"])
+            #expect(avatar.filename == "avatar.jpg")
+            #expect(avatar.size == image.count)
+            #expect(avatar.sha256 == Self.sha256(image))
+            #expect(avatar.id == nil)
+            #expect(!avatar.hasChanges)
+            #expect(!avatar.hasErrors)
+            #expect(harness.store.count == 0)
+            // The server kept the bytes it answered for.
+            let url = try #require(avatar.url)
+            let api = APIClient(
+                configuration: .init(baseURL: harness.server.baseURL, transport: MonoRail.defaultTransport))
+            #expect(try await api.send(APIRequest(method: .get, path: APIPath(verbatim: url))).body == image)
+        }
+    }
+
+    @Test("reads still need an id: a list or a fetch answered without one is a decoding failure")
+    func readsNeedAnID() throws {
+        let store = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        let list = #expect(throws: APIError.self) {
+            try Avatar.merge(listBody: Data(#"{"uploads": [{"filename": "a.jpg"}]}"#.utf8), in: store)
+        }
+        #expect(list?.decodingFailure?.reason == "the record has no id")
+        let one = #expect(throws: APIError.self) {
+            try Avatar.merge(recordBody: Data(#"{"upload": {"filename": "a.jpg"}}"#.utf8), in: store)
+        }
+        #expect(one?.decodingFailure?.reason == "the record has no id")
+    }
+
     @Test("a model with a FileUpload is sent as multipart once, then as JSON")
     func modelUpload() async throws {
         try await withHarness { harness in

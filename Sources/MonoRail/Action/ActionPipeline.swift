@@ -244,14 +244,16 @@ struct ActionPipeline<Model: ResourceModel> {
         do {
             let located = try setup.record(in: response)
             let coder = FieldCoder(options: setup.coding)
+            // The answer to a create or save may leave out the id: it describes what was sent.
+            let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
             let patch = try setup.decoder(coder: coder, store: store).decode(
-                located.main, at: RecordLocation(base: located.path))
+                located.main, at: RecordLocation(base: located.path), allowsMissingID: answersWrite)
             let sideloaded = try setup.sideloaded(located, store: store)
-            if let id, patch.id.description != id.description {
+            if let id, let answered = patch.id, answered.description != id.description {
                 throw APIError(
                     .inconsistentResponse,
                     "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
-                        + patch.id.debugText)
+                        + answered.debugText)
             }
             let (merged, side) = try store.mergeKeepingSideloads(
                 [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder)

@@ -14,8 +14,13 @@ struct RecordDecoder<Model: ResourceModel> {
     ///
     /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` naming the model, the field and the
     ///   JSON path; also when `customDeserialize` dropped the record.
-    func decode(_ wire: JSONValue, at location: RecordLocation) throws -> RecordPatch<Model> {
-        guard let patch = try decodeUnlessDropped(wire, at: location) else {
+    ///
+    /// - Parameter allowsMissingID: Whether a record without an id is the instance that was sent
+    ///   (the answer to a create or save) rather than an error.
+    func decode(_ wire: JSONValue, at location: RecordLocation, allowsMissingID: Bool = false) throws
+        -> RecordPatch<Model>
+    {
+        guard let patch = try decodeUnlessDropped(wire, at: location, allowsMissingID: allowsMissingID) else {
             throw Self.failure("customDeserialize dropped the record", at: location)
         }
         return patch
@@ -25,7 +30,9 @@ struct RecordDecoder<Model: ResourceModel> {
     /// it by returning `null` (the MonoRail seed's hook returning `nil`).
     ///
     /// - Throws: As ``decode(_:at:)``.
-    func decodeUnlessDropped(_ wire: JSONValue, at location: RecordLocation) throws -> RecordPatch<Model>? {
+    func decodeUnlessDropped(_ wire: JSONValue, at location: RecordLocation, allowsMissingID: Bool = false) throws
+        -> RecordPatch<Model>?
+    {
         let typeName = Model.resourceSchema.typeName
         func failure(_ reason: String, key: String? = nil, field: String? = nil, underlying: (any Error)? = nil)
             -> APIError
@@ -43,9 +50,16 @@ struct RecordDecoder<Model: ResourceModel> {
         guard case .object(let object) = record else {
             throw failure("expected a \(typeName) record (an object), found \(Self.kind(of: record))")
         }
-        guard let rawID = object["id"] else { throw failure("the record has no id", key: "id") }
-        guard let id = ResourceID(json: rawID) else {
-            throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: "id")
+        let id: ResourceID?
+        if let rawID = object["id"] {
+            guard let parsed = ResourceID(json: rawID) else {
+                throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: "id")
+            }
+            id = parsed
+        } else if allowsMissingID {
+            id = nil
+        } else {
+            throw failure("the record has no id", key: "id")
         }
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)

@@ -6,14 +6,17 @@ import Foundation
 /// A class: the merge passes each patch through unspecialised generic code, where handing over a
 /// struct copied every field value (and retained every string in it).
 final class RecordPatch<Model: ResourceModel> {
-    let id: ResourceID
+    /// `nil` only in the answer to a create or save that names no id (ApiModel's upload endpoint
+    /// answering `{"upload": {"filename": …}}`): it describes the instance that was sent.
+    let id: ResourceID?
     var values: Model.FieldValues
     let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
     let embedded: [(index: Int, patch: any EmbeddedPatch)]
 
-    init(id: ResourceID, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)])
-    {
+    init(
+        id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)]
+    ) {
         self.id = id
         self.values = values
         self.present = present
@@ -26,11 +29,11 @@ extension RecordPatch {
     /// record twice does not say which of the two is the record, so nothing of it merges.
     static func requireDistinctIDs(_ patches: [RecordPatch], at path: String) throws {
         var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
-        for index in patches.indices where !seen.insert(IdentityMap.Key.Normalized(patches[index].id)).inserted {
+        for index in patches.indices {
+            guard let id = patches[index].id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else { continue }
             throw APIError(
                 .inconsistentResponse,
-                "\(Model.resourceSchema.typeName) \(patches[index].id.debugText) appears twice in one list (at \(path)[\(index)])"
-            )
+                "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
         }
     }
 }

@@ -112,7 +112,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         fields: [ResourceField<Model>], comparesFields: Bool = true
     ) -> [Int] {
         state.withLock { state in
-            state.id = patch.id
+            if let id = patch.id { state.id = id }
             state.store = store
             state.isDeleted = false
             if case .saved(let sent) = mode, !state.edits.isEmpty {

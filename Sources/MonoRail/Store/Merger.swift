@@ -19,8 +19,9 @@ enum Merger {
         found.reserveCapacity(patches.count)
         for patch in patches {
             for nested in patch.embedded { try nested.patch.check(in: map) }
-            let id = patch.id
-            guard let entry = map.entry(IdentityMap.Key(type: type, id: id)), let object = entry.object as? Model else {
+            guard let id = patch.id, let entry = map.entry(IdentityMap.Key(type: type, id: id)),
+                let object = entry.object as? Model
+            else {
                 found.append(nil)
                 continue
             }
@@ -59,19 +60,28 @@ enum Merger {
                 let children = nested.patch.apply(in: &map, store: store, coder: coder, announcements: &announcements)
                 fields[nested.index].embedded?.assign(&patch.values, children)
             }
-            let id = patch.id
-            let key = IdentityMap.Key(type: type, id: id)
             let instance: Model
             let isNew: Bool
-            if let existing = (position < found.count ? found[position] : nil)
-                ?? map.entry(key)?.object as? Model
-            {
-                instance = existing
+            if let id = patch.id {
+                let key = IdentityMap.Key(type: type, id: id)
+                if let existing = (position < found.count ? found[position] : nil)
+                    ?? map.entry(key)?.object as? Model
+                {
+                    instance = existing
+                    isNew = false
+                } else {
+                    instance = target ?? Model()
+                    isNew = true
+                    map.insert(instance, for: key, id: id)
+                }
+            } else if let target {
+                // A write answered without an id describes the instance sent, which keeps its id, if
+                // any, and its place in the identity map.
+                instance = target
                 isNew = false
             } else {
-                instance = target ?? Model()
-                isNew = true
-                map.insert(instance, for: key, id: id)
+                // The decoder allows no id only where there is a target.
+                continue
             }
             // An instance made here has no observers yet; only a per-model stream could be listening.
             let isUnobserved = isNew && target == nil && !perTypeListening

@@ -17,6 +17,7 @@ struct UploadRoutes: Sendable {
 
     func install(on router: Router<BasicRequestContext>) {
         router.post("/uploads") { request, _ in try await upload(request) }
+        router.post("/upload") { request, _ in try await uploadOne(request) }
         router.get("/uploads/:name") { request, context in try download(request, context) }
     }
 
@@ -27,6 +28,17 @@ struct UploadRoutes: Sendable {
         return JSONResponse.make(
             .created, ["uploads": .array(received.files.map(\.uploadDescription)), "fields": .object(fields)],
             format: ResponseFormat(request))
+    }
+
+    /// `POST /upload`: one file, answered as ApiModel's upload endpoints answer, a record with no id:
+    /// `{"upload": {"filename": …, "size": …, "sha256": …, "url": …}}`. 422 without a file.
+    private func uploadOne(_ request: Request) async throws -> Response {
+        let received = try await MultipartReceiver(directory: directory, maxSize: maxUploadSize).receive(request)
+        guard let file = received.files.first else {
+            return JSONResponse.make(
+                .unprocessableContent, ["errors": ["file": ["can't be blank"]]], format: ResponseFormat(request))
+        }
+        return JSONResponse.make(.created, ["upload": file.uploadDescription], format: ResponseFormat(request))
     }
 
     /// `GET /uploads/:name`: a stored file, with an `ETag`, `304 Not Modified` for a matching
