@@ -75,7 +75,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
 
     let storage: any AnyKeyPath & Sendable
     /// The wire key when none is given: the snake_cased name, plus `_id` / `_ids` for references
-    /// (or the plural, by ``ServerConventions/referenceIDsKey``).
+    /// (or the field's name, by ``ServerConventions/referenceIDsKey``).
     let defaultKey: @Sendable (KeyMapping, ServerConventions) -> String
     /// How embedded records are read; `nil` for plain fields and references.
     let embedded: EmbeddedCoding<Model>?

@@ -38,17 +38,21 @@ public struct ResponseDecoder: Sendable {
     ///
     /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed``.
     public func parse(_ body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil) throws -> JSONValue {
-        let contentType = response?.headerFields[.contentType]
-        if let contentType, !Self.isJSON(contentType), !WireFormat.isMessagePack(contentType) {
-            throw APIError(
-                .decodingFailed, "expected a JSON or MessagePack response, got \(contentType)",
-                request: request, response: response, rawBody: body)
+        // Each media type check runs once, and a JSON response, the common case, needs only the first.
+        var isPacked = false
+        if let contentType = response?.headerFields[.contentType], !Self.isJSON(contentType) {
+            guard WireFormat.isMessagePack(contentType) else {
+                throw APIError(
+                    .decodingFailed, "expected a JSON or MessagePack response, got \(contentType)",
+                    request: request, response: response, rawBody: body)
+            }
+            isPacked = true
         }
         guard !body.isEmpty else {
             throw APIError(
                 .decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
         }
-        if let contentType, WireFormat.isMessagePack(contentType) {
+        if isPacked {
             do {
                 return try messagePackReader.readJSON(body)
             } catch {
