@@ -125,6 +125,7 @@ let package = Package(
         .target(
             name: "TestServer",
             dependencies: [
+                "MonoRailTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

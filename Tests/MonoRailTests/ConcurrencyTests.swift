@@ -1,6 +1,5 @@
 import Foundation
 import MonoRailClient
-import Synchronization
 import Testing
 
 @testable import MonoRail

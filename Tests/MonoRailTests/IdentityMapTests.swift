@@ -2,7 +2,6 @@ import Foundation
 import MonoRailClient
 import MonoRailServer
 import Observation
-import Synchronization
 import TestServer
 import Testing
 
@@ -173,7 +172,7 @@ struct IdentityMapTests {
 
 /// A thread-safe counter for callbacks.
 final class Counter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import MonoRail
 import MonoRailServer
-import Synchronization
 import Testing
 
 /// Files travel in models and forms as `multipart/form-data`, checked by real parsers: the
@@ -287,7 +286,7 @@ struct Failure: Error, CustomStringConvertible {
 
 /// Progress reports collected from any thread.
 final class ProgressLog: Sendable {
-    private let reports = Mutex<[TransferProgress]>([])
+    private let reports = Locked<[TransferProgress]>([])
     func append(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
     var values: [TransferProgress] { reports.withLock { $0 } }
 }

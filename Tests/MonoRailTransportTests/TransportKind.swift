@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import MonoRailAsyncHTTPClient
 import MonoRailTransport
-import Synchronization
 import Testing
 
 /// The transports every conformance test runs against.
@@ -32,7 +31,7 @@ func json(_ data: Data) throws -> [String: Any] {
 
 /// Collects progress reports from any thread.
 final class ProgressLog: Sendable {
-    private let reports = Mutex<[TransferProgress]>([])
+    private let reports = Locked<[TransferProgress]>([])
     func record(_ progress: TransferProgress) { reports.withLock { $0.append(progress) } }
     var all: [TransferProgress] { reports.withLock { $0 } }
 }

@@ -2,8 +2,8 @@ public import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import MonoRailTransport
 import NIOCore
-import Synchronization
 
 /// A server that answers each `METHOD /path?query` with the response a test scripted for it, and
 /// records what it received: for responses a real server would never send (hostile or inconsistent
@@ -60,8 +60,8 @@ public final class CannedServer: Sendable {
 }
 
 final class CannedState: Sendable {
-    let answers = Mutex<[String: CannedServer.Answer]>([:])
-    let received = Mutex<[String]>([])
+    let answers = Locked<[String: CannedServer.Answer]>([:])
+    let received = Locked<[String]>([])
 }
 
 struct CannedMiddleware: RouterMiddleware {

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import MonoRailTransport
 import NIOCore
-import Synchronization
 
 enum Routes {
     static func install(on router: Router<BasicRequestContext>, state: ServerState) {

@@ -1,8 +1,8 @@
 public import Foundation
 import Hummingbird
 import Logging
+import MonoRailTransport
 import NIOCore
-import Synchronization
 
 /// A Hummingbird server on 127.0.0.1 with endpoints that produce every response the client tests need:
 /// echoes, canned statuses and bodies, delays, truncated bodies, redirects, flaky endpoints and counters.
@@ -77,10 +77,10 @@ private let sharedServer = Task { try await TestServer.start() }
 private let otherServer = Task { try await TestServer.start() }
 
 final class ServerState: Sendable {
-    let counts = Mutex<[String: Int]>([:])
-    let aborted = Mutex<Set<String>>([])
+    let counts = Locked<[String: Int]>([:])
+    let aborted = Locked<Set<String>>([])
     /// Created trains, stored as JSON text so the storage is Sendable.
-    let trains = Mutex<[Data]>([])
+    let trains = Locked<[Data]>([])
 
     @discardableResult
     func increment(_ key: String) -> Int {

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import MonoRail
-import Synchronization
 import TestServer
 import Testing
 
@@ -24,7 +23,7 @@ struct MiddlewareTests {
     @Test("per-user headers are computed for every request")
     func perUserHeaders() async throws {
         let server = try await TestServer.shared()
-        let currentUser = Mutex<String>("alice")
+        let currentUser = Locked<String>("alice")
         let client = makeClient(server) {
             $0.middleware = [.headers { [.cookie: "user=\(currentUser.withLock { $0 })"] }]
         }
@@ -46,7 +45,7 @@ struct MiddlewareTests {
     @Test("the networking delegate adds headers and parameters and sees every response's headers")
     func networkingDelegate() async throws {
         final class Delegate: NetworkingDelegate {
-            let seen = Mutex<[String]>([])
+            let seen = Locked<[String]>([])
             func newResponse(headers: HTTPFields) {
                 seen.withLock { $0.append(headers[.init("X-Token")!] ?? "-") }
             }
@@ -70,7 +69,7 @@ struct MiddlewareTests {
     @Test("before and after hooks run around each call, in order")
     func hooks() async throws {
         let server = try await TestServer.shared()
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         let client = makeClient(server) {
             $0.middleware = [
                 .hooks(
@@ -96,7 +95,7 @@ struct MiddlewareTests {
     @Test("observers see status and headers")
     func observers() async throws {
         let server = try await TestServer.shared()
-        let statuses = Mutex<[Int]>([])
+        let statuses = Locked<[Int]>([])
         let client = makeClient(server) {
             $0.middleware = [.observeResponses { response in statuses.withLock { $0.append(response.status.code) } }]
             $0.retryPolicy = .none

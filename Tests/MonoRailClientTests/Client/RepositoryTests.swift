@@ -1,6 +1,5 @@
 import Foundation
 import MonoRail
-import Synchronization
 import TestServer
 import Testing
 
@@ -55,7 +54,7 @@ struct RepositoryTests {
     func completion() async throws {
         let server = try await TestServer.shared()
         let repository = GistsRepository(client: makeClient(server))
-        let delivered = Mutex<Result<Echo, APIError>?>(nil)
+        let delivered = Locked<Result<Echo, APIError>?>(nil)
         _ = repository.echo(["title": "hello"]) { result in delivered.withLock { $0 = result } }
         #expect(try await eventually { delivered.withLock { $0 != nil } })
         let echo = try delivered.withLock { try $0?.get() }

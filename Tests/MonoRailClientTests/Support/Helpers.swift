@@ -2,14 +2,13 @@ import Foundation
 import HTTPTypes
 import Logging
 import MonoRail
-import Synchronization
 import TestServer
 import Testing
 
 /// A clock whose sleeps return at once and are recorded, so retry delays can be asserted exactly.
 final class RecordingClock: Clock, Sendable {
     typealias Instant = ContinuousClock.Instant
-    private let state = Mutex<(now: ContinuousClock.Instant, sleeps: [Duration])>((ContinuousClock.now, []))
+    private let state = Locked<(now: ContinuousClock.Instant, sleeps: [Duration])>((ContinuousClock.now, []))
 
     var now: Instant { state.withLock { $0.now } }
     var minimumResolution: Duration { .nanoseconds(1) }
@@ -65,7 +64,7 @@ final class LogCapture: Sendable {
         var metadata: [String: String]
     }
 
-    private let records = Mutex<[Record]>([])
+    private let records = Locked<[Record]>([])
     var all: [Record] { records.withLock { $0 } }
 
     func append(_ record: Record) { records.withLock { $0.append(record) } }
