@@ -24,10 +24,12 @@ public struct RelationshipMacro: AccessorMacro {
         switch (spec.isHas, spec.kind) {
         case (true, .embedsOne):
             getter = "_$state.embeddedOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            setter =
+                "_$state.setEmbedded(newValue, for: \\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey), targets: newValue.map { [$0] } ?? [])"
         case (true, .embedsMany):
             getter = "_$state.embeddedMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+            setter =
+                "_$state.setEmbedded(newValue, for: \\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey), targets: newValue)"
         case (false, .embedsOne), (false, .embedsMany):
             getter = "_$state.value(\\.\(name), of: self, property: \\.\(name))"
             setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
@@ -39,10 +41,10 @@ public struct RelationshipMacro: AccessorMacro {
             setter = "_$state.setReferencedMany(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (true, .one):
             getter = "_$state.hasOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self)"
+            setter = "_$state.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self, foreignKey: \(foreignKey))"
         case (true, .many):
             getter = "_$state.hasMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setHas(newValue, for: \\.\(name), of: self)"
+            setter = "_$state.setHas(newValue, for: \\.\(name), of: self, foreignKey: \(foreignKey))"
         }
         var accessors: [AccessorDeclSyntax] = []
         if binding.initializer != nil {

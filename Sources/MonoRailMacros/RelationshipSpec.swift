@@ -11,6 +11,8 @@ struct RelationshipSpec {
     var key: ExprSyntax?
     var foreignKey: ExprSyntax?
     var inverse: ExprSyntax?
+    /// `@References(.embedsOne, idKey:)`: the key an embedded reference is sent back as.
+    var idKey: ExprSyntax?
 
     var isEmbedded: Bool { kind == .embedsOne || kind == .embedsMany }
     var isMany: Bool { kind == .many || kind == .embedsMany }
@@ -33,7 +35,8 @@ struct RelationshipSpec {
     ) -> Result<RelationshipSpec, DiagnosticFailure> {
         let isHas = attribute.attributeName.trimmedDescription.hasSuffix("Has")
         var explicitKind: Kind?
-        var spec = RelationshipSpec(isHas: isHas, kind: .one, target: "", key: nil, foreignKey: nil, inverse: nil)
+        var spec = RelationshipSpec(
+            isHas: isHas, kind: .one, target: "", key: nil, foreignKey: nil, inverse: nil, idKey: nil)
         for argument in attribute.arguments?.as(LabeledExprListSyntax.self) ?? [] {
             switch argument.label?.text {
             case nil:
@@ -41,13 +44,14 @@ struct RelationshipSpec {
                     let kind = Kind(rawValue: member.declName.baseName.text)
                 else { return .failure(.init(argument.expression, .badRelationshipKind)) }
                 explicitKind = kind
-            case "key", "foreignKey", "inverse":
+            case "key", "foreignKey", "inverse", "idKey":
                 guard argument.expression.is(StringLiteralExprSyntax.self) else {
                     return .failure(.init(argument.expression, .badArgument(name: argument.label?.text ?? "")))
                 }
                 switch argument.label?.text {
                 case "key": spec.key = argument.expression
                 case "foreignKey": spec.foreignKey = argument.expression
+                case "idKey": spec.idKey = argument.expression
                 default: spec.inverse = argument.expression
                 }
             default: break
@@ -68,6 +72,9 @@ struct RelationshipSpec {
         if spec.isMany != isArray {
             return .failure(
                 .init(type, .relationshipMismatch(name: name, kind: spec.kind.rawValue, type: type.trimmedDescription)))
+        }
+        if let idKey = spec.idKey, spec.isHas || !spec.isEmbedded {
+            return .failure(.init(idKey, .idKeyPlacement(name: name)))
         }
         return .success(spec)
     }

@@ -18,6 +18,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
     case badRelationshipKind
     case relationshipShape(name: String, type: String)
     case relationshipMismatch(name: String, kind: String, type: String)
+    case idKeyPlacement(name: String)
 
     var message: String {
         switch self {
@@ -55,6 +56,9 @@ enum ResourceDiagnostic: DiagnosticMessage {
             "'\(name)' has type '\(type)'; a relationship is an optional model ('Train?') or an array of models ('[Car]')"
         case .relationshipMismatch(let name, let kind, let type):
             "'\(name)' is .\(kind) but has type '\(type)': .one and .embedsOne need an optional, .many and .embedsMany an array"
+        case .idKeyPlacement(let name):
+            "'\(name)': idKey names the key an embedded reference is sent back as, so it applies to "
+                + "@References(.embedsOne) and @References(.embedsMany) only; a plain reference's key is 'key'"
         }
     }
 
@@ -77,6 +81,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
             case .badRelationshipKind: "badRelationshipKind"
             case .relationshipShape: "relationshipShape"
             case .relationshipMismatch: "relationshipMismatch"
+            case .idKeyPlacement: "idKeyPlacement"
             }
         return MessageID(domain: "MonoRail", id: id)
     }

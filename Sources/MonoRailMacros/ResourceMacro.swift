@@ -114,9 +114,17 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 continue
             }
             let label =
-                relationship.isEmbedded ? "embedding" : relationship.kind == .many ? "references" : "reference"
+                switch (relationship.isHas, relationship.kind) {
+                case (true, _): "embedding"
+                case (false, .embedsOne), (false, .embedsMany): "embeddedReference"
+                case (false, .many): "references"
+                case (false, .one): "reference"
+                }
             var arguments = "\(label): " + paths + ", \\.\(field.name)"
             if let key = relationship.key { arguments += ", key: \(key.trimmedDescription)" }
+            if let idKey = relationship.idKey, !relationship.isHas, relationship.isEmbedded {
+                arguments += ", idKey: \(idKey.trimmedDescription)"
+            }
             schemaEntries.append("            ResourceField(\(arguments)),")
         }
         let rewritesRecords = declaresStaticFunction("customDeserialize", in: classDecl)

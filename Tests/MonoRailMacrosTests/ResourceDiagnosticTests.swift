@@ -38,6 +38,11 @@ struct ResourceDiagnosticTests {
             ("@Resource final class Train { @Has(.embedsMany) var conductor: Conductor? }", "is .embedsMany"),
             ("@Resource final class Train { @Has(.sometimes) var cars: [Car] }", "kind must be .one, .many"),
             ("@Resource final class Train { @Has(foreignKey: key) var cars: [Car] }", "must be a string literal"),
+            ("@Resource final class Car { @References(idKey: \"t\") var train: Train? }", "idKey names the key"),
+            (
+                "@Resource final class Train { @Has(.embedsMany, idKey: \"c\") var cars: [Car] }",
+                "applies to @References"
+            ),
         ] as [(String, String)])
     func misuse(source: String, expected: String) {
         let found = messages(source)

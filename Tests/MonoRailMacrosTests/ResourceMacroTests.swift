@@ -178,6 +178,7 @@ struct RelationshipMacroTests {
                 @Has(.one, foreignKey: "locomotive_id") var conductor: Conductor?
                 @References(key: "depot_ref") var depot: Depot?
                 @References(.many) var yards: [Yard]
+                @References(.embedsOne, idKey: "line_ref") var line: Line?
             }
             """
         let actual = expansionFailures(source, expandsTo: "").joined(separator: "\n")
@@ -187,6 +188,9 @@ struct RelationshipMacroTests {
             #"ResourceField(embedding: "cars", \.cars, \.cars)"#,
             #"ResourceField(reference: "depot", \.depot, \.depot, key: "depot_ref")"#,
             #"ResourceField(references: "yards", \.yards, \.yards)"#,
+            #"ResourceField(embeddedReference: "line", \.line, \.line, idKey: "line_ref")"#,
+            #"for: \.conductor, of: self, foreignKey: "locomotive_id")"#,
+            #"_$state.setEmbedded(newValue, for: \.cars, of: self, property: \.cars, foreignKey: nil, targets: newValue)"#,
             #"ResourceRelationship(has: "conductor", \.conductor, foreignKey: "locomotive_id", one: true)"#,
             #"_$state.embeddedMany(\.cars, of: self, property: \.cars, foreignKey: nil)"#,
             #"_$state.hasOne(\.conductor, of: self, property: \.conductor, foreignKey: "locomotive_id")"#,

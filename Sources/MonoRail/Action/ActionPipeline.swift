@@ -51,7 +51,8 @@ struct ActionPipeline<Model: ResourceModel> {
     /// Runs an action that answers with one record: get, fetch, create, save.
     ///
     /// A create or save keeps the validation errors it was refused with on the instance, and clears
-    /// them once the server has taken it.
+    /// them once the server has taken it; a create carries out the `@Has` assignments that waited
+    /// for the record's id.
     func record(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
         let writing: Model? =
             switch action.operation {
@@ -62,6 +63,8 @@ struct ActionPipeline<Model: ResourceModel> {
         do {
             let answer = try await runRecord(action)
             if answer.source == .network { writing._$state.setErrors(ValidationErrors(), of: writing) }
+            // `@Has` assignments made before the record existed can point at it now.
+            writing._$state.carryOutPendingAssignments(of: writing)
             return answer
         } catch let error as APIError where error.code == .validationFailed {
             writing._$state.setErrors(error.errors, of: writing)

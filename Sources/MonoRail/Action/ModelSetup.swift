@@ -17,6 +17,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
     let wireKeyBytes: [[UInt8]]
+    /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
+    let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
     let recordCache: (any RecordCache)?
     let outbox: any Outbox
@@ -53,6 +55,11 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
         wireKeyBytes = wireKeys.map { Array($0.utf8) }
+        referenceIDKeys = Model.resourceSchema.fields.map { field in
+            field.embedded?.reference.map {
+                $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
+            }
+        }
         var seen = Set<String>()
         sideLoads = Model.resourceSchema.sideLoading.compactMap { loading in
             let plural = loading.plural()

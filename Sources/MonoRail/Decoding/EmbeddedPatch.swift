@@ -81,6 +81,29 @@ struct EmbeddedCoding<Model: ResourceModel>: Sendable {
     let assign: @Sendable (inout Model.FieldValues, [any ResourceModel]) -> Void
     /// The embedded records as Rails' nested attributes: each child's fields, with its id when it has one.
     let encodeNested: @Sendable (Model.FieldValues, ResourceStore) throws -> JSONValue
+    /// For a `@References` embedded field, how it is sent back: as ids. `nil` for `@Has`.
+    let reference: EmbeddedReference<Model>?
+}
+
+/// An embedded `@References` field sent back as the id (or ids) of the records it holds: the seed's
+/// `referenceIdField`.
+struct EmbeddedReference<Model: ResourceModel>: Sendable {
+    /// `@References(idKey:)`, when given.
+    let key: String?
+    let defaultKey: @Sendable (KeyMapping, ServerConventions) -> String
+    /// The ids; throws when a record held has none yet, since sending nothing would lose the edit.
+    let ids: @Sendable (Model.FieldValues) throws -> JSONValue
+
+    static func id(of target: some ResourceModel, field: String) throws -> JSONValue {
+        guard let id = target.id else {
+            throw APIError(
+                .encodingFailed,
+                "\(Model.resourceSchema.typeName).\(field) holds a \(type(of: target).resourceSchema.typeName) "
+                    + "the server has not created yet: create it first, or list \"\(field)\" in nestedAttributes "
+                    + "to send the record itself")
+        }
+        return id.jsonValue
+    }
 }
 
 extension ResourceModel {

@@ -39,6 +39,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var updates: UpdateBroadcaster<ResourceUpdate<Model>>?
         /// What the server refused in the last create or save; empty once one succeeds.
         var errors = ValidationErrors()
+        /// `@Has` assignments made before this instance had an id, carried out once it has one.
+        var pendingAssignments: [StorageKey: @Sendable (Model) -> Void] = [:]
     }
 
     let state = Locked(State())

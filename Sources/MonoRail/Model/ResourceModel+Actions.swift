@@ -175,8 +175,13 @@ extension ResourceModel {
         var object: [String: JSONValue] = [:]
         for index in indices ?? Array(fields.indices) {
             guard fields[index].isSent else {
-                // Embedded records go back only as Rails nested attributes, and only when asked for.
-                guard let embedded = fields[index].embedded, nestedAttributes.contains(fields[index].name) else {
+                // Embedded records go back as Rails nested attributes when asked for; else an embedded
+                // reference goes back as its ids, and what a `@Has` embeds is the children's to send.
+                guard let embedded = fields[index].embedded else { continue }
+                guard nestedAttributes.contains(fields[index].name) else {
+                    if let reference = embedded.reference, let key = setup.referenceIDKeys[index] {
+                        object[key] = try reference.ids(values)
+                    }
                     continue
                 }
                 do {

@@ -72,8 +72,9 @@ extension InstanceState {
         property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> [Target] {
         registrar.access(model, keyPath: property)
-        let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
-        guard let id else { return [] }
+        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
+        // Not created yet: what was assigned, which points here once it is.
+        guard let id else { return kept?.compactMap { $0 as? Target } ?? [] }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         return store.instances(of: Target.self, whereKey: key, is: id)
     }
@@ -85,8 +86,8 @@ extension InstanceState {
         property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> Target? {
         registrar.access(model, keyPath: property)
-        let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
-        guard let id else { return nil }
+        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
+        guard let id else { return kept?.first as? Target }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
@@ -137,14 +138,102 @@ extension InstanceState {
         }
     }
 
-    /// Writes a `@Has`: the instances are kept alive; their own foreign keys decide what reads return.
-    /// Called by generated code.
+    /// Writes a `@Has(.one)` or `@Has(.many)`: each assigned record's foreign key becomes this
+    /// record's id, and each record that pointed here and is not assigned points nowhere, all as
+    /// local edits of those records, which their own `save()` sends. Called by generated code.
+    ///
+    /// Until this record is created there is no id to point at: the assignment is kept, read back as
+    /// assigned, and carried out when ``ResourceModel/create(in:uploadProgress:)`` succeeds.
     @_documentation(visibility: internal)
     public func setHas<Target: ResourceModel>(
         _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
-        of model: Model
+        of model: Model, foreignKey: String?, inverse: String? = nil
     ) {
         keep(targets, for: storage)
+        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+    }
+
+    /// Writes a `@Has(.embedsOne)` or `@Has(.embedsMany)`: the records become the embedded value
+    /// (an edit of this record only when it sends them as nested attributes) and point here, as
+    /// ``setHas(_:for:of:foreignKey:inverse:)``. Called by generated code.
+    @_documentation(visibility: internal)
+    public func setEmbedded<Target: ResourceModel, Value: Sendable>(
+        _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
+        property: any KeyPath<Model, Value> & Sendable, foreignKey: String?, inverse: String? = nil,
+        targets: [Target]
+    ) {
+        let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
+        if let index, Model.nestedAttributes.contains(Model.resourceSchema.fields[index].name) {
+            setValue(value, for: storage, of: model, property: property)
+        } else {
+            // The children carry the relationship; this record has nothing new to send.
+            state.withLock { state in
+                state.values[keyPath: storage] = value
+                state.server[keyPath: storage] = value
+            }
+            registrar.willSet(model, keyPath: property)
+            registrar.didSet(model, keyPath: property)
+        }
+        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+    }
+
+    /// Sets the foreign key of `targets` to this record's id, and clears it on the records that
+    /// held it and are not among them; deferred until this record has an id.
+    private func point<Target: ResourceModel>(
+        _ targets: [Target], at model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
+        inverse: String?
+    ) {
+        let (id, store) = state.withLock { state in
+            if state.id == nil {
+                state.pendingAssignments[StorageKey(storage)] = { owner in
+                    owner._$state.point(targets, at: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
+                }
+            }
+            return (state.id, state.store ?? .default)
+        }
+        guard let id else { return }
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        let setup = store.setup(for: Target.self)
+        // A related model with no field for the key cannot point anywhere; its reads are empty too.
+        guard let index = setup.wireKeys.firstIndex(of: key) else { return }
+        let coder = FieldCoder(options: setup.coding)
+        let before = store.instances(of: Target.self, whereKey: key, is: id)
+        for target in targets {
+            target._$state.setWireValue(id.jsonValue, at: index, of: target, coder: coder)
+        }
+        for leaving in before where !targets.contains(where: { $0 === leaving }) {
+            leaving._$state.setWireValue(.null, at: index, of: leaving, coder: coder)
+        }
+    }
+
+    /// Carries out the `@Has` assignments made before this record had an id.
+    func carryOutPendingAssignments(of model: Model) {
+        let pending = state.withLock { state in
+            defer { state.pendingAssignments = [:] }
+            return state.id == nil ? [] : Array(state.pendingAssignments.values)
+        }
+        for assignment in pending { assignment(model) }
+    }
+
+    /// Sets one field from its wire form, as a local edit, when that changes it.
+    func setWireValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) {
+        let field = Model.resourceSchema.fields[index]
+        let count = Model.resourceSchema.fields.count
+        let changed = state.withLock { state -> Bool in
+            var values = state.values
+            guard (try? field.decode(&values, value, coder)) != nil, !field.isEqual(values, state.values, coder) else {
+                return false
+            }
+            field.copy(&state.values, values)
+            if state.edits.isEmpty { state.edits = Array(repeating: 0, count: count) }
+            state.editSequence += 1
+            state.edits[index] = state.editSequence
+            if field.isReference { state.referenceStamp = referenceClock.next() }
+            return true
+        }
+        guard changed else { return }
+        field.notify(model, registrar)
+        announce(.edited, fields: [index], of: model)
     }
 }
 

@@ -32,12 +32,7 @@ extension ResourceField {
     ) {
         self.init(
             name, storage, property, key: key,
-            defaultKey: { mapping, conventions in
-                switch conventions.referenceIDsKey {
-                case .singularIDs: Inflector.english.singularize(mapping.wireKey(for: name)) + "_ids"
-                case .name: mapping.wireKey(for: name)
-                }
-            },
+            defaultKey: Self.referenceIDsKey(name),
             related: .of(Target.self), load: Self.referencesLoader(storage, Target.self),
             adopt: { owner in
                 let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
@@ -49,13 +44,69 @@ extension ResourceField {
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
 
-    /// A `@Has(.embedsOne)` or `@References(.embedsOne)` field. Called by generated code.
+    /// A `@Has(.embedsOne)` field. Called by generated code.
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embedding name: String,
         _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
         key: String? = nil
+    ) {
+        self.init(name, embeddingOne: storage, property, key: key, reference: nil)
+    }
+
+    /// A `@References(.embedsOne)` field: read embedded, sent back as its id. Called by generated code.
+    @_documentation(visibility: internal)
+    public convenience init<Target: ResourceModel>(
+        embeddedReference name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        _ property: any KeyPath<Model, Target?> & Sendable,
+        key: String? = nil,
+        idKey: String? = nil
+    ) {
+        let reference = EmbeddedReference<Model>(
+            key: idKey, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
+            ids: { values in
+                guard let target = values[keyPath: storage] else { return .null }
+                return try EmbeddedReference<Model>.id(of: target, field: name)
+            })
+        self.init(name, embeddingOne: storage, property, key: key, reference: reference)
+    }
+
+    /// A `@Has(.embedsMany)` field. Called by generated code.
+    @_documentation(visibility: internal)
+    public convenience init<Target: ResourceModel>(
+        embedding name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ property: any KeyPath<Model, [Target]> & Sendable,
+        key: String? = nil
+    ) {
+        self.init(name, embeddingMany: storage, property, key: key, reference: nil)
+    }
+
+    /// A `@References(.embedsMany)` field: read embedded, sent back as ids. Called by generated code.
+    @_documentation(visibility: internal)
+    public convenience init<Target: ResourceModel>(
+        embeddedReference name: String,
+        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ property: any KeyPath<Model, [Target]> & Sendable,
+        key: String? = nil,
+        idKey: String? = nil
+    ) {
+        let reference = EmbeddedReference<Model>(
+            key: idKey, defaultKey: Self.referenceIDsKey(name),
+            ids: { values in
+                .array(try values[keyPath: storage].map { try EmbeddedReference<Model>.id(of: $0, field: name) })
+            })
+        self.init(name, embeddingMany: storage, property, key: key, reference: reference)
+    }
+
+    private convenience init<Target: ResourceModel>(
+        _ name: String,
+        embeddingOne storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        _ property: any KeyPath<Model, Target?> & Sendable,
+        key: String?,
+        reference: EmbeddedReference<Model>?
     ) {
         self.init(
             name, storage, property, key: key,
@@ -64,19 +115,19 @@ extension ResourceField {
                     try EmbeddedRecords<Target>.decode(json, many: false, at: path, context: context)
                 },
                 assign: { values, instances in values[keyPath: storage] = instances.first as? Target },
-                encodeNested: { values, store in try values[keyPath: storage]?.nestedAttributes(in: store) ?? .null }),
+                encodeNested: { values, store in try values[keyPath: storage]?.nestedAttributes(in: store) ?? .null },
+                reference: reference),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in nil }, encode: { _, _ in .null },
             isEqual: { lhs, rhs, _ in lhs === rhs })
     }
 
-    /// A `@Has(.embedsMany)` or `@References(.embedsMany)` field. Called by generated code.
-    @_documentation(visibility: internal)
-    public convenience init<Target: ResourceModel>(
-        embedding name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+    private convenience init<Target: ResourceModel>(
+        _ name: String,
+        embeddingMany storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
-        key: String? = nil
+        key: String?,
+        reference: EmbeddedReference<Model>?
     ) {
         self.init(
             name, storage, property, key: key,
@@ -87,10 +138,21 @@ extension ResourceField {
                 assign: { values, instances in values[keyPath: storage] = instances.compactMap { $0 as? Target } },
                 encodeNested: { values, store in
                     .array(try values[keyPath: storage].map { try $0.nestedAttributes(in: store) })
-                }),
+                },
+                reference: reference),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in [] }, encode: { _, _ in .array([]) },
             isEqual: { lhs, rhs, _ in lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 } })
+    }
+
+    /// The default key of a list of ids: `depot_ids`, or `depots` by the conventions.
+    static func referenceIDsKey(_ name: String) -> @Sendable (KeyMapping, ServerConventions) -> String {
+        { mapping, conventions in
+            switch conventions.referenceIDsKey {
+            case .singularIDs: Inflector.english.singularize(mapping.wireKey(for: name)) + "_ids"
+            case .name: mapping.wireKey(for: name)
+            }
+        }
     }
 
     static func referenceLoader<Target: ResourceModel>(

@@ -60,7 +60,7 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 /// ```swift
 /// @References var train: Train?                 // "train_id": 1
 /// @References(.many) var depots: [Depot]        // "depot_ids": [1, 2]
-/// @References(.embedsOne) var depot: Depot?     // "depot": {…}
+/// @References(.embedsOne) var depot: Depot?     // "depot": {…} read, "depot_id": 4 sent
 /// @References(key: "engine_id") var locomotive: Locomotive?
 /// ```
 ///
@@ -69,6 +69,12 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 /// `try await car.$train.load()` loads it, with no request when the record is already live.
 /// Assigning sets the foreign key, which counts as a change and is sent on `save()`.
 ///
+/// An embedded reference arrives as the related record itself and goes back as its id, under
+/// `idKey` (the seed's `referenceIdField`): `depot_id`, or `depot_ids` / `depots` for `.embedsMany` by
+/// ``ServerConventions/referenceIDsKey``. Saving one that points at a record not yet created is an
+/// ``APIError/Code/encodingFailed`` error, unless the model lists it in
+/// ``ResourceModel/nestedAttributes``, which sends the record itself instead.
+///
 /// - Parameters:
 ///   - kind: `.one`, `.many`, `.embedsOne` or `.embedsMany`.
 ///   - key: The JSON key (the seed's `aliasing`); default `<name>_id`, `<singular>_ids` (or the name,
@@ -76,9 +82,11 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 ///     snake_cased name for embedded records.
 ///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:)``.
 ///   - inverse: The related model's property that points back (the seed's `inverseOf`).
+///   - idKey: For `.embedsOne` and `.embedsMany`, the key the ids are sent as.
 @attached(accessor, names: named(init), named(get), named(set))
 public macro References(
-    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil
+    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil,
+    idKey: String? = nil
 ) = #externalMacro(module: "MonoRailMacros", type: "RelationshipMacro")
 
 /// Declares records of another model that point at this one (the seed's `Has`).
