@@ -130,7 +130,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let rewritesRecords = declaresStaticFunction("customDeserialize", in: classDecl)
         let schema: DeclSyntax = """
             \(raw: access)static let resourceSchema = ModelSchema<\(raw: typeName)>(
-                typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),
+                typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),\(raw: arguments.primaryKey == "nil" ? "" : " primaryKey: \(arguments.primaryKey),")
                 fields: [
             \(raw: schemaEntries.joined(separator: "\n"))
                 ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    relationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]"),
@@ -282,8 +282,8 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
     static func namingArguments(
         _ node: AttributeSyntax, in context: some MacroExpansionContext
-    ) throws -> (name: String, plural: String, path: String) {
-        var result = (name: "nil", plural: "nil", path: "nil")
+    ) throws -> (name: String, plural: String, path: String, primaryKey: String) {
+        var result = (name: "nil", plural: "nil", path: "nil", primaryKey: "nil")
         for argument in node.arguments?.as(LabeledExprListSyntax.self) ?? [] {
             guard let label = argument.label?.text else { continue }
             guard argument.expression.is(StringLiteralExprSyntax.self) else {
@@ -295,6 +295,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             case "name": result.name = argument.expression.trimmedDescription
             case "plural": result.plural = argument.expression.trimmedDescription
             case "path": result.path = argument.expression.trimmedDescription
+            case "primaryKey": result.primaryKey = argument.expression.trimmedDescription
             default: break
             }
         }

@@ -80,6 +80,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 return target
             }
             let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
+            if case .singleton = prepared.action.operation { return try mergeSingleton(response) }
             return try mergeRecord(response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode)
         } queued: { prepared in
             guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are queued") }
@@ -99,8 +100,15 @@ struct ActionPipeline<Model: ResourceModel> {
     /// Runs a delete.
     func delete(_ action: ModelAction<Model>) async throws -> ResourceResponse<Void> {
         try await run(action) { _, prepared in
-            guard let target = prepared.action.target, let id = prepared.expectedID else { return }
-            store.remove(target, id: id)
+            guard let target = prepared.action.target else { return }
+            if let id = prepared.expectedID {
+                store.remove(target, id: id)
+            } else {
+                // A singleton resource's record, deleted at its route with no id.
+                store.identityMap.withLock { map in
+                    if map.singleton(of: Model.self) === target { map.setSingleton(nil, of: Model.self) }
+                }
+            }
             target._$state.state.withLock { $0.isDeleted = true }
             target._$state.announce(.deleted, fields: [], of: target)
         } queued: { _ in
@@ -173,6 +181,14 @@ struct ActionPipeline<Model: ResourceModel> {
         switch action.operation {
         case .get(let id):
             return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
+        case .singleton:
+            guard !conventions.routes.show.placeholders.contains("id") else {
+                throw APIError(
+                    .invalidRequest,
+                    "\(Model.resourceSchema.typeName)'s show route \"\(conventions.routes.show)\" needs an id; a "
+                        + "singleton resource's has none: conventions.routes = .singleton(\"/user.json\")")
+            }
+            return prepared(.get, try setup.path(for: conventions.routes.show))
         case .list(let filter):
             query.merge(filter) { _, filter in filter }
             return prepared(.get, try setup.path(for: conventions.routes.index))
@@ -181,7 +197,7 @@ struct ActionPipeline<Model: ResourceModel> {
             if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
             return prepared(.get, try setup.path(for: route, term: term))
         case .fetch(let instance):
-            let id = try Self.id(of: instance, toward: "fetch")
+            let id = try Self.id(of: instance, toward: "fetch", route: conventions.routes.show)
             return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
         case .create(let instance):
             let snapshot = instance._$state.snapshot()
@@ -194,25 +210,29 @@ struct ActionPipeline<Model: ResourceModel> {
             return prepared(.post, try setup.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
-            let id = try Self.id(of: instance, toward: "save")
+            let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             let body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             return prepared(
                 conventions.updateMethod, try setup.path(for: conventions.routes.update, id: id), id: id, body: body,
                 sent: snapshot.edits)
         case .delete(let instance):
-            let id = try Self.id(of: instance, toward: "delete")
+            let id = try Self.id(of: instance, toward: "delete", route: conventions.routes.destroy)
             return prepared(.delete, try setup.path(for: conventions.routes.destroy, id: id), id: id)
         }
     }
 
-    private static func id(of instance: Model, toward action: String) throws -> ResourceID {
-        guard let id = instance._$state.snapshot().id else {
+    /// The id an action on an existing record addresses; `nil` for a record the server has at a
+    /// route with no id (a singleton resource).
+    private static func id(of instance: Model, toward action: String, route: RouteTemplate) throws -> ResourceID? {
+        let (id, isPersisted) = instance._$state.state.withLock { ($0.id, $0.isPersisted) }
+        if let id { return id }
+        guard isPersisted, !route.placeholders.contains("id") else {
             throw APIError(
                 .notPersisted,
                 "cannot \(action) a \(Model.resourceSchema.typeName) that has not been created on the server")
         }
-        return id
+        return nil
     }
 
     private func send(_ prepared: Prepared) async throws -> APIResponse {
@@ -247,10 +267,12 @@ struct ActionPipeline<Model: ResourceModel> {
         do {
             let located = try setup.record(in: response)
             let coder = FieldCoder(options: setup.coding)
-            // The answer to a create or save may leave out the id: it describes what was sent.
+            // The answer to a create or save may leave out the id: it describes what was sent; so may
+            // the answer about a record the server keeps with none.
             let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
             let patch = try setup.decoder(coder: coder, store: store).decode(
-                located.main, at: RecordLocation(base: located.path), allowsMissingID: answersWrite)
+                located.main, at: RecordLocation(base: located.path),
+                allowsMissingID: answersWrite || (target != nil && id == nil))
             let sideloaded = try setup.sideloaded(located, store: store)
             if let id, let answered = patch.id, answered.description != id.description {
                 throw APIError(
@@ -264,6 +286,29 @@ struct ActionPipeline<Model: ResourceModel> {
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
+            return instance
+        } catch {
+            throw setup.attach(error, to: response)
+        }
+    }
+
+    /// Locates, decodes and merges the record of a singleton resource: into the instance of that
+    /// id when the record has one, else into the model's one singleton instance.
+    func mergeSingleton(_ response: APIResponse) throws -> Model {
+        do {
+            let located = try setup.record(in: response)
+            let coder = FieldCoder(options: setup.coding)
+            let patch = try setup.decoder(coder: coder, store: store).decode(
+                located.main, at: RecordLocation(base: located.path), allowsMissingID: true)
+            let sideloaded = try setup.sideloaded(located, store: store)
+            let target = patch.id == nil ? store.identityMap.withLock { $0.singleton(of: Model.self) } : nil
+            let (merged, side) = try store.mergeKeepingSideloads(
+                [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder)
+            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+            guard let instance = merged.first else {
+                throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
+            }
+            store.identityMap.withLock { $0.setSingleton(instance, of: Model.self) }
             return instance
         } catch {
             throw setup.attach(error, to: response)

@@ -5,6 +5,8 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     enum Operation: Sendable {
         /// `get(id:)`: one record by id.
         case get(ResourceID)
+        /// `current()`: the one record of a singleton resource, at a route with no id.
+        case singleton
         /// `get()` / `get(where:)`: the records matching a filter.
         case list(filter: [String: JSONValue])
         /// `search(_:)`.
@@ -31,7 +33,7 @@ struct ModelAction<Model: ResourceModel>: Sendable {
 
     var verb: ActionVerb {
         switch operation {
-        case .get, .fetch: .show
+        case .get, .fetch, .singleton: .show
         case .list: .index
         case .search: .search
         case .create: .create
@@ -44,7 +46,7 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var target: Model? {
         switch operation {
         case .create(let instance), .save(let instance), .fetch(let instance), .delete(let instance): instance
-        case .get, .list, .search: nil
+        case .get, .list, .search, .singleton: nil
         }
     }
 }

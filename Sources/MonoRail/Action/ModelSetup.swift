@@ -17,6 +17,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
     let wireKeyBytes: [[UInt8]]
+    /// The key that holds the id, ``ResourceModel/primaryKey``.
+    let idKey: String
+    let idKeyBytes: [UInt8]
     /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
     let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
@@ -55,6 +58,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
         wireKeyBytes = wireKeys.map { Array($0.utf8) }
+        idKey = Model.primaryKey
+        idKeyBytes = Array(idKey.utf8)
         referenceIDKeys = Model.resourceSchema.fields.map { field in
             field.embedded?.reference.map {
                 $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
@@ -67,10 +72,12 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         }
     }
 
-    func decoder(coder: FieldCoder, store: ResourceStore) -> RecordDecoder<Model> {
+    /// A decoder of this model's records: the main records of a response, or records embedded in
+    /// another model's as `embedding` says.
+    func decoder(coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, wireKeys: wireKeys, wireKeyBytes: wireKeyBytes,
-            embedding: EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth))
+            coder: coder, wireKeys: wireKeys, wireKeyBytes: wireKeyBytes, idKey: idKey, idKeyBytes: idKeyBytes,
+            embedding: embedding ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth))
     }
 
     // MARK: - Requests

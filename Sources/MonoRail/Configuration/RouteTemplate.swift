@@ -121,6 +121,19 @@ public struct ResourceRoutes: Sendable, Hashable {
         index: ":path/", show: ":path/:id/", create: ":path/", update: ":path/:id/", destroy: ":path/:id/",
         search: ":path/")
 
+    /// A singleton resource, one record at one path with no id: Rails' singular resource
+    /// (`resource :profile`) and ApiModel's `ApiRoutes.resource("/user.json")`. Read it with
+    /// ``ResourceModel/current(include:parameters:in:)``; `save()` and `delete()` use the same path.
+    ///
+    /// ```swift
+    /// static func configure(_ configuration: inout MonoRail.Configuration) {
+    ///     configuration.conventions.routes = .singleton("/user/avatar.json")
+    /// }
+    /// ```
+    public static func singleton(_ path: RouteTemplate) -> ResourceRoutes {
+        ResourceRoutes(index: path, show: path, create: path, update: path, destroy: path, search: path)
+    }
+
     /// Objects: singular paths, `/train/`, `/train/1`, searches as `/train/<term>`.
     public static let objects = ResourceRoutes(
         index: "/:singular/", show: "/:singular/:id", create: "/:singular/", update: "/:singular/",

@@ -44,10 +44,9 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
                 reason: "records are embedded more than \(context.maxDepth) levels deep")
             throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
         }
-        let childContext = context.store.setup(for: Child.self)
-        let decoder = RecordDecoder<Child>(
-            coder: FieldCoder(options: childContext.coding), wireKeys: childContext.wireKeys,
-            wireKeyBytes: childContext.wireKeyBytes,
+        let childSetup = context.store.setup(for: Child.self)
+        let decoder = childSetup.decoder(
+            coder: FieldCoder(options: childSetup.coding), store: context.store,
             embedding: EmbeddingContext(store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth))
         switch (json, many) {
         case (.null, _):
@@ -118,7 +117,7 @@ extension ResourceModel {
                 .encodingFailed, "\(Self.resourceSchema.typeName) holds a file; nested attributes cannot carry uploads")
         }
         if let id = snapshot.id, case .object(var object) = body {
-            object["id"] = id.jsonValue
+            object[setup.idKey] = id.jsonValue
             body = .object(object)
         }
         return body

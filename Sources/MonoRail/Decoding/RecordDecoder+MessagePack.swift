@@ -35,7 +35,7 @@ extension RecordDecoder {
             guard let index = fieldIndex(of: key, expected: expected) else {
                 // Field keys are known text; any other key is checked as the tree reader would.
                 guard String.isValidUTF8(key) else { return nil }
-                if key.count == 2, key[0] == UInt8(ascii: "i"), key[1] == UInt8(ascii: "d") {
+                if Self.equal(key, idKeyBytes) {
                     guard id == nil, let parsed = ResourceID(json: try value.json()) else { return nil }
                     id = parsed
                 }
@@ -72,7 +72,7 @@ extension RecordDecoder {
         return nil
     }
 
-    @inline(__always) private static func equal(_ key: UnsafeRawBufferPointer, _ wanted: [UInt8]) -> Bool {
+    @inline(__always) static func equal(_ key: UnsafeRawBufferPointer, _ wanted: [UInt8]) -> Bool {
         guard key.count == wanted.count else { return false }
         return wanted.withUnsafeBytes { wanted in
             guard let lhs = key.baseAddress, let rhs = wanted.baseAddress else { return true }  // both empty

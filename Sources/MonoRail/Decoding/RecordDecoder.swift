@@ -6,6 +6,9 @@ struct RecordDecoder<Model: ResourceModel> {
     let wireKeys: [String]
     /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
     let wireKeyBytes: [[UInt8]]
+    /// The key that holds the id (``ResourceModel/primaryKey``), as text and as UTF-8.
+    let idKey: String
+    let idKeyBytes: [UInt8]
     let embedding: EmbeddingContext
     /// The schema's fields, read once per decoder rather than once per record.
     let fields = Model.resourceSchema.fields
@@ -51,15 +54,15 @@ struct RecordDecoder<Model: ResourceModel> {
             throw failure("expected a \(typeName) record (an object), found \(Self.kind(of: record))")
         }
         let id: ResourceID?
-        if let rawID = object["id"] {
+        if let rawID = object[idKey] {
             guard let parsed = ResourceID(json: rawID) else {
-                throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: "id")
+                throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: idKey)
             }
             id = parsed
         } else if allowsMissingID {
             id = nil
         } else {
-            throw failure("the record has no id", key: "id")
+            throw failure("the record has no id", key: idKey)
         }
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)

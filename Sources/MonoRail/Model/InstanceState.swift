@@ -28,6 +28,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var editSequence: UInt64 = 0
         var id: ResourceID?
         var isDeleted = false
+        /// Whether a server answer was merged in: a record the server has, with or without an id
+        /// (a singleton resource's record may have none).
+        var isPersisted = false
         var store: ResourceStore?
         /// Related instances this instance keeps alive once loaded or assigned, by relationship storage.
         var related: [StorageKey: [any ResourceModel]] = [:]
@@ -117,6 +120,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             if let id = patch.id { state.id = id }
             state.store = store
             state.isDeleted = false
+            state.isPersisted = true
             if case .saved(let sent) = mode, !state.edits.isEmpty {
                 for index in state.edits.indices where state.edits[index] != 0 {
                     guard index < sent.count, sent[index] == state.edits[index] else { continue }

@@ -47,6 +47,36 @@ extension ResourceModel {
             ModelAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store))
     }
 
+    /// Fetches the one record of a singleton resource, a route with no id (`GET /user.json`;
+    /// ApiModel's `Api.find`), and returns the store's instance for it: the same instance each
+    /// time, or the instance of its id when the record has one.
+    ///
+    /// ```swift
+    /// @Resource final class User {
+    ///     var email: String?
+    ///     static func configure(_ configuration: inout MonoRail.Configuration) {
+    ///         configuration.conventions.routes = .singleton("/user.json")
+    ///     }
+    /// }
+    /// let user = try await User.current()
+    /// user.email = "ada@example.com"
+    /// try await user.save()   // PUT /user.json
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - include: Related models to side-load, as in ``get(id:include:parameters:in:)``.
+    ///   - parameters: More query parameters.
+    ///   - store: The identity map to merge into.
+    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` when the model's show route needs an
+    ///   id, or as ``get(id:include:parameters:in:)``.
+    public static func current(
+        include: [String] = [], parameters: [String: JSONValue] = [:], in store: ResourceStore = .default
+    ) async throws -> Self {
+        try await ActionPipeline<Self>(store: store).record(
+            ModelAction(operation: .singleton, include: include, parameters: parameters, store: store)
+        ).value
+    }
+
     /// Fetches every record (`GET /trains`).
     ///
     /// - Parameter store: The identity map to merge into.
@@ -134,12 +164,16 @@ extension ResourceModel {
     /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
     public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws {
-        let snapshot = _$state.snapshot()
-        guard snapshot.id != nil else {
+        let (id, isPersisted, store) = _$state.state.withLock { ($0.id, $0.isPersisted, $0.store ?? .default) }
+        // A record the server keeps with no id (a singleton resource) is saved at its route; any
+        // other record without one is new.
+        guard
+            id != nil
+                || (isPersisted && !store.setup(for: Self.self).conventions.routes.update.placeholders.contains("id"))
+        else {
             try await create(uploadProgress: uploadProgress)
             return
         }
-        let store = snapshot.store ?? .default
         _ = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
     }

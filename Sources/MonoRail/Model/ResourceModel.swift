@@ -70,6 +70,11 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// Default: `@Resource(path:)`, or `/` + plural (`/train_cars`).
     static var resourcePath: String { get }
 
+    /// The key that holds a record's id on the wire: in responses, in nested attributes, and in
+    /// bodies that carry the id. Default: `@Resource(primaryKey:)`, or `"id"`. ApiModel's
+    /// `primaryKey()`; override it as `static var primaryKey: String { "userId" }`.
+    static var primaryKey: String { get }
+
     /// The embedded relationships sent back as Rails nested attributes (`accepts_nested_attributes_for`):
     /// `["cars"]` sends `"cars_attributes": [{"id": 1, …}]`. Default: none; embedded records are not sent.
     static var nestedAttributes: [String] { get }
@@ -221,6 +226,9 @@ extension ResourceModel {
         guard let path = resourceSchema.path else { return "/" + resourcePlural }
         return path.hasPrefix("/") || path.contains("://") ? path : "/" + path
     }
+
+    /// `@Resource(primaryKey:)`, or `"id"`.
+    public static var primaryKey: String { resourceSchema.primaryKey ?? "id" }
 
     /// No nested attributes.
     public static var nestedAttributes: [String] { [] }

@@ -21,10 +21,12 @@
 ///     snake_case (`TrainCar` → `train_car`).
 ///   - plural: The plural name; default: the inflected singular (`train_cars`).
 ///   - path: The collection path relative to the API root; default: `/` + plural.
+///   - primaryKey: The key that holds a record's id on the wire (ApiModel's `primaryKey()`,
+///     `"user_id"`); default `"id"`. The identity map, routes and bodies all use it.
 @attached(member, names: named(FieldValues), named(_$state), named(id), named(resourceSchema), named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: ResourceModel, Sendable)
-public macro Resource(name: String? = nil, plural: String? = nil, path: String? = nil) =
+public macro Resource(name: String? = nil, plural: String? = nil, path: String? = nil, primaryKey: String? = nil) =
     #externalMacro(module: "MonoRailMacros", type: "ResourceMacro")
 
 /// Routes one stored property through its record's storage. Added by ``Resource(name:plural:path:)``;

@@ -11,6 +11,8 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     public let plural: String?
     /// `@Resource(path:)`, when given.
     public let path: String?
+    /// `@Resource(primaryKey:)`, when given.
+    public let primaryKey: String?
     /// The fields in declaration order; `@Ignored` properties are not listed.
     public let fields: [ResourceField<Model>]
     /// The `@Has(.one)` and `@Has(.many)` relationships, which have no key of their own on the wire.
@@ -25,7 +27,8 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     /// Creates a schema. Called by generated code.
     @_documentation(visibility: internal)
     public init(
-        typeName: String, name: String?, plural: String?, path: String?, fields: [ResourceField<Model>],
+        typeName: String, name: String?, plural: String?, path: String?, primaryKey: String? = nil,
+        fields: [ResourceField<Model>],
         relationships: [ResourceRelationship<Model>] = [], rewritesRecords: Bool = true
     ) {
         self.rewritesRecords = rewritesRecords
@@ -33,6 +36,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
         self.name = name
         self.plural = plural
         self.path = path
+        self.primaryKey = primaryKey
         self.fields = fields
         self.relationships = relationships
         var index: [StorageKey: Int] = [:]

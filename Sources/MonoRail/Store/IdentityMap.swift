@@ -38,7 +38,13 @@ struct IdentityMap {
         let id: ResourceID
     }
 
+    private struct WeakInstance {
+        weak var object: (any ResourceModel)?
+    }
+
     private var entries: [Key: Entry] = [:]
+    /// Per model, the instance of its singleton resource (`GET /user.json`) when it has no id.
+    private var singletons: [ObjectIdentifier: WeakInstance] = [:]
     /// Entries are swept of released instances when the table doubles past this size.
     private var sweepThreshold = 64
 
@@ -54,6 +60,20 @@ struct IdentityMap {
     func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
         let identifier = ObjectIdentifier(type)
         return entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
+    }
+
+    /// The instance of a model's singleton resource, made on first use so that concurrent reads
+    /// merge into one.
+    mutating func singleton<Model: ResourceModel>(of type: Model.Type) -> Model {
+        if let live = singletons[ObjectIdentifier(type)]?.object as? Model { return live }
+        let made = Model()
+        singletons[ObjectIdentifier(type)] = WeakInstance(object: made)
+        return made
+    }
+
+    /// Makes `instance` the instance of its model's singleton resource, or forgets it.
+    mutating func setSingleton<Model: ResourceModel>(_ instance: Model?, of type: Model.Type) {
+        singletons[ObjectIdentifier(type)] = instance.map { WeakInstance(object: $0) }
     }
 
     /// The number of live instances.

@@ -22,6 +22,17 @@ struct RecordRoutes: Sendable {
     /// Hummingbird matches `/trains/` like `/trains`, so Django-style trailing slashes need no routes
     /// of their own.
     func install(on router: Router<BasicRequestContext>) {
+        // Singletons first: their fixed paths must win over the `/:resource/:id` pattern.
+        for resource in store.schema.resources where resource.singleton == true {
+            let path = "/" + (resource.path ?? resource.name)
+            for route in [path, path + ".json"] {
+                router.get(RouterPath(route)) { request, _ in try showSingleton(resource, request) }
+                router.post(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
+                router.put(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
+                router.patch(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
+                router.delete(RouterPath(route)) { _, _ in try destroySingleton(resource) }
+            }
+        }
         router.get("/:resource") { request, context in try index(request, context) }
         router.post("/:resource") { request, context in try await create(request, context) }
         router.get("/:resource/:id") { request, context in try show(request, context) }
@@ -30,8 +41,16 @@ struct RecordRoutes: Sendable {
         router.delete("/:resource/:id") { _, context in try destroy(context) }
     }
 
+    /// The resource a path names: by its plural, or under ApiModel's conventions also by its
+    /// singular (`/post/5.json`); a `.json` format suffix is ignored, as Rails ignores it.
     private func resource(_ context: BasicRequestContext) throws -> ResourceSchema {
-        guard let name = context.parameters.get("resource"), let resource = store.schema.resource(plural: name) else {
+        guard let raw = context.parameters.get("resource") else { throw APIProblem(.notFound) }
+        let name = Self.withoutFormat(raw)
+        guard
+            let resource = store.schema.resource(plural: name)
+                ?? (envelope == .apiModel ? store.schema.resource(singular: name) : nil),
+            resource.singleton != true
+        else {
             throw APIProblem(.notFound)
         }
         return resource
@@ -39,8 +58,12 @@ struct RecordRoutes: Sendable {
 
     /// Route parameters arrive percent-encoded; ids are compared decoded, as Rails does.
     private func id(_ context: BasicRequestContext) -> String {
-        let raw = context.parameters.get("id") ?? ""
+        let raw = Self.withoutFormat(context.parameters.get("id") ?? "")
         return raw.removingPercentEncoding ?? raw
+    }
+
+    static func withoutFormat(_ segment: String) -> String {
+        segment.hasSuffix(".json") ? String(segment.dropLast(5)) : segment
     }
 
     private func index(_ request: Request, _ context: BasicRequestContext) throws -> Response {
@@ -95,7 +118,7 @@ struct RecordRoutes: Sendable {
             var seen = Set<JSONValue>()
             for record in records {
                 for item in try store.related(relationship, of: resource, record: record, target: target)
-                where seen.insert(item["id"] ?? .null).inserted {
+                where seen.insert(item[target.primaryKeyName] ?? .null).inserted {
                     related.append(item)
                 }
             }
@@ -154,7 +177,9 @@ struct RecordRoutes: Sendable {
             let record = try store.create(resource, attributes: attributes)
             var response = JSONResponse.make(
                 .created, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
-            if let id = record["id"], let text = id.intValue.map(String.init) ?? id.stringValue {
+            if resource.singleton != true, let id = record[resource.primaryKeyName],
+                let text = id.intValue.map(String.init) ?? id.stringValue
+            {
                 response.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
             }
             return response
@@ -177,6 +202,51 @@ struct RecordRoutes: Sendable {
             return JSONResponse.validation(
                 error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
         }
+    }
+
+    // MARK: - Singletons
+
+    /// The singleton's record: the first of its table.
+    private func singletonID(_ resource: ResourceSchema) throws -> String? {
+        guard let record = try store.list(resource, filters: [:], limit: 1).records.first,
+            let id = record[resource.primaryKeyName]
+        else { return nil }
+        return id.intValue.map(String.init) ?? id.stringValue
+    }
+
+    private func showSingleton(_ resource: ResourceSchema, _ request: Request) throws -> Response {
+        guard let id = try singletonID(resource), let record = try store.find(resource, id: id) else {
+            throw APIProblem(.notFound)
+        }
+        var body: [String: JSONValue] = [resource.name: record]
+        try sideload(include(request), for: resource, records: [record], into: &body)
+        return try respond(request, .ok, wrap(body, main: resource.name))
+    }
+
+    /// Creates the singleton's record, or updates it when there is one, whichever the method.
+    private func writeSingleton(_ resource: ResourceSchema, _ request: Request) async throws -> Response {
+        let attributes = try await self.attributes(of: request, for: resource)
+        do {
+            let (status, record): (HTTPResponse.Status, JSONValue?) =
+                if let id = try singletonID(resource) {
+                    (.ok, try store.update(resource, id: id, attributes: attributes))
+                } else {
+                    (.created, try store.create(resource, attributes: attributes))
+                }
+            guard let record else { throw APIProblem(.notFound) }
+            return JSONResponse.make(
+                status, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
+        } catch let error as RecordValidationError {
+            return JSONResponse.validation(
+                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
+        }
+    }
+
+    private func destroySingleton(_ resource: ResourceSchema) throws -> Response {
+        guard let id = try singletonID(resource), try store.delete(resource, id: id) else {
+            throw APIProblem(.notFound)
+        }
+        return Response(status: .noContent)
     }
 
     private func destroy(_ context: BasicRequestContext) throws -> Response {

@@ -63,6 +63,11 @@ public struct ServerSchema: Codable, Sendable, Hashable {
         resources.first { $0.pluralName == plural }
     }
 
+    /// The resource with this singular name.
+    public func resource(singular: String) -> ResourceSchema? {
+        resources.first { $0.name == singular }
+    }
+
     /// Checks names (they become SQL identifiers), duplicates and relationship targets.
     ///
     /// - Throws: ``SchemaError`` naming the first problem.
@@ -75,7 +80,17 @@ public struct ServerSchema: Codable, Sendable, Hashable {
             guard plurals.insert(resource.pluralName).inserted else {
                 throw SchemaError("the resource \"\(resource.pluralName)\" is declared twice")
             }
-            var names = Set(["id", "created_at", "updated_at"])
+            var names = Set(["id", "created_at", "updated_at", resource.primaryKeyName])
+            if let key = resource.primaryKey, !Self.isIdentifier(key) {
+                throw SchemaError("the primary key \"\(key)\" of \(resource.name) is not a valid name")
+            }
+            if let path = resource.path,
+                path.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                    !Self.isIdentifier(String($0))
+                })
+            {
+                throw SchemaError("the path \"\(path)\" of \(resource.name) is not segments of lower-case letters")
+            }
             for field in resource.fields {
                 guard Self.isIdentifier(field.name) else {
                     throw SchemaError("\"\(field.name)\" in \(resource.name) is not a valid field name")
@@ -133,18 +148,31 @@ public struct ResourceSchema: Codable, Sendable, Hashable {
     public var relationships: [RelationshipSchema]?
     /// Relationships a show response embeds.
     public var embeds: [String]?
+    /// The key a record's id is written under; default `id` (ApiModel's `primaryKey()`, `user_id`).
+    public var primaryKey: String?
+    /// Whether the resource is one record at one path with no id (Rails' `resource :profile`,
+    /// ApiModel's `ApiRoutes.resource("/user.json")`), served at ``path`` with or without `.json`.
+    public var singleton: Bool?
+    /// A singleton's path, such as `user/avatar`; default the singular name.
+    public var path: String?
 
     /// Creates a resource.
     public init(
         name: String, plural: String? = nil, fields: [FieldSchema], relationships: [RelationshipSchema]? = nil,
-        embeds: [String]? = nil
+        embeds: [String]? = nil, primaryKey: String? = nil, singleton: Bool? = nil, path: String? = nil
     ) {
         self.name = name
         self.plural = plural
         self.fields = fields
         self.relationships = relationships
         self.embeds = embeds
+        self.primaryKey = primaryKey
+        self.singleton = singleton
+        self.path = path
     }
+
+    /// The key ids are written under.
+    public var primaryKeyName: String { primaryKey ?? "id" }
 
     /// The plural name in use.
     public var pluralName: String { plural ?? name + "s" }

@@ -128,7 +128,7 @@ public final class RecordStore: Sendable {
     func related(
         _ relationship: RelationshipSchema, of owner: ResourceSchema, record: JSONValue, target: ResourceSchema
     ) throws -> [JSONValue] {
-        guard let members = record.objectValue, let id = members["id"],
+        guard let members = record.objectValue, let id = members[owner.primaryKeyName],
             let key = idValue(id.intValue.map(String.init) ?? id.stringValue ?? "")
         else { return [] }
         let value = try writer.read { db in
@@ -237,7 +237,7 @@ public final class RecordStore: Sendable {
         var arguments = StatementArguments()
         for name in filters.keys.sorted() {
             guard let text = filters[name] else { continue }
-            if name == "id" {
+            if name == "id" || name == resource.primaryKeyName {
                 conditions.append("\"id\" = ?")
                 arguments += [idValue(text) ?? text]
             } else if name == "q" {
@@ -280,7 +280,7 @@ public final class RecordStore: Sendable {
         let types = Dictionary(
             resource.columns(idType: schema.idType).map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
         for (column, value) in row {
-            object[column] = Self.json(from: value, type: types[column])
+            object[column == "id" ? resource.primaryKeyName : column] = Self.json(from: value, type: types[column])
         }
         return .object(object)
     }

@@ -1,0 +1,247 @@
+import Foundation
+import MonoRailServer
+import TestServer
+import Testing
+
+@testable import MonoRail
+
+/// ApiModel's README, in MonoRail: its models as declared there.
+enum ApiModelSeed {
+    /// `class Post: Object, ApiModel` with `apiRoutes()` `index: "/posts.json", show: "/post/:id:.json"`.
+    @Resource
+    final class Post {
+        var title: String?
+        var contents: String?
+        /// ApiModel's `NSDateTransform(dateFormat: "yyyy-MM-dd")`.
+        @Field(transform: .date(format: "yyyy-MM-dd")) var publishedOn: Date?
+
+        static func configure(_ configuration: inout MonoRail.Configuration) {
+            configuration.conventions.routes = ResourceRoutes(
+                index: "/posts.json", show: "/post/:id:.json", create: "/posts.json", update: "/post/:id:.json",
+                destroy: "/post/:id:.json")
+        }
+    }
+
+    /// `Api.find { user in }`: the show of a singleton, `GET /user.json`.
+    @Resource
+    final class User {
+        var email: String?
+
+        static func configure(_ configuration: inout MonoRail.Configuration) {
+            configuration.conventions.routes = .singleton("/user.json")
+        }
+    }
+
+    /// `class UserAvatar` with `primaryKey() -> "userId"`, `ApiRoutes.resource("/user/avatar.json")`
+    /// and `multipart/form-data` encoding.
+    @Resource(name: "user_avatar", primaryKey: "user_id")
+    final class UserAvatar {
+        var image: FileUpload?
+
+        static func configure(_ configuration: inout MonoRail.Configuration) {
+            configuration.conventions.routes = .singleton("/user/avatar.json")
+            configuration.format = .multipart
+        }
+    }
+
+    /// A collection keyed by `member_id`, for the primary key in lists, the identity map and routes.
+    @Resource(primaryKey: "member_id")
+    final class Member {
+        var name: String?
+    }
+
+    /// The same records, with the key given by overriding `primaryKey` as ApiModel's class function.
+    @Resource(name: "member")
+    final class MemberByOverride {
+        var name: String?
+        static var primaryKey: String { "member_id" }
+    }
+
+    /// The server these talk to: ApiModel's 400 errors, singular show paths, `.json` suffixes.
+    static let schema = ServerSchema(
+        resources: [
+            ResourceSchema(
+                name: "post",
+                fields: [
+                    FieldSchema(name: "title", type: .string, required: true),
+                    FieldSchema(name: "contents", type: .string, minLength: 6),
+                    FieldSchema(name: "published_on", type: .string),
+                ]),
+            ResourceSchema(name: "user", fields: [FieldSchema(name: "email", type: .string)], singleton: true),
+            ResourceSchema(
+                name: "user_avatar", fields: [FieldSchema(name: "image", type: .file)], primaryKey: "user_id",
+                singleton: true, path: "user/avatar"),
+            ResourceSchema(name: "member", fields: [FieldSchema(name: "name", type: .string)], primaryKey: "member_id"),
+        ],
+        seed: [
+            "posts": [["title": "Hello", "contents": "First post"]],
+            "users": [["email": "ada@example.com"]],
+            "members": [["name": "Ada"], ["name": "Grace"]],
+        ])
+}
+
+@Suite("ApiModel's README, against the reference server in its conventions", .timeLimit(.minutes(2)))
+struct ApiModelSeedTests {
+    func withApiModelServer(
+        configure: (inout MonoRail.Configuration) -> Void = { _ in }, _ body: (Harness) async throws -> Void
+    ) async throws {
+        try await withHarness(
+            schema: ApiModelSeed.schema, server: .init(envelope: .apiModel), configure: configure, body)
+    }
+
+    @Test("basic REST verbs: Api.get(path) { response in … } reads status, body and errors without throwing")
+    func basicVerbs() async throws {
+        try await withApiModelServer { harness in
+            let client = harness.store.client
+            let list = try await client.send(
+                APIRequest(method: .get, path: "/posts.json", options: .init(validatesStatus: false)))
+            #expect(list.isSuccessful)
+            #expect(try list.decode([String: [JSONValue]].self)["posts"]?.count == 1)
+            let refused = try await client.send(
+                APIRequest(
+                    method: .post, path: "/posts.json", body: .json(["post": ["contents": "short"]] as JSONValue),
+                    options: .init(validatesStatus: false)))
+            #expect(!refused.isSuccessful)
+            #expect(refused.response.status.code == 400)
+            #expect(refused.errors["title"] == ["can't be blank"])
+            #expect(refused.errors["contents"] == ["is too short (minimum is 6 characters)"])
+        }
+    }
+
+    @Test("fetching objects: Api.findArray at /posts.json, the show at /post/:id:.json, Api.find of /user.json")
+    func fetching() async throws {
+        try await withApiModelServer { harness in
+            let posts = try await ApiModelSeed.Post.get(in: harness.store)
+            #expect(posts.map(\.title) == ["Hello"])
+            let post = try await ApiModelSeed.Post.get(id: 1, in: harness.store)
+            #expect(post === posts[0])
+            #expect(harness.journal.entries.suffix(2) == ["GET /posts.json", "GET /post/1.json"])
+
+            let user = try await ApiModelSeed.User.current(in: harness.store)
+            #expect(user.email == "ada@example.com")
+            #expect(try await ApiModelSeed.User.current(in: harness.store) === user)
+            #expect(harness.journal.entries.last == "GET /user.json")
+        }
+    }
+
+    @Test("storing objects: POST /posts.json, the id the server gave, then form errors at 400 on the model")
+    func storing() async throws {
+        try await withApiModelServer { harness in
+            let post = ApiModelSeed.Post()
+            post.title = "Hello world - A prologue"
+            post.contents = "Hello!"
+            post.publishedOn = Date(timeIntervalSince1970: 1_425_816_000)  // 2015-03-08 12:00 UTC
+            try await post.create(in: harness.store)  // `save()` of a new record, in a store of its own
+            #expect(!post.hasErrors)
+            let id = try #require(post.id)
+            #expect(harness.journal.entries.last == "POST /posts.json")
+            let stored = try #require(try harness.server.store.find("posts", id: id.description))
+            #expect(stored["title"] == "Hello world - A prologue")
+            #expect(stored["published_on"] == "2015-03-08")
+
+            post.contents = "Hi"
+            await #expect(throws: APIError.self) { try await post.save() }
+            #expect(harness.journal.entries.last == "PUT /post/\(id).json")
+            #expect(post.hasErrors)
+            #expect(post.errors["contents"] == ["is too short (minimum is 6 characters)"])
+            #expect(post.errorMessages == ["Contents is too short (minimum is 6 characters)"])
+        }
+    }
+
+    @Test("a singleton saves and deletes at its route; the next read creates nothing")
+    func singletonWrites() async throws {
+        try await withApiModelServer { harness in
+            let user = try await ApiModelSeed.User.current(in: harness.store)
+            user.email = "grace@example.com"
+            try await user.save()
+            #expect(harness.journal.entries.last == "PUT /user.json")
+            #expect(try harness.server.store.list(ApiModelSeed.schema.resources[1], filters: [:]).records.count == 1)
+            try await user.delete()
+            #expect(harness.journal.entries.last == "DELETE /user.json")
+            #expect(user.isDeleted)
+            let error = await #expect(throws: APIError.self) { try await ApiModelSeed.User.current(in: harness.store) }
+            #expect(error?.response?.status == .notFound)
+        }
+    }
+
+    @Test("a model whose show route needs an id cannot be read as a singleton, and says why")
+    func notASingleton() async throws {
+        try await withApiModelServer { harness in
+            let error = await #expect(throws: APIError.self) { try await ApiModelSeed.Post.current(in: harness.store) }
+            #expect(error?.code == .invalidRequest)
+            #expect(error?.message.contains(".singleton(") == true)
+            #expect(harness.journal.count == 0)
+        }
+    }
+
+    @Test("file uploads: UserAvatar under primaryKey user_id, multipart to /user/avatar.json, then updated in place")
+    func userAvatar() async throws {
+        try await withApiModelServer { harness in
+            let image = Data((0..<5000).map { UInt8($0 % 251) })
+            let avatar = ApiModelSeed.UserAvatar()
+            avatar.image = FileUpload(fileName: "avatar.jpg", mimeType: "image/jpg", data: image)
+            try await avatar.create(in: harness.store)
+            #expect(!avatar.hasErrors)
+            #expect(harness.journal.requests.last?.line == "POST /user/avatar.json")
+            #expect(harness.journal.requests.last?.contentType?.hasPrefix("multipart/form-data") == true)
+            #expect(avatar.id == 1)  // read from user_id
+            let url = try #require(avatar.image?.remoteURL)
+            #expect(url.path.hasPrefix("/uploads/"))
+
+            avatar.image = FileUpload(fileName: "avatar2.jpg", mimeType: "image/jpg", data: image + image)
+            try await avatar.save()
+            #expect(harness.journal.entries.last == "PUT /user/avatar.json")
+            #expect(avatar.image?.size == Int64(image.count * 2))
+        }
+    }
+
+    @Test(
+        "a primary key other than id: lists, the identity map, routes and MessagePack all use it",
+        arguments: [WireFormat.json, .messagePack])
+    func primaryKey(format: WireFormat) async throws {
+        let format: (inout MonoRail.Configuration) -> Void = { $0.format = format }
+        try await withApiModelServer(configure: format) { harness in
+            let members = try await ApiModelSeed.Member.get(in: harness.store)
+            #expect(members.map(\.id) == [1, 2])
+            let grace = try await ApiModelSeed.Member.get(id: 2, in: harness.store)
+            #expect(grace === members[1])
+            grace.name = "Grace Hopper"
+            try await grace.save()
+            #expect(harness.journal.entries.last == "PUT /members/2")
+            #expect(try harness.server.store.find("members", id: "2")?["name"] == "Grace Hopper")
+            let overridden = try await ApiModelSeed.MemberByOverride.get(id: 1, in: harness.store)
+            #expect(overridden.id == 1)
+            #expect(overridden.name == "Ada")
+        }
+    }
+
+    @Test("a record without its primary key is a decoding failure that names the key")
+    func missingPrimaryKey() async throws {
+        let store = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        let error = #expect(throws: APIError.self) {
+            try ApiModelSeed.Member.merge(recordBody: Data(#"{"member": {"id": 1, "name": "Ada"}}"#.utf8), in: store)
+        }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.decodingFailure?.key == "member_id")
+    }
+
+    @Test("a singleton answered without an id is one instance, read, saved and fetched at its route")
+    func singletonWithoutID() async throws {
+        // The reference server always writes an id; many servers leave it out of a singleton.
+        try await withCanned { server, store in
+            server.respond(to: "GET /user.json", body: #"{"user": {"email": "ada@example.com"}}"#)
+            server.respond(to: "PUT /user.json", body: #"{"user": {"email": "grace@example.com"}}"#)
+            let user = try await ApiModelSeed.User.current(in: store)
+            #expect(user.id == nil)
+            #expect(try await ApiModelSeed.User.current(in: store) === user)
+            user.email = "grace@example.com"
+            try await user.save()
+            #expect(server.requests.last?.hasPrefix("PUT /user.json") == true)
+            #expect(!user.hasChanges)
+            try await user.fetch()
+            #expect(server.requests.last == "GET /user.json")
+            #expect(user.email == "ada@example.com")
+            #expect(try await ApiModelSeed.User.current(in: store) === user)
+        }
+    }
+}
