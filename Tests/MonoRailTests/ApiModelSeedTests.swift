@@ -199,8 +199,8 @@ struct ApiModelSeedTests {
         "a primary key other than id: lists, the identity map, routes and MessagePack all use it",
         arguments: [WireFormat.json, .messagePack])
     func primaryKey(format: WireFormat) async throws {
-        let format: (inout MonoRail.Configuration) -> Void = { $0.format = format }
-        try await withApiModelServer(configure: format) { harness in
+        let useFormat: (inout MonoRail.Configuration) -> Void = { $0.format = format }
+        try await withApiModelServer(configure: useFormat) { harness in
             let members = try await ApiModelSeed.Member.get(in: harness.store)
             #expect(members.map(\.id) == [1, 2])
             let grace = try await ApiModelSeed.Member.get(id: 2, in: harness.store)
