@@ -43,11 +43,81 @@ extension ResourceModel {
             mode: .read)
     }
 
+    /// Merges one record, given as its JSON value rather than a response body (no root, no
+    /// namespace), into the store, and returns the store's instance for it: Apic's
+    /// `init(dictionary:)` for a record that should be shared.
+    ///
+    /// ```swift
+    /// let train = try Train.merge(json: ["id": 1, "company": "MonoRail Co."])
+    /// train === (try await Train.get(id: 1))   // true
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - json: The record, with its id.
+    ///   - store: The identity map to merge into.
+    /// - Throws: ``APIError``: ``APIError/Code/decodingFailed`` as for a response;
+    ///   ``APIError/Code/inconsistentResponse``; nothing is merged when it throws.
+    public static func merge(json: JSONValue, in store: ResourceStore = .default) throws -> Self {
+        let pipeline = ActionPipeline<Self>(store: store)
+        let coder = FieldCoder(options: pipeline.setup.coding)
+        let patch = try pipeline.setup.decoder(coder: coder, store: store).decode(json, at: RecordLocation(base: "$"))
+        let (merged, side) = try store.mergeKeepingSideloads(
+            [patch], sideloaded: [], target: nil, mode: .read, coder: coder)
+        if !side.isEmpty { resourceSchema.adoptRelated(merged) }
+        guard let instance = merged.first else {
+            throw APIError(.inconsistentResponse, "the record held no \(resourceSchema.typeName)")
+        }
+        return instance
+    }
+
     private static func receivedResponse(_ body: Data, contentType: String, setup: ModelSetup<Self>) -> APIResponse {
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = contentType
         return APIResponse(
             request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: setup.path), response: response,
             body: body, decoder: setup.client.responseDecoder)
+    }
+}
+
+extension ResourceModel {
+    /// Creates an instance from one record's JSON, read with the same rules as a response (key
+    /// mapping, transforms, decoding policy, `customDeserialize`, embedded records), without
+    /// entering the store: Apic's `init(json:)`. Use ``merge(json:in:)`` for the store's instance.
+    ///
+    /// ```swift
+    /// let draft = try Train(json: ["company": "MonoRail Co.", "max_speed": 46.8])
+    /// try await draft.save()   // POST /trains: it has no id
+    /// ```
+    ///
+    /// The instance uses `store`'s configuration, and saves to it. Embedded records become
+    /// instances of their own, outside the store too.
+    ///
+    /// - Parameters:
+    ///   - json: The record; the id may be left out.
+    ///   - store: Whose configuration reads the record; the instance does not enter its identity map.
+    /// - Throws: ``APIError/Code/decodingFailed``, naming the field and path, as for a response.
+    public init(json: JSONValue, using store: ResourceStore = .default) throws {
+        self.init()
+        let setup = store.setup(for: Self.self)
+        let coder = FieldCoder(options: setup.coding)
+        let patch = try setup.decoder(coder: coder, store: store).decode(
+            json, at: RecordLocation(base: "$"), allowsMissingID: true)
+        // A map of its own: the instance and what it embeds are built as a merge builds them, and
+        // nobody else can find them.
+        var detached = IdentityMap()
+        var announcements: [() -> Void] = []
+        _ = Merger.apply(
+            [patch], target: self, mode: .read, store: store, map: &detached, coder: coder,
+            announcements: &announcements)
+        _$state.state.withLock { $0.isPersisted = $0.id != nil }
+    }
+
+    /// Creates an instance from a Foundation dictionary, as ``init(json:using:)`` does from JSON:
+    /// Apic's `init(dictionary:)`.
+    ///
+    /// - Throws: ``APIError/Code/encodingFailed`` for a value with no JSON form, or as
+    ///   ``init(json:using:)``.
+    public init(dictionary: [String: Any], using store: ResourceStore = .default) throws {
+        try self.init(json: JSONValue(foundation: dictionary), using: store)
     }
 }
