@@ -93,11 +93,14 @@ public struct ReferenceServer: Sendable {
         }
         UploadRoutes(directory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
             .install(on: router)
-        RecordRoutes(
+        let records = RecordRoutes(
             store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
-            uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize
-        )
-        .install(on: router)
+            uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
+        if configuration.envelope == .objects {
+            ObjectsRoutes(store: store, records: records).install(on: router)
+        } else {
+            records.install(on: router)
+        }
         var quiet = Logger(label: "MonoRailServer")
         quiet.logLevel = .critical
         return Application(

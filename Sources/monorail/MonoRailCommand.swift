@@ -14,7 +14,9 @@ struct MonoRailCommand: AsyncParsableCommand {
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the resources of a schema file over HTTP, Rails style, stored in SQLite.")
+        abstract:
+            "Serve the resources of a schema file over HTTP, stored in SQLite: Rails style, or Django REST framework's, ApiModel's or Objects' conventions."
+    )
 
     @Option(help: "A JSON schema file; without it, the built-in Train / Car / Conductor example.")
     var schema: String?
@@ -28,6 +30,22 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to bind.")
     var host: String = "127.0.0.1"
 
+    @Option(help: "The protocol to speak: rails, django, apimodel or objects (MessagePack, singular paths).")
+    var conventions: Conventions = .rails
+
+    enum Conventions: String, ExpressibleByArgument, CaseIterable {
+        case rails, django, apimodel, objects
+
+        var envelope: ServerEnvelope {
+            switch self {
+            case .rails: .rails
+            case .django: .bare
+            case .apimodel: .apiModel
+            case .objects: .objects
+            }
+        }
+    }
+
     func run() async throws {
         let schema: ServerSchema
         do {
@@ -38,8 +56,11 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "monorail")
         logger.logLevel = .info
         let server = try ReferenceServer(
-            schema: schema, configuration: .init(host: host, port: port, databasePath: db, logger: logger))
-        let names = schema.resources.map { "/\($0.pluralName)" }.joined(separator: ", ")
+            schema: schema,
+            configuration: .init(
+                host: host, port: port, databasePath: db, logger: logger, envelope: conventions.envelope))
+        let names = schema.resources.map { conventions == .objects ? "/\($0.name)/" : "/\($0.pluralName)" }
+            .joined(separator: ", ")
         let host = self.host
         try await server.run { port in
             print("monorail serve: http://\(host):\(port) — \(names) — Ctrl-C to stop")

@@ -73,24 +73,6 @@ struct ConventionTests {
         }
     }
 
-    @Test("the Objects preset: singular paths, object roots, push with POST, search in the path")
-    func objectsPreset() async throws {
-        try await withCanned(conventions: .objects) { server, store in
-            server.respond(to: "GET /train/1", body: #"{"object": {"id": 1, "company": "Obj"}, "cars": []}"#)
-            server.respond(to: "GET /train/Mono", body: #"{"objects": [{"id": 1, "company": "Obj2"}]}"#)
-            server.respond(to: "POST /train/", body: #"{"object": {"id": 1, "company": "Pushed"}}"#)
-            let train = try await Train.get(id: 1, in: store)
-            #expect(train.company == "Obj")
-            #expect(try await Train.search("Mono", in: store).first === train)
-            train.company = "Pushed"
-            try await train.save()
-            let sent = try #require(server.requests.last)
-            #expect(sent.hasPrefix("POST /train/ "))
-            #expect(try recordedBody(sent)["company"] == "Pushed")
-            #expect(!train.hasChanges)
-        }
-    }
-
     @Test("no API root is a clear error before any request")
     func missingRoot() async throws {
         let store = ResourceStore()

@@ -212,14 +212,29 @@ struct ActionPipeline<Model: ResourceModel> {
             let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
-            let body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
+            var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
+            if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
             return prepared(
                 conventions.updateMethod, try setup.path(for: conventions.routes.update, id: id), id: id, body: body,
                 sent: snapshot.edits)
         case .delete(let instance):
-            let id = try Self.id(of: instance, toward: "delete", route: conventions.routes.destroy)
-            return prepared(.delete, try setup.path(for: conventions.routes.destroy, id: id), id: id)
+            let route = conventions.routes.destroy
+            let id = try Self.id(of: instance, toward: "delete", route: route)
+            // A route with no `:id` for a record with one: the id goes in the body, if the server
+            // family sends ids that way.
+            let body = id.flatMap { id -> (JSONValue, FileAttachments)? in
+                guard conventions.sendsIDInBody, !route.placeholders.contains("id") else { return nil }
+                return (adding(id, to: [:]), FileAttachments())
+            }
+            return prepared(.delete, try setup.path(for: route, id: id), id: id, body: body)
         }
+    }
+
+    /// A body with the record's id under the model's primary key.
+    private func adding(_ id: ResourceID, to body: JSONValue) -> JSONValue {
+        guard case .object(var object) = body else { return body }
+        object[setup.idKey] = id.jsonValue
+        return .object(object)
     }
 
     /// The id an action on an existing record addresses; `nil` for a record the server has at a

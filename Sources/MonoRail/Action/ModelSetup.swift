@@ -46,7 +46,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             rootNamespace: configuration.conventions.rootNamespace,
             treatsErrorsMemberAsFailure: configuration.client.envelope.treatsErrorsMemberAsFailure)
         coding = configuration.coding
-        format = configuration.format
+        format = configuration.conventions.format ?? configuration.format
         timeout = configuration.timeout
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
         recordCache = configuration.recordCache
@@ -66,7 +66,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             }
         }
         var seen = Set<String>()
-        sideLoads = Model.resourceSchema.sideLoading.compactMap { loading in
+        // The model's own relationships first, then every registered model.
+        let registered = configuration.models.models.map { SideLoading.of($0) }
+        sideLoads = (Model.resourceSchema.sideLoading + registered).compactMap { loading in
             let plural = loading.plural()
             return seen.insert(plural).inserted ? (plural, loading) : nil
         }
@@ -154,7 +156,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     }
 
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates
-    /// to; keys that name no related model are ignored.
+    /// to and registered models; keys that name no such model are ignored.
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore) throws -> [any EmbeddedPatch] {
         guard let container = located.container else { return [] }
         let base = locator.basePath

@@ -49,6 +49,9 @@ extension MonoRail {
         public var recordCache: (any RecordCache)?
         /// Where writes go before they are sent. Default ``DirectOutbox``: sent at once.
         public var outbox: any Outbox = DirectOutbox()
+        /// The models known by name, whose records may come side-loaded with any model's and whose
+        /// names polymorphic references hold.
+        public var models = ModelRegistry()
 
         /// The URL every model path is joined to. Required before the first request.
         public var apiRootURL: URL? {
@@ -193,6 +196,15 @@ extension MonoRail {
     /// ```
     public static func register(apiRootURL: URL) {
         ResourceStore.default.configure { $0.apiRootURL = apiRootURL }
+    }
+
+    /// Registers models with the default store by name: see ``ModelRegistry``.
+    ///
+    /// ```swift
+    /// MonoRail.register(models: Activity.self, User.self)
+    /// ```
+    public static func register(models: any ResourceModel.Type...) {
+        ResourceStore.default.configure { $0.models.register(models) }
     }
 
     /// Changes the default store's configuration.

@@ -49,6 +49,15 @@ public struct ServerConventions: Sendable {
         /// `depots`: the field's name, as the MonoRail seed (`related_models`) and Objects send it.
         case name
     }
+    /// The format request and response bodies use, when the server family has one: Objects speaks
+    /// MessagePack both ways. `nil` (the default) leaves it to the configuration's
+    /// ``MonoRail/Configuration/format``.
+    public var format: WireFormat?
+    /// Whether a save carries the record's id in its body, under the model's
+    /// ``ResourceModel/primaryKey``, as Objects' push does (`POST /train/` with `{"id": 1, …}`); a
+    /// delete whose route has no `:id` then sends it in its body too. Default `false`: the id is
+    /// in the path.
+    public var sendsIDInBody: Bool = false
     /// The query parameter that asks for related records to be side-loaded: `include`, as in
     /// `GET /trains/1?include=cars,conductor` (JSON:API and most Rails serializers).
     public var includeParameter: String = "include"
@@ -83,13 +92,21 @@ public struct ServerConventions: Sendable {
         routes: .djangoREST, wrapsRequestBody: false, responseRoot: .bare, validationStatuses: [400, 422],
         searchParameter: "search")
 
-    /// Objects: singular paths, `{"object": …}` and `{"objects": […]}` roots, pushes with `POST`,
-    /// dependencies as `"<plural>": [ids]`.
+    /// Objects: MessagePack both ways; singular paths; a push (`POST /train/`) creates a record
+    /// without an id and updates one whose id travels in the body; `{"object": …}` and
+    /// `{"objects": […]}` roots with dependencies side-loaded beside them; dependencies sent as
+    /// `"<plural>": [ids]`.
+    ///
+    /// The seed lists delete as `DELETE /<singular>/` without saying where the id goes; this
+    /// preset sends `DELETE /train/1`, as pull addresses a record. For the seed's path, set
+    /// `routes.destroy = "/:singular/"`: the id then goes in the body, `{"id": 1}`.
     public static let objects: ServerConventions = {
         var objects = ServerConventions(
             routes: .objects, updateMethod: .post, wrapsRequestBody: false,
             responseRoot: .fixed(single: "object", list: "objects"))
         objects.referenceIDsKey = .name
+        objects.format = .messagePack
+        objects.sendsIDInBody = true
         return objects
     }()
 }

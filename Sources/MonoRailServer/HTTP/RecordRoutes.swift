@@ -129,7 +129,7 @@ struct RecordRoutes: Sendable {
     /// Applies the server's envelope style to a Rails-shaped body.
     private func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
         switch envelope {
-        case .rails, .apiModel: return .object(body)
+        case .rails, .apiModel, .objects: return .object(body)
         case .bare: return body[main] ?? .null
         case .namespace(let key): return [key: .object(body)]
         }
@@ -258,7 +258,7 @@ struct RecordRoutes: Sendable {
     /// The attributes sent, wrapped in the singular root (`{"train": {…}}`) or bare, read by the
     /// body's content type: JSON, MessagePack, a Rails form (`train[company]=…`) or
     /// `multipart/form-data` whose file parts are stored and become file values.
-    private func attributes(of request: Request, for resource: ResourceSchema) async throws -> [String: JSONValue] {
+    func attributes(of request: Request, for resource: ResourceSchema) async throws -> [String: JSONValue] {
         let contentType = request.headers[.contentType]
         let tree: JSONValue
         if MultipartReceiver.isMultipart(contentType) {
@@ -361,7 +361,7 @@ enum JSONResponse {
         switch envelope {
         case .bare: return make(.badRequest, errors, format: format)
         case .apiModel: return make(.badRequest, [root: ["errors": errors]], format: format)
-        case .rails, .namespace: return make(.unprocessableContent, ["errors": errors], format: format)
+        case .rails, .namespace, .objects: return make(.unprocessableContent, ["errors": errors], format: format)
         }
     }
 }

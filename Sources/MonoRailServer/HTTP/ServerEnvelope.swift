@@ -7,6 +7,11 @@ public enum ServerEnvelope: Sendable, Hashable {
     case bare
     /// Rails bodies inside a namespace: `{"data": {"train": {…}}}`.
     case namespace(String)
-    /// ApiModel: Rails bodies, validation errors as 400 `{"train": {"errors": {…}}}`.
+    /// ApiModel: Rails bodies, validation errors as 400 `{"train": {"errors": {…}}}`; singular show
+    /// paths (`/post/1.json`) beside the plural ones.
     case apiModel
+    /// Objects: singular paths, pushes that create or update (`POST /train/`, the id in the body),
+    /// `{"object": …}` and `{"objects": […]}` with every dependency side-loaded under its plural,
+    /// and has-many dependencies as id lists (`"cars": [1, 2]`) both ways. See `ObjectsRoutes`.
+    case objects
 }

@@ -1,0 +1,202 @@
+import Foundation
+import MonoRailServer
+import Testing
+
+@testable import MonoRail
+
+/// Objects' README, in MonoRail: the `Activity` and `User` of its `ClassesType` example.
+enum ObjectsSeed {
+    @Resource
+    final class User {
+        var name: String?
+        /// A dependency list: `"activities": [ids]` both ways.
+        @References(.many) var activities: [Activity]
+    }
+
+    @Resource(plural: "activities")
+    final class Activity {
+        var title: String?
+        var distance: Double?
+        @References var user: User?
+    }
+
+    /// Side-loaded with an activity, though `Activity` declares no relationship to it: merged
+    /// because it is registered, as Objects' `ClassesType.from(plural:)` resolves any plural.
+    @Resource
+    final class Comment {
+        var body: String?
+    }
+
+    /// The signed-in user: the header fields sent with every request.
+    struct SignedIn: UserType {
+        var cookie: [String: String] { ["Authorization": "Bearer objects-secret"] }
+    }
+
+    static let schema = ServerSchema(
+        resources: [
+            ResourceSchema(
+                name: "user", fields: [FieldSchema(name: "name", type: .string, required: true)],
+                relationships: [RelationshipSchema(kind: .hasMany, name: "activities", resource: "activity")]),
+            ResourceSchema(
+                name: "activity", plural: "activities",
+                fields: [FieldSchema(name: "title", type: .string), FieldSchema(name: "distance", type: .float)],
+                relationships: [
+                    RelationshipSchema(kind: .belongsTo, name: "user"),
+                    RelationshipSchema(kind: .hasMany, name: "comments"),
+                ]),
+            ResourceSchema(
+                name: "comment", fields: [FieldSchema(name: "body", type: .string)],
+                relationships: [RelationshipSchema(kind: .belongsTo, name: "activity")]),
+        ],
+        seed: [
+            "users": [["name": "Ada"], ["name": "Grace"]],
+            "activities": [
+                ["title": "Morning climb", "distance": 12.5, "user_id": 1],
+                ["title": "Evening run", "distance": 5.0, "user_id": 1],
+            ],
+            "comments": [["body": "Nice pace", "activity_id": 1]],
+        ])
+}
+
+@Suite("Objects' README, over MessagePack, against the reference server speaking Objects", .timeLimit(.minutes(2)))
+struct ObjectsSeedTests {
+    /// - Parameters:
+    ///   - destroy: The delete route, when not the preset's.
+    ///   - session: Who is signed in; default always ``ObjectsSeed/SignedIn``.
+    func withObjectsServer(
+        destroy: RouteTemplate? = nil, session: Session? = nil, _ body: (Harness) async throws -> Void
+    ) async throws {
+        try await withHarness(
+            schema: ObjectsSeed.schema, server: .init(envelope: .objects, bearerToken: "objects-secret"),
+            configure: { configuration in
+                configuration.conventions = .objects
+                if let destroy { configuration.conventions.routes.destroy = destroy }
+                configuration.models.register(
+                    ObjectsSeed.User.self, ObjectsSeed.Activity.self, ObjectsSeed.Comment.self)
+                configuration.middleware.append(.currentUser { session.map { $0.user } ?? ObjectsSeed.SignedIn() })
+            }, body)
+    }
+
+    @Test("pull: GET /activity/1 in MessagePack, the object and every dependency merged, registered or related")
+    func pull() async throws {
+        try await withObjectsServer { harness in
+            // A comment the app holds; the server changes it; the pull below brings the change.
+            let comment = try await ObjectsSeed.Comment.get(id: 1, in: harness.store)
+            let comments = try #require(ObjectsSeed.schema.resources.last)
+            _ = try harness.server.store.update(comments, id: "1", attributes: ["body": "Nice pace!"])
+            let activity = try await ObjectsSeed.Activity.get(id: 1, in: harness.store)
+            #expect(activity.title == "Morning climb")
+            let request = try #require(harness.journal.requests.last)
+            #expect(request.line == "GET /activity/1")
+            #expect(request.accept?.hasPrefix("application/x-msgpack") == true)
+            // The dependencies came beside it: its user, and a comment no relationship names.
+            #expect(activity.user?.name == "Ada")
+            #expect(comment.body == "Nice pace!")
+            // The user's dependency list resolves from the identity map once its activities are live.
+            let user = try #require(activity.user)
+            #expect(user.activities.map(\.id) == [1])
+            let all = try await ObjectsSeed.Activity.get(in: harness.store)
+            #expect(user.activities.map(\.title) == ["Morning climb", "Evening run"])
+            #expect(user.activities[1] === all[1])
+        }
+    }
+
+    @Test("push: POST /activity/ creates without an id and updates with one in the body, MessagePack both ways")
+    func push() async throws {
+        try await withObjectsServer { harness in
+            let user = try await ObjectsSeed.User.get(id: 2, in: harness.store)
+            let activity = ObjectsSeed.Activity()
+            activity.title = "Lunch ride"
+            activity.user = user
+            try await activity.create(in: harness.store)
+            let id = try #require(activity.id)
+            let created = try #require(harness.journal.requests.last)
+            #expect(created.line == "POST /activity/")
+            #expect(created.contentType == "application/x-msgpack")
+            #expect(try harness.server.store.find("activities", id: id.description)?["user_id"] == 2)
+
+            activity.distance = 31.4
+            try await activity.save()
+            #expect(harness.journal.entries.last == "POST /activity/")
+            #expect(!activity.hasChanges)
+            let stored = try #require(try harness.server.store.find("activities", id: id.description))
+            #expect(stored["distance"] == 31.4)
+            #expect(stored["title"] == "Lunch ride")
+            #expect(try harness.server.store.list(ObjectsSeed.schema.resources[1], filters: [:]).total == 3)
+        }
+    }
+
+    @Test("dependencies go out as \"activities\": [ids], and the server points them")
+    func dependencies() async throws {
+        try await withObjectsServer { harness in
+            let grace = try await ObjectsSeed.User.get(id: 2, in: harness.store)
+            #expect(grace.activities.isEmpty)
+            let all = try await ObjectsSeed.Activity.get(in: harness.store)
+            grace.activities = [all[1]]
+            try await grace.save()
+            #expect(try harness.server.store.find("activities", id: "2")?["user_id"] == 2)
+            #expect(try harness.server.store.find("activities", id: "1")?["user_id"] == 1)
+            try await grace.fetch()
+            #expect(grace.activities.map(\.id) == [2])
+        }
+    }
+
+    @Test("search: GET /activity/<term>; delete: DELETE /activity/1, or the id in the body at the seed's path")
+    func searchAndDelete() async throws {
+        try await withObjectsServer { harness in
+            let found = try await ObjectsSeed.Activity.search("climb", in: harness.store)
+            #expect(harness.journal.entries.last == "GET /activity/climb")
+            #expect(found.map(\.id) == [1])
+            try await found[0].delete()
+            #expect(harness.journal.entries.last == "DELETE /activity/1")
+            #expect(try harness.server.store.find("activities", id: "1") == nil)
+            let missing = await #expect(throws: APIError.self) {
+                try await ObjectsSeed.Activity.get(id: 1, in: harness.store)
+            }
+            #expect(missing?.response?.status == .notFound)
+        }
+        try await withObjectsServer(destroy: "/:singular/") { harness in
+            let run = try await ObjectsSeed.Activity.get(id: 2, in: harness.store)
+            try await run.delete()
+            let request = try #require(harness.journal.requests.last)
+            #expect(request.line == "DELETE /activity/")
+            #expect(request.contentType == "application/x-msgpack")
+            #expect(try harness.server.store.find("activities", id: "2") == nil)
+        }
+    }
+
+    @Test("without the user's cookie the server refuses; a user signing in takes effect on the next request")
+    func currentUser() async throws {
+        let session = Session()
+        try await withObjectsServer(session: session) { harness in
+            let refused = await #expect(throws: APIError.self) {
+                try await ObjectsSeed.User.get(id: 1, in: harness.store)
+            }
+            #expect(refused?.response?.status == .unauthorized)
+            session.user = ObjectsSeed.SignedIn()
+            let ada = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+            #expect(ada.name == "Ada")
+        }
+    }
+
+    @Test("the registry resolves Objects' class names and Apic's type names")
+    func registry() {
+        var registry = ModelRegistry()
+        registry.register(ObjectsSeed.User.self, ObjectsSeed.Activity.self)
+        registry.register(ObjectsSeed.User.self)
+        #expect(registry.models.count == 2)
+        #expect(registry.model(singular: "activity") == ObjectsSeed.Activity.self)
+        #expect(registry.model(plural: "activities") == ObjectsSeed.Activity.self)
+        #expect(registry.model(named: "User") == ObjectsSeed.User.self)
+        #expect(registry.model(plural: "comments") == nil)
+    }
+}
+
+/// Who is signed in, changed while requests are made.
+final class Session: Sendable {
+    private let current = Locked<(any UserType)?>(nil)
+    var user: (any UserType)? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}
