@@ -33,6 +33,11 @@ public struct RelationshipMacro: AccessorMacro {
         case (false, .embedsOne), (false, .embedsMany):
             getter = "_$state.value(\\.\(name), of: self, property: \\.\(name))"
             setter = "_$state.setValue(newValue, for: \\.\(name), of: self, property: \\.\(name))"
+        case (false, .one) where spec.isPolymorphic:
+            let type = RelationshipSpec.typeStorage(of: name)
+            getter = "_$state.polymorphic(\\.\(name), type: \\.\(type), of: self, property: \\.\(name))"
+            setter =
+                "_$state.setPolymorphic(newValue, for: \\.\(name), type: \\.\(type), of: self, property: \\.\(name))"
         case (false, .one):
             getter = "_$state.referenced(\\.\(name), of: self, property: \\.\(name))"
             setter = "_$state.setReferenced(newValue, for: \\.\(name), of: self, property: \\.\(name))"

@@ -13,6 +13,12 @@ struct RelationshipSpec {
     var inverse: ExprSyntax?
     /// `@References(.embedsOne, idKey:)`: the key an embedded reference is sent back as.
     var idKey: ExprSyntax?
+    /// `@References(polymorphic: true)`: a record of any registered model, by `<name>_type` and
+    /// `<name>_id`.
+    var isPolymorphic = false
+
+    /// The storage of a polymorphic reference's type name, beside the id stored under the name.
+    static func typeStorage(of name: String) -> String { "_\(name)Type" }
 
     var isEmbedded: Bool { kind == .embedsOne || kind == .embedsMany }
     var isMany: Bool { kind == .many || kind == .embedsMany }
@@ -44,6 +50,11 @@ struct RelationshipSpec {
                     let kind = Kind(rawValue: member.declName.baseName.text)
                 else { return .failure(.init(argument.expression, .badRelationshipKind)) }
                 explicitKind = kind
+            case "polymorphic":
+                guard let literal = argument.expression.as(BooleanLiteralExprSyntax.self) else {
+                    return .failure(.init(argument.expression, .badArgument(name: "polymorphic")))
+                }
+                spec.isPolymorphic = literal.literal.tokenKind == .keyword(.true)
             case "key", "foreignKey", "inverse", "idKey":
                 guard argument.expression.is(StringLiteralExprSyntax.self) else {
                     return .failure(.init(argument.expression, .badArgument(name: argument.label?.text ?? "")))
@@ -72,6 +83,9 @@ struct RelationshipSpec {
         if spec.isMany != isArray {
             return .failure(
                 .init(type, .relationshipMismatch(name: name, kind: spec.kind.rawValue, type: type.trimmedDescription)))
+        }
+        if spec.isPolymorphic, spec.isHas || spec.kind != .one {
+            return .failure(.init(attribute, .polymorphicPlacement(name: name)))
         }
         if let idKey = spec.idKey, spec.isHas || !spec.isEmbedded {
             return .failure(.init(idKey, .idKeyPlacement(name: name)))

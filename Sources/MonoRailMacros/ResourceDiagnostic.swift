@@ -19,6 +19,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
     case relationshipShape(name: String, type: String)
     case relationshipMismatch(name: String, kind: String, type: String)
     case idKeyPlacement(name: String)
+    case polymorphicPlacement(name: String)
 
     var message: String {
         switch self {
@@ -49,13 +50,16 @@ enum ResourceDiagnostic: DiagnosticMessage {
         case .fieldAndIgnored(let name):
             "'\(name)' is both @Field and @Ignored"
         case .badArgument(let name):
-            "'\(name)' must be a string literal"
+            name == "polymorphic" ? "'polymorphic' must be true or false" : "'\(name)' must be a string literal"
         case .badRelationshipKind:
             "the relationship kind must be .one, .many, .embedsOne or .embedsMany"
         case .relationshipShape(let name, let type):
             "'\(name)' has type '\(type)'; a relationship is an optional model ('Train?') or an array of models ('[Car]')"
         case .relationshipMismatch(let name, let kind, let type):
             "'\(name)' is .\(kind) but has type '\(type)': .one and .embedsOne need an optional, .many and .embedsMany an array"
+        case .polymorphicPlacement(let name):
+            "'\(name)': a polymorphic reference is one record of any registered model: "
+                + "@References(polymorphic: true) var \(name): (any ResourceModel)?"
         case .idKeyPlacement(let name):
             "'\(name)': idKey names the key an embedded reference is sent back as, so it applies to "
                 + "@References(.embedsOne) and @References(.embedsMany) only; a plain reference's key is 'key'"
@@ -82,6 +86,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
             case .relationshipShape: "relationshipShape"
             case .relationshipMismatch: "relationshipMismatch"
             case .idKeyPlacement: "idKeyPlacement"
+            case .polymorphicPlacement: "polymorphicPlacement"
             }
         return MessageID(domain: "MonoRail", id: id)
     }

@@ -36,18 +36,27 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         let arguments = try namingArguments(node, in: context)
         if failed { return [] }
 
-        let storedLines = fields.map { field in
+        let storedLines = fields.flatMap { field in
             let initial = field.relationship?.storage.initial ?? field.initializer?.trimmedDescription ?? "nil"
-            return "    var \(field.name): \(field.type) = \(initial)"
+            var lines = ["    var \(field.name): \(field.type) = \(initial)"]
+            if field.relationship?.isPolymorphic == true {
+                lines.append("    var \(RelationshipSpec.typeStorage(of: field.name)): String? = nil")
+            }
+            return lines
         }
-        // The schema's fields, in schema order: plain fields and references or embedded records.
+        // The schema's fields, in schema order: plain fields and references or embedded records. A
+        // polymorphic reference is two, its id then its type name.
         let schemaFields = fields.filter { field in
             !field.isIgnored && !(field.relationship.map { $0.isHas && !$0.isEmbedded } ?? false)
+        }.flatMap { field -> [(field: StoredField, storage: String)] in
+            guard field.relationship?.isPolymorphic == true else { return [(field, field.name)] }
+            return [(field, field.name), (field, RelationshipSpec.typeStorage(of: field.name))]
         }
-        let comparisons = schemaFields.enumerated().map { index, field in
-            "        result.record(\(index), _$same(\(field.name), other.\(field.name)))"
+        let comparisons = schemaFields.enumerated().map { index, entry in
+            "        result.record(\(index), _$same(\(entry.storage), other.\(entry.storage)))"
         }.joined(separator: "\n")
-        let directCases = schemaFields.enumerated().compactMap { index, field -> String? in
+        let directCases = schemaFields.enumerated().compactMap { index, entry -> String? in
+            let field = entry.field
             guard field.relationship == nil, field.transform == nil else { return nil }
             let optional = field.type.hasSuffix("?") || field.type.hasPrefix("Optional<")
             return "        case \(index): \(field.name) = try decoder.\(optional ? "decodeOptional" : "decode")(value)"
@@ -111,6 +120,16 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 if let inverse = relationship.inverse { arguments += ", inverse: \(inverse.trimmedDescription)" }
                 if relationship.kind == .one { arguments += ", one: true" }
                 relationshipEntries.append("            ResourceRelationship(\(arguments)),")
+                continue
+            }
+            if relationship.isPolymorphic {
+                let key = relationship.key.map { ", key: \($0.trimmedDescription)" } ?? ""
+                let typeStorage = RelationshipSpec.typeStorage(of: field.name)
+                schemaEntries.append(
+                    "            ResourceField(polymorphicID: \(paths), \\.\(typeStorage), \\.\(field.name)\(key)),")
+                schemaEntries.append(
+                    "            ResourceField(polymorphicType: \"\(field.name)\", \\.\(typeStorage), \\.\(field.name)),"
+                )
                 continue
             }
             let label =

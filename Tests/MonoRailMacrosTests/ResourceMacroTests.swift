@@ -179,6 +179,7 @@ struct RelationshipMacroTests {
                 @References(key: "depot_ref") var depot: Depot?
                 @References(.many) var yards: [Yard]
                 @References(.embedsOne, idKey: "line_ref") var line: Line?
+                @References(polymorphic: true) var subject: (any ResourceModel)?
             }
             """
         let actual = expansionFailures(source, expandsTo: "").joined(separator: "\n")
@@ -189,6 +190,11 @@ struct RelationshipMacroTests {
             #"ResourceField(reference: "depot", \.depot, \.depot, key: "depot_ref")"#,
             #"ResourceField(references: "yards", \.yards, \.yards)"#,
             #"ResourceField(embeddedReference: "line", \.line, \.line, idKey: "line_ref")"#,
+            "var subject: ResourceID? = nil", "var _subjectType: String? = nil",
+            #"ResourceField(polymorphicID: "subject", \.subject, \._subjectType, \.subject)"#,
+            #"ResourceField(polymorphicType: "subject", \._subjectType, \.subject)"#,
+            #"_$state.polymorphic(\.subject, type: \._subjectType, of: self, property: \.subject)"#,
+            "var $subject: Related<Train, (any ResourceModel)?>",
             #"for: \.conductor, of: self, foreignKey: "locomotive_id")"#,
             #"_$state.setEmbedded(newValue, for: \.cars, of: self, property: \.cars, foreignKey: nil, targets: newValue)"#,
             #"ResourceRelationship(has: "conductor", \.conductor, foreignKey: "locomotive_id", one: true)"#,

@@ -25,6 +25,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let maxEmbeddingDepth: Int
     let recordCache: (any RecordCache)?
     let outbox: any Outbox
+    /// The models known by name, for polymorphic references.
+    let models: ModelRegistry
     /// The related models whose records may come beside this one's, by plural name, first of each
     /// name only. Worked out once: a plural comes from the inflector, too slow to ask per response.
     let sideLoads: [(plural: String, loading: SideLoading)]
@@ -51,6 +53,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
         recordCache = configuration.recordCache
         outbox = configuration.outbox
+        models = configuration.models
         singular = Model.resourceName
         plural = Model.resourcePlural
         path = Model.resourcePath

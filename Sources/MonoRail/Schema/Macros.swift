@@ -85,10 +85,20 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 ///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:)``.
 ///   - inverse: The related model's property that points back (the seed's `inverseOf`).
 ///   - idKey: For `.embedsOne` and `.embedsMany`, the key the ids are sent as.
+///   - polymorphic: A reference to a record of any registered model (Rails' polymorphic
+///     `belongs_to`), declared `(any ResourceModel)?`: its type travels as `<name>_type`, the
+///     model's Swift class name (`"Train"`, as Rails writes its class), and its id as `<name>_id`
+///     (or `key`). Reading resolves the type through ``ModelRegistry``:
+///
+///     ```swift
+///     @References(polymorphic: true) var subject: (any ResourceModel)?
+///     comment.subject = train              // subject_type "Train", subject_id 1
+///     try await comment.$subject.load()    // GET /trains/1, unless it is live
+///     ```
 @attached(accessor, names: named(init), named(get), named(set))
 public macro References(
     _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil,
-    idKey: String? = nil
+    idKey: String? = nil, polymorphic: Bool = false
 ) = #externalMacro(module: "MonoRailMacros", type: "RelationshipMacro")
 
 /// Declares records of another model that point at this one (the seed's `Has`).

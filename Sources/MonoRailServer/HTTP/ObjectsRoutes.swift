@@ -72,7 +72,9 @@ struct ObjectsRoutes: Sendable {
         for record in records {
             main.append(try listingDependencies(of: record, resource))
             for relationship in resource.relationships ?? [] {
-                guard let target = store.schema.resource(singular: relationship.targetName) else { continue }
+                guard let target = store.schema.target(of: relationship, in: record.objectValue ?? [:]) else {
+                    continue
+                }
                 for item in try store.related(relationship, of: resource, record: record, target: target)
                 where seen[target.pluralName, default: []].insert(item).inserted {
                     dependencies[target.pluralName, default: []].append(try listingDependencies(of: item, target))

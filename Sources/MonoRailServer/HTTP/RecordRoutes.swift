@@ -111,18 +111,19 @@ struct RecordRoutes: Sendable {
     ) throws {
         guard envelope != .bare else { return }
         for name in names {
-            guard let relationship = resource.relationships?.first(where: { $0.name == name }),
-                let target = store.schema.resources.first(where: { $0.name == relationship.targetName })
-            else { continue }
-            var related: [JSONValue] = []
-            var seen = Set<JSONValue>()
+            guard let relationship = resource.relationships?.first(where: { $0.name == name }) else { continue }
+            // By target: a polymorphic relationship's records may be of several resources.
+            var related: [String: [JSONValue]] = [:]
+            var seen: [String: Set<JSONValue>] = [:]
             for record in records {
+                guard let members = record.objectValue, let target = store.schema.target(of: relationship, in: members)
+                else { continue }
                 for item in try store.related(relationship, of: resource, record: record, target: target)
-                where seen.insert(item[target.primaryKeyName] ?? .null).inserted {
-                    related.append(item)
+                where seen[target.pluralName, default: []].insert(item[target.primaryKeyName] ?? .null).inserted {
+                    related[target.pluralName, default: []].append(item)
                 }
             }
-            body[target.pluralName] = .array(related)
+            for (plural, items) in related { body[plural] = .array(items) }
         }
     }
 

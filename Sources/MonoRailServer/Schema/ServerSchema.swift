@@ -68,6 +68,14 @@ public struct ServerSchema: Codable, Sendable, Hashable {
         resources.first { $0.name == singular }
     }
 
+    /// The resource a relationship of `record` points at: its declared target, or for a polymorphic
+    /// `belongs_to` the resource whose class name the record's `<name>_type` holds.
+    func target(of relationship: RelationshipSchema, in record: [String: JSONValue]) -> ResourceSchema? {
+        guard relationship.isPolymorphic else { return resource(singular: relationship.targetName) }
+        guard case .string(let type)? = record[relationship.typeColumn] else { return nil }
+        return resources.first { $0.className == type }
+    }
+
     /// Checks names (they become SQL identifiers), duplicates and relationship targets.
     ///
     /// - Throws: ``SchemaError`` naming the first problem.
@@ -100,7 +108,12 @@ public struct ServerSchema: Codable, Sendable, Hashable {
                 }
             }
             for relationship in resource.relationships ?? [] {
-                guard resources.contains(where: { $0.name == relationship.targetName }) else {
+                if relationship.isPolymorphic {
+                    guard names.insert(relationship.typeColumn).inserted else {
+                        throw SchemaError(
+                            "the type column of \(resource.name).\(relationship.name) clashes with a field")
+                    }
+                } else if !resources.contains(where: { $0.name == relationship.targetName }) {
                     throw SchemaError(
                         "\(resource.name).\(relationship.name) refers to an unknown resource \"\(relationship.targetName)\""
                     )
@@ -174,6 +187,12 @@ public struct ResourceSchema: Codable, Sendable, Hashable {
     /// The key ids are written under.
     public var primaryKeyName: String { primaryKey ?? "id" }
 
+    /// The class name Rails gives the resource, which a polymorphic `_type` column holds: `train_car`
+    /// is `TrainCar`.
+    public var className: String {
+        name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
     /// The plural name in use.
     public var pluralName: String { plural ?? name + "s" }
 
@@ -182,8 +201,9 @@ public struct ResourceSchema: Codable, Sendable, Hashable {
     func columns(idType: ServerSchema.IDType?) -> [FieldSchema] {
         let keyType: FieldSchema.FieldType = idType == .string ? .string : .integer
         return fields
-            + (relationships ?? []).filter { $0.kind == .belongsTo }.map {
-                FieldSchema(name: $0.foreignKeyName(owner: self), type: keyType)
+            + (relationships ?? []).filter { $0.kind == .belongsTo }.flatMap { relationship in
+                [FieldSchema(name: relationship.foreignKeyName(owner: self), type: keyType)]
+                    + (relationship.isPolymorphic ? [FieldSchema(name: relationship.typeColumn, type: .string)] : [])
             }
     }
 }
@@ -259,14 +279,27 @@ public struct RelationshipSchema: Codable, Sendable, Hashable {
     public var resource: String?
     /// The foreign key column; default `<owner or target>_id`.
     public var foreignKey: String?
+    /// For `belongs_to`: whether it points at a record of any resource, named by a `<name>_type`
+    /// column holding the resource's class name (`"Train"`, `"TrainCar"`), as Rails'
+    /// `belongs_to :subject, polymorphic: true`.
+    public var polymorphic: Bool?
 
     /// Creates a relationship.
-    public init(kind: Kind, name: String, resource: String? = nil, foreignKey: String? = nil) {
+    public init(
+        kind: Kind, name: String, resource: String? = nil, foreignKey: String? = nil, polymorphic: Bool? = nil
+    ) {
         self.kind = kind
         self.name = name
         self.resource = resource
         self.foreignKey = foreignKey
+        self.polymorphic = polymorphic
     }
+
+    /// Whether this is a polymorphic `belongs_to`.
+    var isPolymorphic: Bool { kind == .belongsTo && polymorphic == true }
+
+    /// The column naming a polymorphic target's resource: `<name>_type`.
+    var typeColumn: String { "\(name)_type" }
 
     /// The related resource's singular name.
     var targetName: String {

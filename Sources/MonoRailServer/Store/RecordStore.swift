@@ -114,7 +114,7 @@ public final class RecordStore: Sendable {
         if embedding, case .object(var members) = record {
             for name in resource.embeds ?? [] {
                 guard let relationship = resource.relationships?.first(where: { $0.name == name }),
-                    let target = schema.resources.first(where: { $0.name == relationship.targetName })
+                    let target = schema.target(of: relationship, in: members)
                 else { continue }
                 members[name] = try related(
                     relationship, of: resource, id: key, record: members, target: target, db: db)

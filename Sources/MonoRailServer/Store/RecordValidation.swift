@@ -83,9 +83,12 @@ extension RecordStore {
         // belongs_to: the referenced record must exist, as in Rails 5+.
         for relationship in resource.relationships ?? [] where relationship.kind == .belongsTo {
             let column = relationship.foreignKeyName(owner: resource)
-            guard let foreign = values[column] ?? nil,
-                let target = schema.resources.first(where: { $0.name == relationship.targetName })
-            else { continue }
+            guard let foreign = values[column] ?? nil else { continue }
+            guard let target = schema.target(of: relationship, in: attributes) else {
+                // A polymorphic reference whose type names no resource points at nothing.
+                if relationship.isPolymorphic { fail(relationship.name, "must exist") }
+                continue
+            }
             let exists =
                 try Bool.fetchOne(
                     db, sql: "SELECT EXISTS(SELECT 1 FROM \(quoted(target.pluralName)) WHERE id = ?)",
