@@ -58,6 +58,10 @@ public struct ServerConventions: Sendable {
     /// delete whose route has no `:id` then sends it in its body too. Default `false`: the id is
     /// in the path.
     public var sendsIDInBody: Bool = false
+    /// Whether records of one model wanted together (a `@References(.many)` load, concurrent
+    /// `get(id:)` calls) are fetched in one request listing their ids. Default `nil`: one request
+    /// per record, which every server understands.
+    public var coalescedLoads: CoalescedLoads?
     /// The query parameter that asks for related records to be side-loaded: `include`, as in
     /// `GET /trains/1?include=cars,conductor` (JSON:API and most Rails serializers).
     public var includeParameter: String = "include"

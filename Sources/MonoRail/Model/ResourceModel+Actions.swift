@@ -26,7 +26,13 @@ extension ResourceModel {
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
         in store: ResourceStore = .default
     ) async throws -> Self {
-        try await response(id: id, include: include, parameters: parameters, in: store).value
+        let pipeline = ActionPipeline<Self>(store: store)
+        if include.isEmpty, parameters.isEmpty, let coalescing = pipeline.setup.conventions.coalescedLoads {
+            return try await store.loadBatcher.get(Self.self, id: id.resourceID, window: coalescing.window, in: store)
+        }
+        return try await pipeline.record(
+            ModelAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store)
+        ).value
     }
 
     /// ``get(id:include:parameters:in:)``, with the status, header fields, links and source of the

@@ -175,16 +175,11 @@ extension ResourceField {
     ) -> @Sendable (Model) async throws -> Void {
         { owner in
             let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
-            let targets = try await withThrowingTaskGroup(of: (Int, Target).self) { group in
-                for (position, id) in ids.enumerated() {
-                    group.addTask {
-                        if let live = store.instance(of: Target.self, id: id) { return (position, live) }
-                        return (position, try await Target.get(id: id, in: store))
-                    }
-                }
-                return try await group.reduce(into: [(Int, Target)]()) { $0.append($1) }
-            }
-            owner._$state.keep(targets.sorted { $0.0 < $1.0 }.map(\.1), for: storage)
+            // Live instances answer with no request; the rest come in as few requests as allowed.
+            let live = ids.map { store.instance(of: Target.self, id: $0) }
+            let fetched = try await Target.fetch(zip(ids, live).filter { $1 == nil }.map(\.0), in: store)
+            owner._$state.keep(
+                zip(ids, live).compactMap { id, live in live ?? fetched[IdentityMap.Key.Normalized(id)] }, for: storage)
         }
     }
 }

@@ -36,6 +36,7 @@ public final class ResourceStore: Sendable {
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()
+    let loadBatcher = LoadBatcher()
 
     /// Creates a store.
     ///

@@ -69,16 +69,25 @@ struct RecordRoutes: Sendable {
     private func index(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let resource = try resource(context)
         var filters: [String: String] = [:]
+        var anyOf: [String: [String]] = [:]
         for (name, value) in request.uri.queryParameters {
             let key = String(name).removingPercentEncoding ?? String(name)
-            if !Self.reservedParameters.contains(key) { filters[key] = String(value) }
+            if key.hasSuffix("[]") {
+                anyOf[String(key.dropLast(2)), default: []].append(String(value))
+            } else if !Self.reservedParameters.contains(key) {
+                filters[key] = String(value)
+            }
+        }
+        guard anyOf.values.reduce(0, { $0 + $1.count }) <= 1000 else {
+            throw APIProblem(.badRequest, "at most 1000 values may be listed with []")
         }
         let parameters = request.uri.queryParameters
         let page = parameters.get("page", as: Int.self).map { max(1, $0) }
         let perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
         let limit = page != nil || perPage != nil ? (perPage ?? 25) : nil
         let offset = ((page ?? 1) - 1) * (limit ?? 0)
-        let (records, total) = try store.list(resource, filters: filters, limit: limit, offset: offset)
+        let (records, total) = try store.list(
+            resource, filters: filters, anyOf: anyOf, limit: limit, offset: offset)
         var body: [String: JSONValue] = [resource.pluralName: .array(records)]
         try sideload(include(request), for: resource, records: records, into: &body)
         var response = try respond(request, .ok, wrap(body, main: resource.pluralName))

@@ -75,10 +75,13 @@ public final class RecordStore: Sendable {
     // MARK: - Reading
 
     /// Records of a resource whose columns equal the given filters; unknown filter names are ignored.
-    public func list(_ resource: ResourceSchema, filters: [String: String], limit: Int? = nil, offset: Int = 0) throws
-        -> (records: [JSONValue], total: Int)
-    {
-        let (clause, arguments) = whereClause(resource, filters: filters)
+    ///
+    /// - Parameter anyOf: Filters that match any of several values, as Rails reads `?id[]=1&id[]=2`.
+    public func list(
+        _ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:], limit: Int? = nil,
+        offset: Int = 0
+    ) throws -> (records: [JSONValue], total: Int) {
+        let (clause, arguments) = whereClause(resource, filters: filters, anyOf: anyOf)
         return try writer.read { db in
             let total =
                 try Int.fetchOne(
@@ -232,9 +235,30 @@ public final class RecordStore: Sendable {
 
     // MARK: - Helpers
 
-    private func whereClause(_ resource: ResourceSchema, filters: [String: String]) -> (String, StatementArguments) {
+    private func whereClause(_ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:])
+        -> (String, StatementArguments)
+    {
         var conditions: [String] = []
         var arguments = StatementArguments()
+        let columns = resource.columns(idType: schema.idType)
+        for name in anyOf.keys.sorted() {
+            let values = anyOf[name] ?? []
+            let isID = name == "id" || name == resource.primaryKeyName
+            guard isID || columns.contains(where: { $0.name == name }) else { continue }
+            guard !values.isEmpty else {
+                conditions.append("0")
+                continue
+            }
+            let column = isID ? "\"id\"" : quoted(name)
+            conditions.append("\(column) IN (" + values.map { _ in "?" }.joined(separator: ", ") + ")")
+            for text in values {
+                if isID {
+                    arguments += [idValue(text) ?? text]
+                } else if let type = columns.first(where: { $0.name == name })?.type {
+                    arguments += [Self.filterValue(text, type: type)]
+                }
+            }
+        }
         for name in filters.keys.sorted() {
             guard let text = filters[name] else { continue }
             if name == "id" || name == resource.primaryKeyName {
