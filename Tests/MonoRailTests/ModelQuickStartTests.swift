@@ -52,6 +52,30 @@ struct ModelQuickStartTests {
         #expect(session.etags.withLock { $0.count } == 1)
     }
 
+    @Test("middleware installed with MonoRail.configure runs for every model of the default store")
+    func middlewareThroughConfigure() async throws {
+        let server = try await ReferenceServer(
+            schema: .trains, configuration: .init(port: 0, bearerToken: "m1ddleware")
+        ).start()
+        defer { Task { await server.stop() } }
+        let seen = Locked<[String]>([])
+        MonoRail.configure {
+            $0 = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
+            $0.middleware = [
+                .headers([.authorization: "Bearer m1ddleware"]),
+                .observeResponses { response in seen.withLock { $0.append("\(response.status.code)") } },
+            ]
+        }
+        let train = try await QuickStart.Train.get(id: 1)
+        #expect(train.company == "MonoRail Co.")
+        let cars = try await Seed.Car.get(where: ["train_id": 1])
+        #expect(cars.count == 2)
+        #expect(seen.withLock { $0 } == ["200", "200"])
+        MonoRail.configure { $0.middleware = [] }
+        let refused = try await #require(throws: APIError.self) { try await QuickStart.Train.get(id: 2) }
+        #expect(refused.statusCode == 401)
+    }
+
     /// The seed's delegate: a session token on every request, a locale parameter, and each
     /// response's ETag heard.
     final class Session: NetworkingDelegate {
