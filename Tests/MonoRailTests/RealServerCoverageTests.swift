@@ -61,7 +61,8 @@ struct RealServerCoverageTests {
         "every field type goes to the server and comes back equal, in JSON and in MessagePack",
         arguments: [WireFormat.json, .messagePack])
     func everyFieldType(format: WireFormat) async throws {
-        try await withHarness(schema: Self.specimens, configure: { $0.format = format }) { harness in
+        let useFormat: (inout MonoRail.Configuration) -> Void = { $0.format = format }
+        try await withHarness(schema: Self.specimens, configure: useFormat) { harness in
             let sent = Specimen()
             sent.text = "héllo \u{1F682}"
             (sent.int8, sent.int16, sent.int32, sent.int64) = (.min, .max, .min, .max)
