@@ -58,6 +58,34 @@ struct SchemaAndStorageTests {
         }
     }
 
+    @Test("primary keys, singletons and polymorphic relationships are read from a schema file")
+    func schemaFileKeys() async throws {
+        let file = try temporaryFile(
+            "keys.json",
+            #"""
+            {"resources": [
+               {"name": "user_avatar", "fields": [{"name": "url", "type": "string"}], "primary_key": "user_id",
+                "singleton": true, "path": "user/avatar"},
+               {"name": "train", "fields": [{"name": "company", "type": "string"}]},
+               {"name": "comment", "fields": [],
+                "relationships": [{"kind": "belongs_to", "name": "subject", "polymorphic": true}]}
+             ],
+             "seed": {"trains": [{"company": "MonoRail Co."}]}}
+            """#)
+        let schema = try ServerSchema.load(from: file)
+        #expect(schema.resources[0].primaryKey == "user_id" && schema.resources[0].singleton == true)
+        try await withServer(schema: schema) { _, client in
+            let avatar: JSONValue = try await client.put(
+                "/user/avatar.json", body: ["url": "/a.png"] as JSONValue, root: "user_avatar")
+            #expect(avatar["user_id"] == 1 && avatar["id"] == nil)
+            let comment: JSONValue = try await client.post(
+                "/comments", body: ["subject_type": "Train", "subject_id": 1] as JSONValue, root: "comment")
+            #expect(comment["subject_type"] == "Train")
+            let shown: JSONValue = try await client.get("/comments/1", parameters: ["include": "subject"])
+            #expect(shown["trains"]?[0]?["company"] == "MonoRail Co.")
+        }
+    }
+
     @Test(
         "invalid schema files are refused with a clear error",
         arguments: [
@@ -67,6 +95,9 @@ struct SchemaAndStorageTests {
             #"{"resources": [{"name": "train", "fields": [{"name": "a", "type": "money"}]}]}"#,
             #"{"resources": [{"name": "train", "fields": [{"name": "a", "type": "string"}, {"name": "a", "type": "string"}]}]}"#,
             #"{"resources": [{"name": "car", "fields": [], "relationships": [{"kind": "belongs_to", "name": "ghost"}]}]}"#,
+            #"{"resources": [{"name": "user", "fields": [], "primary_key": "user id"}]}"#,
+            #"{"resources": [{"name": "user", "fields": [], "singleton": true, "path": "user/../x"}]}"#,
+            #"{"resources": [{"name": "c", "fields": [{"name": "s_type", "type": "string"}], "relationships": [{"kind": "belongs_to", "name": "s", "polymorphic": true}]}]}"#,
         ])
     func invalidSchemas(contents: String) throws {
         let file = try temporaryFile("bad.json", contents)

@@ -1,0 +1,63 @@
+import Foundation
+import MonoRailServer
+import Testing
+
+@testable import MonoRail
+
+/// MonoRail's first README, from its models to "Relationships are Persisted too", against the
+/// reference server: its `Car`, `Conductor` and `Train` are ``Spec``'s.
+@Suite("MonoRail's README, word for word", .timeLimit(.minutes(2)))
+struct MonoRailSeedTests {
+    @Test("\"Thats it\": a train with its embedded cars")
+    func thatsIt() async throws {
+        try await withHarness { harness in
+            let train = try await Spec.Train.get(id: 1, in: harness.store)
+            #expect(train.cars.map(\.occupancy) == [40, 12])
+            #expect(harness.journal.count == 1)
+        }
+    }
+
+    @Test("application-wide persistence: one instance per record, saved changes seen by every holder")
+    func persistence() async throws {
+        try await withHarness { harness in
+            let train = try await Spec.Train.get(id: 1, in: harness.store)
+            let anotherTrain = try await Spec.Train.get(id: 1, in: harness.store)
+            #expect(anotherTrain.maxSpeed == 46.8)
+            train.maxSpeed = 55.5
+            try await train.save()
+            #expect(anotherTrain.maxSpeed == 55.5)
+            #expect(anotherTrain === train)
+        }
+    }
+
+    @Test("relationships are persisted too: the conductor moves, trainB.conductor === bill")
+    func relationshipsPersisted() async throws {
+        try await withHarness { harness in
+            let trainA = try await Spec.Train.get(id: 1, in: harness.store)
+            let trainB = try await Spec.Train.get(id: 2, in: harness.store)
+            let bill = try #require(trainA.conductor)
+            bill.train = trainB
+            try await bill.save()
+            #expect(trainA.conductor?.name == nil)
+            #expect(trainB.conductor?.name == "Bill")
+            #expect(trainB.conductor === bill)
+            // The server agrees, read raw.
+            #expect(try harness.server.store.find("conductors", id: "1")?["train_id"] == 2)
+        }
+    }
+
+    @Test("References(Resource.Many): Rails' train_ids by default, the seed's related_models one option away")
+    func referencesManyKey() async throws {
+        try await withHarness(schema: SavedRelationshipTests.schema) { harness in
+            let depot = TrainDepot()
+            depot.trains = try await Seed.Train.get(in: harness.store)
+            try await depot.create(in: harness.store)
+            let id = try #require(depot.id)
+            let stored = try #require(try harness.server.store.find("depots", id: id.description))
+            #expect(stored["train_ids"] == [1, 2])
+        }
+        let seedStyle = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        seedStyle.configure { $0.conventions.referenceIDsKey = .name }
+        #expect(seedStyle.setup(for: TrainDepot.self).wireKeys.contains("trains"))
+    }
+}
