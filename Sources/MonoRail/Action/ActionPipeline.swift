@@ -316,7 +316,7 @@ struct ActionPipeline<Model: ResourceModel> {
             let patch = try setup.decoder(coder: coder, store: store).decode(
                 located.main, at: RecordLocation(base: located.path), allowsMissingID: true)
             let sideloaded = try setup.sideloaded(located, store: store)
-            let target = patch.id == nil ? store.identityMap.withLock { $0.singleton(of: Model.self) } : nil
+            let target = patch.id == nil ? store.identityMap.withLock { $0.makeSingleton(of: Model.self) } : nil
             let (merged, side) = try store.mergeKeepingSideloads(
                 [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }

@@ -3,7 +3,8 @@
 /// polymorphic references (`subject_type: "Train"`).
 ///
 /// A model's own relationships are known without registering; register the models a response may
-/// carry otherwise.
+/// carry otherwise. Registration is explicit because Swift runs no code when a type loads: the
+/// `@Resource` macro cannot add a model to a list at startup.
 ///
 /// ```swift
 /// MonoRail.configure { $0.models.register(Activity.self, User.self) }

@@ -62,10 +62,15 @@ struct IdentityMap {
         return entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
     }
 
+    /// The live instance of a model's singleton resource, if any.
+    func singleton<Model: ResourceModel>(of type: Model.Type) -> Model? {
+        singletons[ObjectIdentifier(type)]?.object as? Model
+    }
+
     /// The instance of a model's singleton resource, made on first use so that concurrent reads
     /// merge into one.
-    mutating func singleton<Model: ResourceModel>(of type: Model.Type) -> Model {
-        if let live = singletons[ObjectIdentifier(type)]?.object as? Model { return live }
+    mutating func makeSingleton<Model: ResourceModel>(of type: Model.Type) -> Model {
+        if let live = singleton(of: type) { return live }
         let made = Model()
         singletons[ObjectIdentifier(type)] = WeakInstance(object: made)
         return made
