@@ -64,7 +64,7 @@ struct ActionPipeline<Model: ResourceModel> {
             let answer = try await runRecord(action)
             if answer.source == .network { writing._$state.setErrors(ValidationErrors(), of: writing) }
             // `@Has` assignments made before the record existed can point at it now.
-            writing._$state.carryOutPendingAssignments(of: writing)
+            if case .create = action.operation { writing._$state.carryOutPendingAssignments(of: writing) }
             return answer
         } catch let error as APIError where error.code == .validationFailed {
             writing._$state.setErrors(error.errors, of: writing)

@@ -71,19 +71,22 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         property: KeyPath<Model, Property>
     ) {
         let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
-        let count = Model.resourceSchema.fields.count
         state.withLock { state in
             state.values[keyPath: storage] = value
-            if let index {
-                if state.edits.isEmpty { state.edits = Array(repeating: 0, count: count) }
-                state.editSequence += 1
-                state.edits[index] = state.editSequence
-                if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
-            }
+            if let index { Self.markEdited(index, in: &state) }
         }
         registrar.willSet(model, keyPath: property)
         registrar.didSet(model, keyPath: property)
         if let index { announce(.edited, fields: [index], of: model) }
+    }
+
+    /// Records a local edit of the field at `index`: its edit sequence, and the reference stamp of
+    /// a reference. Called with the lock held.
+    static func markEdited(_ index: Int, in state: inout State) {
+        if state.edits.isEmpty { state.edits = Array(repeating: 0, count: Model.resourceSchema.fields.count) }
+        state.editSequence += 1
+        state.edits[index] = state.editSequence
+        if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
     }
 
     /// Reads the id. Called by generated code.

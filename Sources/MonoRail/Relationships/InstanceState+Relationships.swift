@@ -208,9 +208,11 @@ extension InstanceState {
 
     /// Carries out the `@Has` assignments made before this record had an id.
     func carryOutPendingAssignments(of model: Model) {
-        let pending = state.withLock { state in
+        let pending = state.withLock { state -> [@Sendable (Model) -> Void] in
+            // A create the outbox kept has no id yet: its assignments keep waiting.
+            guard state.id != nil, !state.pendingAssignments.isEmpty else { return [] }
             defer { state.pendingAssignments = [:] }
-            return state.id == nil ? [] : Array(state.pendingAssignments.values)
+            return Array(state.pendingAssignments.values)
         }
         for assignment in pending { assignment(model) }
     }
@@ -218,17 +220,13 @@ extension InstanceState {
     /// Sets one field from its wire form, as a local edit, when that changes it.
     func setWireValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) {
         let field = Model.resourceSchema.fields[index]
-        let count = Model.resourceSchema.fields.count
         let changed = state.withLock { state -> Bool in
             var values = state.values
             guard (try? field.decode(&values, value, coder)) != nil, !field.isEqual(values, state.values, coder) else {
                 return false
             }
             field.copy(&state.values, values)
-            if state.edits.isEmpty { state.edits = Array(repeating: 0, count: count) }
-            state.editSequence += 1
-            state.edits[index] = state.editSequence
-            if field.isReference { state.referenceStamp = referenceClock.next() }
+            Self.markEdited(index, in: &state)
             return true
         }
         guard changed else { return }

@@ -15,21 +15,23 @@ extension ResourceField {
         _ property: any KeyPath<Model, (any ResourceModel)?> & Sendable,
         key: String? = nil
     ) {
+        /// The id, the type name and the store of an owner's reference, when it names a record.
+        let target: @Sendable (Model) -> (id: ResourceID, typeName: String, store: ResourceStore)? = { owner in
+            let (id, typeName, store) = owner._$state.state.withLock {
+                ($0.values[keyPath: storage], $0.values[keyPath: typeStorage], $0.store ?? .default)
+            }
+            guard let id, let typeName else { return nil }
+            return (id, typeName, store)
+        }
         self.init(
             name, storage, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             load: { owner in
-                let (id, typeName, store) = owner._$state.state.withLock {
-                    ($0.values[keyPath: storage], $0.values[keyPath: typeStorage], $0.store ?? .default)
-                }
-                guard let id, let typeName else { return }
+                guard let (id, typeName, store) = target(owner) else { return }
                 let type = try PolymorphicReference.model(named: typeName, for: Model.self, field: name, in: store)
                 owner._$state.keep([try await PolymorphicReference.instance(of: type, id: id, in: store)], for: storage)
             },
             adopt: { owner in
-                let (id, typeName, store) = owner._$state.state.withLock {
-                    ($0.values[keyPath: storage], $0.values[keyPath: typeStorage], $0.store ?? .default)
-                }
-                guard let id, let typeName,
+                guard let (id, typeName, store) = target(owner),
                     let type = try? PolymorphicReference.model(
                         named: typeName, for: Model.self, field: name, in: store),
                     let live = PolymorphicReference.liveInstance(of: type, id: id, in: store)

@@ -103,6 +103,11 @@ struct RecordRoutes: Sendable {
     private func show(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let resource = try resource(context)
         guard let record = try store.find(resource, id: id(context)) else { throw APIProblem(.notFound) }
+        return try answer(request, resource, showing: record)
+    }
+
+    /// `{"train": {…}}`, with what `?include=` asks for beside it.
+    private func answer(_ request: Request, _ resource: ResourceSchema, showing record: JSONValue) throws -> Response {
         var body: [String: JSONValue] = [resource.name: record]
         try sideload(include(request), for: resource, records: [record], into: &body)
         return try respond(request, .ok, wrap(body, main: resource.name))
@@ -228,9 +233,7 @@ struct RecordRoutes: Sendable {
         guard let id = try singletonID(resource), let record = try store.find(resource, id: id) else {
             throw APIProblem(.notFound)
         }
-        var body: [String: JSONValue] = [resource.name: record]
-        try sideload(include(request), for: resource, records: [record], into: &body)
-        return try respond(request, .ok, wrap(body, main: resource.name))
+        return try answer(request, resource, showing: record)
     }
 
     /// Creates the singleton's record, or updates it when there is one, whichever the method.
