@@ -22,11 +22,17 @@ private final class RecordingOutbox: Outbox {
     func flush() async throws {}
 }
 
-/// A cache that never answers and cannot keep anything, like a full disk.
-private struct FullCache: RecordCache {
+/// A cache that holds nothing and cannot keep anything, like a full disk.
+private final class FullCache: RecordCache {
     struct Full: Error {}
-    func answer(_ action: ActionDescription) async throws -> CachedResponse? { nil }
-    func store(_ response: CachedResponse, for action: ActionDescription) async throws { throw Full() }
+    func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { [:] }
+    func query(_ key: QueryKey) async throws -> StoredQuery? { nil }
+    func write(_ records: [StoredRecord], query: StoredQuery?) async throws { throw Full() }
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws { throw Full() }
+    func remove(_ keys: [RecordKey]) async throws { throw Full() }
+    func removeAll(model: String) async throws { throw Full() }
+    func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws { throw Full() }
+    func clear() async throws { throw Full() }
 }
 
 @Suite("The action pipeline: response metadata, include, and the cache and outbox stages", .timeLimit(.minutes(2)))
@@ -96,34 +102,38 @@ struct ActionPipelineTests {
 
     @Test("a record cache answers a read without a request, with the same live instance, and a delete forgets it")
     func recordCache() async throws {
-        let cache = InMemoryRecordCache(maxAge: .seconds(60))
+        let cache = InMemoryRecordCache()
         try await withHarness(
-            configure: { $0.recordCache = cache },
+            configure: { $0.storage = cache },
             { harness in
                 let train = Train()
                 train.company = "Cached"
+                #expect(cache.count == 0)
                 try await train.create(in: harness.store)
                 let id = try #require(train.id)
-                #expect(cache.count == 0)
-                let first = try await Train.response(id: id, in: harness.store)
-                #expect(first.source == .network)
+                // The answer to the create is the record as the server has it.
                 #expect(cache.count == 1)
                 let requests = harness.journal.count
-                let second = try await Train.response(id: id, in: harness.store)
-                #expect(second.source == .cache)
-                #expect(second.value === train)
-                #expect(second.etag == first.etag)
+                let cached = try await Train.response(id: id, policy: .cacheFirst, in: harness.store)
+                #expect(cached.source == .cache)
+                #expect(cached.value === train)
+                #expect(cached.fetchedAt == train.fetchedAt)
                 #expect(harness.journal.count == requests)
+                let fetched = try await Train.response(id: id, in: harness.store)
+                #expect(fetched.source == .network && fetched.value === train)
+                #expect(harness.journal.count == requests + 1)
                 try await train.delete()
                 #expect(cache.count == 0)
-                await #expect(throws: APIError.self) { try await Train.get(id: id, in: harness.store) }
+                await #expect(throws: APIError.self) {
+                    try await Train.get(id: id, policy: .cacheOnly, in: harness.store)
+                }
             })
     }
 
     @Test("a cache that cannot keep an answer does not fail the action that got it")
     func failingCache() async throws {
         try await withHarness(
-            configure: { $0.recordCache = FullCache() },
+            configure: { $0.storage = FullCache() },
             { harness in
                 let train = Train()
                 train.company = "Kept anyway"
@@ -134,20 +144,21 @@ struct ActionPipelineTests {
             })
     }
 
-    @Test("a body younger than maxAge answers; an older one is sent again")
+    @Test("a record younger than maxAge answers; an older one is asked for again, with its ETag")
     func recordCacheAge() async throws {
-        let cache = InMemoryRecordCache(maxAge: .zero)
-        try await withHarness(
-            configure: { $0.recordCache = cache },
-            { harness in
-                let train = Train()
-                train.company = "Fresh"
-                try await train.create(in: harness.store)
-                let id = try #require(train.id)
-                _ = try await Train.get(id: id, in: harness.store)
-                let again = try await Train.response(id: id, in: harness.store)
-                #expect(again.source == .network)
-            })
+        try await withHarness { harness in
+            let train = Train()
+            train.company = "Fresh"
+            try await train.create(in: harness.store)
+            let id = try #require(train.id)
+            _ = try await Train.get(id: id, in: harness.store)
+            let young = try await Train.response(id: id, policy: .cacheFirst(maxAge: .seconds(600)), in: harness.store)
+            #expect(young.source == .cache)
+            let again = try await Train.response(id: id, policy: .cacheFirst(maxAge: .zero), in: harness.store)
+            #expect(again.source == .revalidated)
+            #expect(again.value === train)
+            #expect(harness.journal.requests.last?.ifNoneMatch != nil)
+        }
     }
 
     @Test("every write passes through the outbox, which may send it or keep it")

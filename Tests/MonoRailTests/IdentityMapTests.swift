@@ -65,7 +65,8 @@ struct IdentityMapTests {
             let coder = FieldCoder(options: context.coding)
             let answer: JSONValue = ["id": 1, "company": "B", "max_speed": 1]
             let patch = try context.decoder(coder: coder, store: store).decode(answer, at: RecordLocation(base: "$"))
-            _ = try store.merge([patch], target: train, mode: .saved(sent: snapshot.edits), coder: coder)
+            _ = try store.merge(
+                [patch], target: train, mode: .saved(sent: snapshot.edits), coder: coder, fetchedAt: Date())
             #expect(train.company == "B")
             #expect(train.maxSpeed == 2)
             #expect(train.changes.keys.sorted() == ["maxSpeed"])

@@ -73,15 +73,21 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     private func runRecord(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
-        try await run(action) { response, prepared in
+        try await run(action) { response, prepared, context in
             if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
                 // 204 No Content, or 200 with nothing: what was sent is what the server has.
                 target._$state.markSaved(sent: prepared.sentEdits ?? [])
                 return target
             }
             let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
-            if case .singleton = prepared.action.operation { return try mergeSingleton(response) }
-            return try mergeRecord(response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode)
+            if case .singleton = prepared.action.operation { return try mergeSingleton(response, context) }
+            return try mergeRecord(
+                response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode, context)
+        } cached: { instances in
+            guard let instance = instances.first else {
+                throw APIError(.notCached, "the cached answer held no \(Model.resourceSchema.typeName)")
+            }
+            return instance
         } queued: { prepared in
             guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are queued") }
             return target
@@ -90,8 +96,10 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Runs an action that answers with a list: get, get(where:), search.
     func list(_ action: ModelAction<Model>) async throws -> ResourceResponse<[Model]> {
-        try await run(action) { response, _ in
-            try mergeList(response)
+        try await run(action) { response, _, context in
+            try mergeList(response, context)
+        } cached: { instances in
+            instances
         } queued: { _ in
             []
         }
@@ -99,7 +107,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Runs a delete.
     func delete(_ action: ModelAction<Model>) async throws -> ResourceResponse<Void> {
-        try await run(action) { _, prepared in
+        try await run(action) { _, prepared, _ in
             guard let target = prepared.action.target else { return }
             if let id = prepared.expectedID {
                 store.remove(target, id: id)
@@ -111,53 +119,33 @@ struct ActionPipeline<Model: ResourceModel> {
             }
             target._$state.state.withLock { $0.isDeleted = true }
             target._$state.announce(.deleted, fields: [], of: target)
+        } cached: { _ in
         } queued: { _ in
         }
     }
 
-    /// The stages, in order; `merge` is stages 4 to 6 for the action's kind of answer.
-    private func run<Value>(
-        _ action: ModelAction<Model>, merge: (APIResponse, Prepared) throws -> Value,
+    /// The stages, in order. `merge` is stages 4 to 6 for the action's kind of answer; `cached`
+    /// makes the value of the instances a cached answer merged into.
+    private func run<Value: Sendable>(
+        _ action: ModelAction<Model>,
+        merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value,
+        cached: @escaping @Sendable ([Model]) throws -> Value,
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
         let prepared = try prepare(action)
+        let answering = Answering(pipeline: self, prepared: prepared, merge: merge, cached: cached)
         // 1. Read policy.
-        if action.verb.isRead, let cache = setup.recordCache,
-            let cached = try await cache.answer(prepared.description)
-        {
-            let response = received(cached, path: prepared.path)
-            return ResourceResponse(try merge(response, prepared), of: response, source: .cache)
-        }
+        if action.verb.isRead { return try await answering.read(policy: action.policy ?? setup.cachePolicy) }
         // 2. Write policy, 3. request.
-        let response: APIResponse
-        if action.verb.isRead {
-            response = try await send(prepared)
-        } else {
-            guard let sent = try await setup.outbox.submit(prepared.description, send: { try await send(prepared) })
-            else {
-                return ResourceResponse(
-                    value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
-            }
-            response = sent
+        let sentAt = Date()
+        guard let response = try await setup.outbox.submit(prepared.description, send: { try await send(prepared) })
+        else {
+            var kept = ResourceResponse(
+                value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
+            kept.fetchedAt = nil
+            return kept
         }
-        // 4–6. Locate, decode, merge; 8. the merge announces as it applies.
-        let value = try merge(response, prepared)
-        // 7. Persist. The records merged and the server answered: a cache that cannot keep the body
-        // is logged, not turned into a failure of an action that succeeded.
-        if let cache = setup.recordCache {
-            do {
-                try await cache.store(
-                    CachedResponse(
-                        status: response.response.status, headerFields: response.response.headerFields,
-                        body: response.body),
-                    for: prepared.description)
-            } catch {
-                setup.client.configuration.logger.warning(
-                    "the record cache could not keep the answer to \(Model.resourceSchema.typeName).\(action.verb): \(error)"
-                )
-            }
-        }
-        return ResourceResponse(value, of: response, source: .network)
+        return try await answering.received(response, sentAt: sentAt)
     }
 
     // MARK: - Request
@@ -250,11 +238,15 @@ struct ActionPipeline<Model: ResourceModel> {
         return nil
     }
 
-    private func send(_ prepared: Prepared) async throws -> APIResponse {
+    /// Sends the request of an action, conditional on `validators` when a cache holds its answer.
+    func send(_ prepared: Prepared, validators: CacheHit? = nil) async throws -> APIResponse {
         if let sendingError = setup.sendingError { throw sendingError }
         let conventions = setup.conventions
+        var headers = HTTPFields()
+        if let etag = validators?.etag { headers[.ifNoneMatch] = etag }
+        if let lastModified = validators?.lastModified { headers[.ifModifiedSince] = lastModified }
         let request = APIRequest(
-            method: prepared.method, path: prepared.path, query: prepared.query,
+            method: prepared.method, path: prepared.path, query: prepared.query, headers: headers,
             body: prepared.body.map { .tree($0, files: prepared.files) },
             bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
             options: RequestOptions(
@@ -265,19 +257,12 @@ struct ActionPipeline<Model: ResourceModel> {
         return try await setup.client.send(request)
     }
 
-    /// A cached body as the response it was.
-    private func received(_ cached: CachedResponse, path: APIPath) -> APIResponse {
-        APIResponse(
-            request: HTTPRequest(method: .get, scheme: nil, authority: nil, path: path.encoded),
-            response: HTTPResponse(status: cached.status, headerFields: cached.headerFields), body: cached.body,
-            decoder: setup.client.responseDecoder)
-    }
-
     // MARK: - Locate, decode, merge
 
     /// Locates, decodes and merges the one record of a response.
     func mergeRecord(
-        _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: InstanceState<Model>.MergeMode
+        _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: InstanceState<Model>.MergeMode,
+        _ context: MergeContext
     ) throws -> Model {
         do {
             let located = try setup.record(in: response)
@@ -285,10 +270,10 @@ struct ActionPipeline<Model: ResourceModel> {
             // The answer to a create or save may leave out the id: it describes what was sent; so may
             // the answer about a record the server keeps with none.
             let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
-            let patch = try setup.decoder(coder: coder, store: store).decode(
+            let patch = try setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire).decode(
                 located.main, at: RecordLocation(base: located.path),
                 allowsMissingID: answersWrite || (target != nil && id == nil))
-            let sideloaded = try setup.sideloaded(located, store: store)
+            let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             if let id, let answered = patch.id, answered.description != id.description {
                 throw APIError(
                     .inconsistentResponse,
@@ -296,11 +281,13 @@ struct ActionPipeline<Model: ResourceModel> {
                         + answered.debugText)
             }
             let (merged, side) = try store.mergeKeepingSideloads(
-                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder)
+                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder,
+                fetchedAt: context.fetchedAt)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
+            context.keep([patch], sideloaded: sideloaded)
             return instance
         } catch {
             throw setup.attach(error, to: response)
@@ -309,21 +296,23 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Locates, decodes and merges the record of a singleton resource: into the instance of that
     /// id when the record has one, else into the model's one singleton instance.
-    func mergeSingleton(_ response: APIResponse) throws -> Model {
+    func mergeSingleton(_ response: APIResponse, _ context: MergeContext) throws -> Model {
         do {
             let located = try setup.record(in: response)
             let coder = FieldCoder(options: setup.coding)
-            let patch = try setup.decoder(coder: coder, store: store).decode(
+            let patch = try setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire).decode(
                 located.main, at: RecordLocation(base: located.path), allowsMissingID: true)
-            let sideloaded = try setup.sideloaded(located, store: store)
+            let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             let target = patch.id == nil ? store.identityMap.withLock { $0.makeSingleton(of: Model.self) } : nil
             let (merged, side) = try store.mergeKeepingSideloads(
-                [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder)
+                [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder,
+                fetchedAt: context.fetchedAt)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
             store.identityMap.withLock { $0.setSingleton(instance, of: Model.self) }
+            context.keep([patch], sideloaded: sideloaded)
             return instance
         } catch {
             throw setup.attach(error, to: response)
@@ -331,10 +320,10 @@ struct ActionPipeline<Model: ResourceModel> {
     }
 
     /// Locates, decodes and merges the records of a list response.
-    func mergeList(_ response: APIResponse) throws -> [Model] {
+    func mergeList(_ response: APIResponse, _ context: MergeContext) throws -> [Model] {
         do {
             let coder = FieldCoder(options: setup.coding)
-            let decoder = setup.decoder(coder: coder, store: store)
+            let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire)
             let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
             if let packed = setup.packedRecords(in: response, decoder: decoder) {
                 located = packed
@@ -351,10 +340,12 @@ struct ActionPipeline<Model: ResourceModel> {
                 located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
             }
             try RecordPatch.requireDistinctIDs(located.main, at: located.path)
+            let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             let (merged, side) = try store.mergeKeepingSideloads(
-                located.main, sideloaded: try setup.sideloaded(located, store: store), target: nil, mode: .read,
-                coder: coder)
+                located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
+                fetchedAt: context.fetchedAt)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+            context.keep(located.main, sideloaded: sideloaded)
             return merged
         } catch {
             throw setup.attach(error, to: response)

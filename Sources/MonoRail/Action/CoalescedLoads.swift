@@ -1,5 +1,5 @@
 /// Many records of one model loaded by id in one request, `GET /cars?id[]=1&id[]=2`, instead of
-/// one request each: how `@References(.many)` loads and how concurrent ``ResourceModel/get(id:include:parameters:in:)``
+/// one request each: how `@References(.many)` loads and how concurrent ``ResourceModel/get(id:include:parameters:policy:in:)``
 /// calls are served when ``ServerConventions/coalescedLoads`` is set (Ember Data's
 /// `coalesceFindRequests`).
 ///
@@ -36,7 +36,7 @@ extension ResourceModel {
     /// let cars = try await Car.get(ids: [1, 2, 3])   // GET /cars?id[]=1&id[]=2&id[]=3, if coalescing
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:in:)``: a missing record is
+    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``: a missing record is
     ///   ``APIError/Code/httpStatus`` 404, whichever way it was asked for.
     public static func get(ids: [some ResourceIDConvertible], in store: ResourceStore = .default) async throws
         -> [Self]

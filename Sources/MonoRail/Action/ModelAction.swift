@@ -30,6 +30,8 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var store: ResourceStore
     /// Called as the request body is sent.
     var uploadProgress: (@Sendable (TransferProgress) -> Void)?
+    /// Where a read looks for its records; `nil` for the model's ``MonoRail/Configuration/cachePolicy``.
+    var policy: CachePolicy?
 
     var verb: ActionVerb {
         switch operation {

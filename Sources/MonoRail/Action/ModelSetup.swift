@@ -23,7 +23,11 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
     let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
-    let recordCache: (any RecordCache)?
+    let storage: (any RecordCache)?
+    let cachePolicy: CachePolicy
+    let fileCache: FileCache?
+    /// ``MonoRail/Configuration/cacheTimeToLive`` in seconds.
+    let cacheTimeToLive: Double?
     let outbox: any Outbox
     /// The models known by name, for polymorphic references.
     let models: ModelRegistry
@@ -51,7 +55,10 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         format = configuration.conventions.format ?? configuration.format
         timeout = configuration.timeout
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
-        recordCache = configuration.recordCache
+        storage = configuration.storage
+        cachePolicy = configuration.cachePolicy
+        fileCache = configuration.fileCache
+        cacheTimeToLive = configuration.cacheTimeToLive.map(\.timeInterval)
         outbox = configuration.outbox
         models = configuration.models
         singular = Model.resourceName
@@ -79,10 +86,15 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// A decoder of this model's records: the main records of a response, or records embedded in
     /// another model's as `embedding` says.
-    func decoder(coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil) -> RecordDecoder<Model> {
+    ///
+    /// - Parameter keepsWire: Whether each record keeps its form as received, for the record cache.
+    func decoder(
+        coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false
+    ) -> RecordDecoder<Model> {
         RecordDecoder(
             coder: coder, wireKeys: wireKeys, wireKeyBytes: wireKeyBytes, idKey: idKey, idKeyBytes: idKeyBytes,
-            embedding: embedding ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth))
+            embedding: embedding
+                ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire))
     }
 
     // MARK: - Requests
@@ -160,7 +172,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates
     /// to and registered models; keys that name no such model are ignored.
-    func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore) throws -> [any EmbeddedPatch] {
+    func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore, keepsWire: Bool = false) throws
+        -> [any EmbeddedPatch]
+    {
         guard let container = located.container else { return [] }
         let base = locator.basePath
         var patches: [any EmbeddedPatch] = []
@@ -168,7 +182,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             guard plural != located.rootKey, let value = container[plural] else { continue }
             patches.append(
                 try loading.decode(
-                    value, "\(base).\(plural)", EmbeddingContext(store: store, depth: 1, maxDepth: maxEmbeddingDepth)))
+                    value, "\(base).\(plural)",
+                    EmbeddingContext(store: store, depth: 1, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire)))
         }
         return patches
     }

@@ -28,6 +28,17 @@ public struct ResourceResponse<Value> {
     public var source: Source
     /// The request as it was sent, after middleware; `nil` when a cache answered.
     public var request: HTTPRequest?
+    /// When the request that fetched the value was sent: now for a network answer, earlier for a
+    /// cached one (the oldest of its records, for a list: when the list was fetched). `nil` for a
+    /// write the outbox kept.
+    public var fetchedAt: Date?
+    /// How old the value was when the action returned: zero from the network, the time since
+    /// ``fetchedAt`` from the cache.
+    public var age: Duration?
+    /// For ``CachePolicy/staleWhileRevalidate`` answered from the cache: the request that refreshes
+    /// the value in the background. Await its value to know the instances are up to date; it throws
+    /// what the request threw (the cached value stays).
+    public var revalidation: Task<Void, any Error>?
 
     /// Where a response's value came from.
     public typealias Source = ResponseSource
@@ -58,9 +69,13 @@ public struct ResourceResponse<Value> {
 
     /// The same response with another value, such as the instances of the records it carried.
     public func map<Other>(_ transform: (Value) throws -> Other) rethrows -> ResourceResponse<Other> {
-        ResourceResponse<Other>(
+        var other = ResourceResponse<Other>(
             value: try transform(value), status: status, headerFields: headerFields, source: source,
             request: request)
+        other.fetchedAt = fetchedAt
+        other.age = age
+        other.revalidation = revalidation
+        return other
     }
 }
 
@@ -68,9 +83,11 @@ extension ResourceResponse: Sendable where Value: Sendable {}
 
 extension ResourceResponse {
     /// The metadata of a response as received, around `value`.
-    init(_ value: Value, of response: APIResponse, source: Source) {
+    init(_ value: Value, of response: APIResponse, source: Source, fetchedAt: Date) {
         self.init(
             value: value, status: response.response.status, headerFields: response.response.headerFields,
             source: source, request: source == .cache ? nil : response.request)
+        self.fetchedAt = fetchedAt
+        self.age = .zero
     }
 }

@@ -147,6 +147,20 @@ public final class FileCache: Sendable {
         if let file { try? FileManager.default.removeItem(at: directory.appendingPathComponent(file)) }
     }
 
+    /// Forgets every URL and deletes every file, partial writes included: ``ResourceStore/clear()``
+    /// calls it for sign-out.
+    public func removeAll() {
+        index.withLock { index in
+            index.entries = [:]
+            save(index)
+            index.isDirty = false
+            let present = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in present where name != "index.json" {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+        }
+    }
+
     /// The URLs kept, least recently used first.
     public var urlsByLastUse: [URL] {
         index.withLock { $0.entries.sorted { $0.value.lastUse < $1.value.lastUse }.compactMap { URL(string: $0.key) } }
@@ -169,6 +183,14 @@ public final class FileCache: Sendable {
         if let etag = cached?.entry.etag { request.headers[.ifNoneMatch] = etag }
         do {
             let response = try await client.send(request)
+            if response.response.status == .notModified {
+                guard let data = cached?.data else {
+                    throw APIError(
+                        .inconsistentResponse, "the server answered 304 Not Modified for a file the cache lost",
+                        request: response.request, response: response.response)
+                }
+                return data
+            }
             try store(response.body, for: url, etag: response.response.headerFields[.eTag])
             return response.body
         } catch let error as APIError {

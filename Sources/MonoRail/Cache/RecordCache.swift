@@ -1,97 +1,134 @@
 public import Foundation
-public import HTTPTypes
-import MonoRailTransport
 
-/// Where a record cache plugs into the action pipeline: asked before a read is sent, told what the
-/// network answered once it merged.
+/// Where a store keeps the records the server sent, so that a read can be answered without a
+/// request, after a restart when the cache is on disk: the storage seam of the action pipeline.
 ///
-/// The cache keeps response bodies as received, so an answer from it is located, decoded and
-/// merged by the same code as a network answer: the instances are the same live ones, and a bad
-/// stored body fails as a bad network body would. Set one with
-/// ``MonoRail/Configuration/recordCache``; without one the stage is skipped.
-public protocol RecordCache: Sendable {
-    /// A stored answer for a read, or `nil` to send the request.
-    func answer(_ action: ActionDescription) async throws -> CachedResponse?
-    /// Keeps what the network answered `action`, once its records merged.
-    func store(_ response: CachedResponse, for action: ActionDescription) async throws
+/// The pipeline asks the cache before a read is sent (as its ``CachePolicy`` says) and gives it
+/// every record a read or write brought back once it merged, embedded and side-loaded records
+/// included, each under its own model and id. A cached answer is decoded and merged by the same
+/// code as a network answer, so the instances are the same live ones.
+///
+/// MonoRail has two: ``InMemoryRecordCache``, every store's default, and `SQLiteStorage` in the
+/// `MonoRailSQLite` module, which survives restarts. Set one with
+/// ``MonoRail/Configuration/storage``.
+///
+/// Implementations must be safe to call from any task, and must keep the newer of two versions of
+/// a record: ``write(_:query:)`` never replaces a stored record with one fetched earlier.
+public protocol RecordCache: AnyObject, Sendable {
+    /// The stored records among `keys`, by key; keys it does not hold are left out.
+    func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord]
+
+    /// The stored answer to a read.
+    func query(_ key: QueryKey) async throws -> StoredQuery?
+
+    /// Keeps records, and the query they answered when there is one, together (in one transaction,
+    /// where that means something). A record whose stored version was fetched later stays as it is.
+    func write(_ records: [StoredRecord], query: StoredQuery?) async throws
+
+    /// Marks records, and a query, as confirmed by the server at `fetchedAt` (a `304 Not Modified`).
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws
+
+    /// Forgets records; queries that named them can no longer be answered.
+    func remove(_ keys: [RecordKey]) async throws
+
+    /// Forgets every record and query of a model.
+    func removeAll(model: String) async throws
+
+    /// Keeps records from eviction (`true`), or lets them go again (`false`).
+    func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws
+
+    /// Forgets everything, so that none of it can be read back, from memory or from disk.
+    func clear() async throws
 }
 
-/// A response body as a record cache keeps it.
-public struct CachedResponse: Sendable {
-    /// The status the server answered with.
-    public var status: HTTPResponse.Status
-    /// The response header fields: content type, ETag, `Link`, `Date`.
-    public var headerFields: HTTPFields
-    /// The body bytes, as received.
+/// A record's place in a cache: its model's name and its id.
+public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
+    /// The model's resource name: `"train"`.
+    public var model: String
+    /// The id as text; `1` and `"1"` are the same record, as in the identity map.
+    public var id: String
+
+    /// Creates a key.
+    public init(model: String, id: String) {
+        self.model = model
+        self.id = id
+    }
+
+    /// The key of a record of a model with an id.
+    public init(model: String, id: ResourceID) {
+        self.init(model: model, id: id.description)
+    }
+
+    public var description: String { "\(model) \(id)" }
+}
+
+/// One record as a cache keeps it: what the server sent for it, and when.
+public struct StoredRecord: Sendable {
+    /// Which record.
+    public var key: RecordKey
+    /// The record as the server sent it, in MessagePack: the record of a MessagePack response
+    /// byte for byte, that of a JSON response with the same values (MessagePack keeps every JSON
+    /// value exactly). Embedded records stay inside it, and are also stored on their own.
     public var body: Data
-    /// When the response arrived.
-    public var receivedAt: Date
+    /// When the request that fetched it was sent: the record is at least this fresh.
+    public var fetchedAt: Date
+    /// The `ETag` of the record's own response (`GET /trains/1`), for `If-None-Match`.
+    public var etag: String?
+    /// The `Last-Modified` of the record's own response, for `If-Modified-Since`.
+    public var lastModified: String?
 
-    /// Creates a cached response.
-    public init(status: HTTPResponse.Status, headerFields: HTTPFields, body: Data, receivedAt: Date = Date()) {
-        self.status = status
-        self.headerFields = headerFields
+    /// Creates a stored record.
+    public init(key: RecordKey, body: Data, fetchedAt: Date, etag: String? = nil, lastModified: String? = nil) {
+        self.key = key
         self.body = body
-        self.receivedAt = receivedAt
+        self.fetchedAt = fetchedAt
+        self.etag = etag
+        self.lastModified = lastModified
     }
 }
 
-/// A record cache in memory: answers a read with the body the network gave the same read, for as
-/// long as that body is younger than ``maxAge``. A create, save or delete forgets every body of its
-/// model, since the record and the lists it is in may have changed.
-///
-/// ```swift
-/// MonoRail.configure { $0.recordCache = InMemoryRecordCache(maxAge: .seconds(30)) }
-/// ```
-public final class InMemoryRecordCache: RecordCache {
-    /// How long a body answers reads.
-    public let maxAge: Duration
-    private let entries = Locked<[Key: CachedResponse]>([:])
+/// The answer to one read, as a cache keeps it: which records it held, in order, and which related
+/// records came beside them, so that the read can be answered again without a request.
+public struct StoredQuery: Sendable, Hashable {
+    /// Which read.
+    public var key: QueryKey
+    /// The ids of the records, in response order.
+    public var ids: [String]
+    /// Side-loaded records that came with them (`?include=cars`).
+    public var related: [RecordKey]
+    /// When the request was sent.
+    public var fetchedAt: Date
+    /// The `ETag` of the response, for `If-None-Match`.
+    public var etag: String?
+    /// The `Last-Modified` of the response, for `If-Modified-Since`.
+    public var lastModified: String?
 
-    private struct Key: Hashable {
-        var model: String
-        var path: String
-        var query: [String: JSONValue]
+    /// Creates a stored query.
+    public init(
+        key: QueryKey, ids: [String], related: [RecordKey] = [], fetchedAt: Date, etag: String? = nil,
+        lastModified: String? = nil
+    ) {
+        self.key = key
+        self.ids = ids
+        self.related = related
+        self.fetchedAt = fetchedAt
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
 
-        init(_ action: ActionDescription) {
-            (model, path, query) = (action.model, action.path, action.query)
-        }
+/// A read's place in a cache: its model's name and what it asked for.
+public struct QueryKey: Hashable, Sendable, CustomStringConvertible {
+    /// The model's resource name.
+    public var model: String
+    /// The read's path and parameters, such as `/trains?company=MonoRail%20Co.`.
+    public var key: String
+
+    /// Creates a key.
+    public init(model: String, key: String) {
+        self.model = model
+        self.key = key
     }
 
-    /// Creates an empty cache.
-    ///
-    /// - Parameter maxAge: How long a body answers reads.
-    public init(maxAge: Duration) {
-        self.maxAge = maxAge
-    }
-
-    /// The number of bodies kept.
-    public var count: Int { entries.withLock { $0.count } }
-
-    /// The body the same read got, while it is younger than ``maxAge``.
-    public func answer(_ action: ActionDescription) async throws -> CachedResponse? {
-        guard action.verb.isRead else { return nil }
-        let key = Key(action)
-        let maxAge = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) * 1e-18
-        return entries.withLock { entries in
-            guard let entry = entries[key] else { return nil }
-            guard Date().timeIntervalSince(entry.receivedAt) < maxAge else {
-                entries[key] = nil
-                return nil
-            }
-            return entry
-        }
-    }
-
-    /// Keeps the body of a read; after a write, forgets every body of the model.
-    public func store(_ response: CachedResponse, for action: ActionDescription) async throws {
-        entries.withLock { entries in
-            if action.verb.isRead {
-                entries[Key(action)] = response
-            } else {
-                // A write may change the record and any list it is in.
-                entries = entries.filter { $0.key.model != action.model }
-            }
-        }
-    }
+    public var description: String { "\(model) \(key)" }
 }

@@ -44,9 +44,24 @@ extension MonoRail {
         /// How deep records may embed records (a train embedding cars embedding …) before a response
         /// is refused as a decoding failure. Default 32.
         public var maxEmbeddingDepth: Int = 32
-        /// The record cache asked before reads are sent and given what the network answered;
-        /// `nil` (the default) for none.
-        public var recordCache: (any RecordCache)?
+        /// Where the records the server sent are kept, to answer reads as ``cachePolicy`` says and
+        /// for ``ResourceModel/fetchedAt``: by default an ``InMemoryRecordCache`` of 32 MiB, made with
+        /// the configuration; `SQLiteStorage(path:)` (module `MonoRailSQLite`) keeps them across
+        /// launches; `nil` keeps nothing, and then only ``CachePolicy/networkOnly`` can answer.
+        ///
+        /// ```swift
+        /// MonoRail.configure { $0.storage = try SQLiteStorage(path: path) }
+        /// ```
+        public var storage: (any RecordCache)? = InMemoryRecordCache()
+        /// Where reads look for records when a call names no policy. Default
+        /// ``CachePolicy/networkOnly``; a model may choose its own in ``ResourceModel/configure(_:)``.
+        public var cachePolicy: CachePolicy = .networkOnly
+        /// How long a cached record may answer reads, by when it was fetched; `nil` (the default)
+        /// for as long as the cache keeps it. A record past it is dropped from the cache when a read
+        /// finds it. Per model in ``ResourceModel/configure(_:)``.
+        public var cacheTimeToLive: Duration?
+        /// Downloaded files, emptied with the records by ``ResourceStore/clear()``; `nil` for none.
+        public var fileCache: FileCache?
         /// Where writes go before they are sent. Default ``DirectOutbox``: sent at once.
         public var outbox: any Outbox = DirectOutbox()
         /// The models known by name, whose records may come side-loaded with any model's and whose

@@ -7,9 +7,13 @@ protocol EmbeddedPatch {
     func check(in map: IdentityMap) throws
     /// Merges the records and returns their instances, in order.
     func apply(
-        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetchedAt: Date,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel]
+    /// Adds the records, as they came, to what a record cache is given.
+    func collect(into records: inout [StoredRecord], fetchedAt: Date)
+    /// The cache keys of the records.
+    var keys: [RecordKey] { get }
 }
 
 /// Where embedded records are being decoded, and how deep.
@@ -17,6 +21,8 @@ struct EmbeddingContext {
     let store: ResourceStore
     let depth: Int
     let maxDepth: Int
+    /// Whether records keep their form as received, for the record cache.
+    var keepsWire = false
 }
 
 /// Records of one related model, ready to merge.
@@ -28,12 +34,22 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
     }
 
     func apply(
-        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetchedAt: Date,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel] {
         Merger.apply(
-            patches, target: nil, mode: .read, store: store, map: &map, coder: coder,
+            patches, target: nil, mode: .read, store: store, map: &map, coder: coder, fetchedAt: fetchedAt,
             announcements: &announcements)
+    }
+
+    func collect(into records: inout [StoredRecord], fetchedAt: Date) {
+        let model = Child.resourceName
+        for patch in patches { patch.collect(into: &records, model: model, fetchedAt: fetchedAt) }
+    }
+
+    var keys: [RecordKey] {
+        let model = Child.resourceName
+        return patches.compactMap { $0.id.map { RecordKey(model: model, id: $0) } }
     }
 
     /// Decodes one record (`many == false`), or an array of them; `null` is none.
@@ -47,7 +63,9 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
         let childSetup = context.store.setup(for: Child.self)
         let decoder = childSetup.decoder(
             coder: FieldCoder(options: childSetup.coding), store: context.store,
-            embedding: EmbeddingContext(store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth))
+            embedding: EmbeddingContext(
+                store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth,
+                keepsWire: context.keepsWire))
         switch (json, many) {
         case (.null, _):
             return EmbeddedRecords(patches: [])
@@ -127,13 +145,22 @@ extension ResourceModel {
 /// A related model whose records a response may carry beside the main ones: `{"train": …, "cars": […]}`.
 struct SideLoading: Sendable {
     let plural: @Sendable () -> String
+    /// The related model's resource name, which its cached records are kept under.
+    let model: @Sendable () -> String
     let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
+    /// Decodes cached records of the related model, each with its fetched-at unless the server
+    /// confirmed them all at the date given.
+    let decodeStored: @Sendable ([StoredRecord], ResourceStore, Date?) throws -> any EmbeddedPatch
 
     static func of<Target: ResourceModel>(_ type: Target.Type) -> SideLoading {
         SideLoading(
             plural: { Target.resourcePlural },
+            model: { Target.resourceName },
             decode: { json, path, context in
                 try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
+            },
+            decodeStored: { records, store, confirmedAt in
+                try decodeStored(Target.self, records, store: store, confirmedAt: confirmedAt)
             })
     }
 }

@@ -59,7 +59,10 @@ extension RecordDecoder {
             if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
         }
         end = cursor.offset
-        return RecordPatch(id: id, values: values, present: present, embedded: embedded)
+        let wire: WireRecord? =
+            embedding.keepsWire
+            ? .packed(Data(UnsafeRawBufferPointer(rebasing: record.bytes[record.offset..<end]))) : nil
+        return RecordPatch(id: id, values: values, present: present, embedded: embedded, wire: wire)
     }
 
     /// The schema field whose wire key is `key`; records usually list their keys in schema order,

@@ -108,7 +108,9 @@ struct RecordDecoder<Model: ResourceModel> {
                 }
             }
         }
-        return RecordPatch(id: id, values: values, present: present, embedded: embedded)
+        return RecordPatch(
+            id: id, values: values, present: present, embedded: embedded,
+            wire: embedding.keepsWire && id != nil ? .tree(wire) : nil)
     }
 
     static func failure(

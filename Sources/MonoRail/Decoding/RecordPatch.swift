@@ -13,14 +13,34 @@ final class RecordPatch<Model: ResourceModel> {
     let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
     let embedded: [(index: Int, patch: any EmbeddedPatch)]
+    /// The record as it came, for the record cache; `nil` unless the decoder was asked to keep it.
+    let wire: WireRecord?
+    /// When the record was fetched, for a record read back from a cache; `nil` for one of a
+    /// response, which has the response's time.
+    var fetchedAt: Date?
 
     init(
-        id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)]
+        id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],
+        wire: WireRecord? = nil
     ) {
         self.id = id
         self.values = values
         self.present = present
         self.embedded = embedded
+        self.wire = wire
+    }
+}
+
+extension RecordPatch {
+    /// Adds this record and the records embedded in it, each under its own model and id, to what
+    /// a record cache is given; records kept without their form as received, or without an id,
+    /// are left out.
+    func collect(into records: inout [StoredRecord], model: String, fetchedAt: Date) {
+        if let id, let wire {
+            records.append(
+                StoredRecord(key: RecordKey(model: model, id: id), body: wire.messagePack, fetchedAt: fetchedAt))
+        }
+        for nested in embedded { nested.patch.collect(into: &records, fetchedAt: fetchedAt) }
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import MonoRailTransport
 import Observation
 import Synchronization
@@ -44,6 +45,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var errors = ValidationErrors()
         /// `@Has` assignments made before this instance had an id, carried out once it has one.
         var pendingAssignments: [StorageKey: @Sendable (Model) -> Void] = [:]
+        /// When the request of the newest server state merged in was sent; a read answered with an
+        /// older state does not overwrite it.
+        var fetchedAt: Date?
     }
 
     let state = Locked(State())
@@ -113,13 +117,22 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     ///
     /// - Parameters:
     ///   - fields: The schema's fields, passed in so that a merge of many records reads them once.
+    ///   - fetchedAt: When the request for this state was sent. A read older than the state merged
+    ///     last changes nothing: answers can arrive out of order, and a cache's copy can be older.
     ///   - comparesFields: `false` when no change needs reporting (a new instance nobody observes
     ///     yet, of a model without references, whose changes would stamp them): nothing is compared.
     func apply(
         _ patch: RecordPatch<Model>, mode: MergeMode, store: ResourceStore, coder: FieldCoder,
-        fields: [ResourceField<Model>], comparesFields: Bool = true
+        fields: [ResourceField<Model>], fetchedAt: Date, comparesFields: Bool = true
     ) -> [Int] {
         state.withLock { state in
+            if case .read = mode, let newest = state.fetchedAt, fetchedAt < newest, state.isPersisted,
+                !state.isDeleted
+            {
+                state.store = store
+                return []
+            }
+            if state.fetchedAt.map({ $0 < fetchedAt }) ?? true { state.fetchedAt = fetchedAt }
             if let id = patch.id { state.id = id }
             state.store = store
             state.isDeleted = false

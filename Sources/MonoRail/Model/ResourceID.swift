@@ -82,7 +82,7 @@ public enum ResourceID: Sendable, Hashable, CustomStringConvertible, Expressible
 
 /// Values that name a record: `Int`, `String`, ``ResourceID`` and the other integer types.
 ///
-/// ``ResourceModel/get(id:include:parameters:in:)`` accepts any of them, so both `Train.get(id: 1)` and
+/// ``ResourceModel/get(id:include:parameters:policy:in:)`` accepts any of them, so both `Train.get(id: 1)` and
 /// `Train.get(id: "a1b2")` read naturally.
 public protocol ResourceIDConvertible: Sendable {
     /// The id.

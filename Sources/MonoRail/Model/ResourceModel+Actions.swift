@@ -17,25 +17,31 @@ extension ResourceModel {
     ///   - include: Related models to side-load, sent as `?include=cars,conductor` (the
     ///     conventions' ``ServerConventions/includeParameter``); their records merge with this one.
     ///   - parameters: More query parameters.
+    ///   - policy: Where to look for the record: the network, the record cache, or both; default the
+    ///     model's ``MonoRail/Configuration/cachePolicy``.
     ///   - store: The identity map to merge into; default ``ResourceStore/default``.
     /// - Returns: The live instance, updated with the response.
     /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` (404 and others), a transport code,
-    ///   ``APIError/Code/decodingFailed`` naming the field and JSON path, or
-    ///   ``APIError/Code/inconsistentResponse`` when the server answers with another record.
+    ///   ``APIError/Code/decodingFailed`` naming the field and JSON path,
+    ///   ``APIError/Code/inconsistentResponse`` when the server answers with another record, or
+    ///   ``APIError/Code/notCached`` for ``CachePolicy/cacheOnly`` when the cache lacks it.
     public static func get(
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
-        in store: ResourceStore = .default
+        policy: CachePolicy? = nil, in store: ResourceStore = .default
     ) async throws -> Self {
         let pipeline = ActionPipeline<Self>(store: store)
-        if include.isEmpty, parameters.isEmpty, let coalescing = pipeline.setup.conventions.coalescedLoads {
+        if include.isEmpty, parameters.isEmpty, let coalescing = pipeline.setup.conventions.coalescedLoads,
+            (policy ?? pipeline.setup.cachePolicy) == .networkOnly
+        {
             return try await store.loadBatcher.get(Self.self, id: id.resourceID, window: coalescing.window, in: store)
         }
         return try await pipeline.record(
-            ModelAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store)
+            ModelAction(
+                operation: .get(id.resourceID), include: include, parameters: parameters, store: store, policy: policy)
         ).value
     }
 
-    /// ``get(id:include:parameters:in:)``, with the status, header fields, links and source of the
+    /// ``get(id:include:parameters:policy:in:)``, with the status, header fields, links and source of the
     /// answer.
     ///
     /// ```swift
@@ -44,13 +50,14 @@ extension ResourceModel {
     /// answer.etag              // "\"a1b2\""
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:in:)``.
+    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``.
     public static func response(
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
-        in store: ResourceStore = .default
+        policy: CachePolicy? = nil, in store: ResourceStore = .default
     ) async throws -> ResourceResponse<Self> {
         try await ActionPipeline<Self>(store: store).record(
-            ModelAction(operation: .get(id.resourceID), include: include, parameters: parameters, store: store))
+            ModelAction(
+                operation: .get(id.resourceID), include: include, parameters: parameters, store: store, policy: policy))
     }
 
     /// Fetches the one record of a singleton resource, a route with no id (`GET /user.json`;
@@ -70,11 +77,11 @@ extension ResourceModel {
     /// ```
     ///
     /// - Parameters:
-    ///   - include: Related models to side-load, as in ``get(id:include:parameters:in:)``.
+    ///   - include: Related models to side-load, as in ``get(id:include:parameters:policy:in:)``.
     ///   - parameters: More query parameters.
     ///   - store: The identity map to merge into.
     /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` when the model's show route needs an
-    ///   id, or as ``get(id:include:parameters:in:)``.
+    ///   id, or as ``get(id:include:parameters:policy:in:)``.
     public static func current(
         include: [String] = [], parameters: [String: JSONValue] = [:], in store: ResourceStore = .default
     ) async throws -> Self {
@@ -85,12 +92,15 @@ extension ResourceModel {
 
     /// Fetches every record (`GET /trains`).
     ///
-    /// - Parameter store: The identity map to merge into.
+    /// - Parameters:
+    ///   - policy: Where to look for the list, as in ``get(id:include:parameters:policy:in:)``. A
+    ///     cached list answers only when every record it held is still cached.
+    ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:in:)``; a list naming one id twice is
-    ///   ``APIError/Code/inconsistentResponse``.
-    public static func get(in store: ResourceStore = .default) async throws -> [Self] {
-        try await get(where: [:], in: store)
+    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``; a list naming one id
+    ///   twice is ``APIError/Code/inconsistentResponse``.
+    public static func get(policy: CachePolicy? = nil, in store: ResourceStore = .default) async throws -> [Self] {
+        try await get(where: [:], policy: policy, in: store)
     }
 
     /// Fetches the records matching filter parameters (`GET /trains?company=MonoRail%20Co.`).
@@ -101,17 +111,19 @@ extension ResourceModel {
     ///
     /// - Parameters:
     ///   - parameters: Query parameters; arrays and nested objects use Rails brackets.
-    ///   - include: Related models to side-load, as in ``get(id:include:parameters:in:)``.
+    ///   - include: Related models to side-load, as in ``get(id:include:parameters:policy:in:)``.
+    ///   - policy: Where to look for the list, as in ``get(policy:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(in:)``.
+    /// - Throws: ``APIError``, as ``get(policy:in:)``.
     public static func get(
-        where parameters: [String: JSONValue], include: [String] = [], in store: ResourceStore = .default
+        where parameters: [String: JSONValue], include: [String] = [], policy: CachePolicy? = nil,
+        in store: ResourceStore = .default
     ) async throws -> [Self] {
-        try await response(where: parameters, include: include, in: store).value
+        try await response(where: parameters, include: include, policy: policy, in: store).value
     }
 
-    /// ``get(where:include:in:)``, with the status, header fields, links and source of the answer:
+    /// ``get(where:include:policy:in:)``, with the status, header fields, links and source of the answer:
     /// read paging from ``ResourceResponse/links`` and the header fields.
     ///
     /// ```swift
@@ -119,12 +131,13 @@ extension ResourceModel {
     /// let next = page.links["next"]   // from `Link: <…?page=2>; rel="next"`
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(in:)``.
+    /// - Throws: ``APIError``, as ``get(policy:in:)``.
     public static func response(
-        where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
+        where parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
+        in store: ResourceStore = .default
     ) async throws -> ResourceResponse<[Self]> {
         try await ActionPipeline<Self>(store: store).list(
-            ModelAction(operation: .list(filter: parameters), include: include, store: store))
+            ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy))
     }
 
     /// Searches records (Objects' search verb): `GET /trains?q=Mono` with Rails conventions,
@@ -132,12 +145,16 @@ extension ResourceModel {
     ///
     /// - Parameters:
     ///   - term: The search term.
+    ///   - policy: Where to look for the results, as in ``get(policy:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(in:)``.
-    public static func search(_ term: String, in store: ResourceStore = .default) async throws -> [Self] {
-        try await ActionPipeline<Self>(store: store).list(ModelAction(operation: .search(term), store: store))
-            .value
+    /// - Throws: ``APIError``, as ``get(policy:in:)``.
+    public static func search(_ term: String, policy: CachePolicy? = nil, in store: ResourceStore = .default)
+        async throws -> [Self]
+    {
+        try await ActionPipeline<Self>(store: store).list(
+            ModelAction(operation: .search(term), store: store, policy: policy)
+        ).value
     }
 
     // MARK: - Instance actions
@@ -152,7 +169,7 @@ extension ResourceModel {
     ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
     ///   - uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Throws: ``APIError``: ``APIError/Code/validationFailed`` with ``APIError/errors`` for a 422 (the
-    ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:in:)``.
+    ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:policy:in:)``.
     public func create(
         in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws {
@@ -187,7 +204,7 @@ extension ResourceModel {
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.
     ///
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
-    ///   ``get(id:include:parameters:in:)``.
+    ///   ``get(id:include:parameters:policy:in:)``.
     public func fetch() async throws {
         let store = _$state.snapshot().store ?? .default
         _ = try await ActionPipeline<Self>(store: store).record(ModelAction(operation: .fetch(self), store: store))
@@ -198,7 +215,7 @@ extension ResourceModel {
     /// The instance keeps its values and id; ``isDeleted`` becomes `true`.
     ///
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
-    ///   ``get(id:include:parameters:in:)``.
+    ///   ``get(id:include:parameters:policy:in:)``.
     public func delete() async throws {
         let store = _$state.snapshot().store ?? .default
         _ = try await ActionPipeline<Self>(store: store).delete(ModelAction(operation: .delete(self), store: store))

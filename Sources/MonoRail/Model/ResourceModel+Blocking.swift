@@ -14,7 +14,7 @@ import MonoRailTransport
 public struct BlockingModelActions<Model: ResourceModel>: Sendable {
     let store: ResourceStore
 
-    /// ``ResourceModel/get(id:include:parameters:in:)``, blocking.
+    /// ``ResourceModel/get(id:include:parameters:policy:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async get(id:) from async code")
@@ -24,7 +24,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
         return try waitFor { try await Model.get(id: id, in: store) }
     }
 
-    /// ``ResourceModel/get(in:)``, blocking.
+    /// ``ResourceModel/get(policy:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async get() from async code")
@@ -33,7 +33,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
         return try waitFor { try await Model.get(in: store) }
     }
 
-    /// ``ResourceModel/get(where:include:in:)``, blocking.
+    /// ``ResourceModel/get(where:include:policy:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async get(where:) from async code")
@@ -42,7 +42,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
         return try waitFor { try await Model.get(where: parameters, in: store) }
     }
 
-    /// ``ResourceModel/search(_:in:)``, blocking.
+    /// ``ResourceModel/search(_:policy:in:)``, blocking.
     ///
     /// - Throws: ``APIError``.
     @available(*, noasync, message: "use the async search(_:) from async code")

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A field whose value differs from the last server state.
 public struct FieldChange: Sendable, Hashable {
     /// The Swift property name.
@@ -62,6 +64,14 @@ extension ResourceModel {
 
     /// Whether ``delete()`` removed the record from the server.
     public var isDeleted: Bool { _$state.state.withLock { $0.isDeleted } }
+
+    /// When the request that fetched the record's newest server state was sent — from the network,
+    /// or from the record cache, where it keeps the time of the request that first brought it; `nil`
+    /// for an instance the server has not described. The record is at least this fresh.
+    ///
+    /// A read older than this does not change the instance: answers that arrive out of order, and
+    /// cached copies older than what the instance shows, are left out of its fields.
+    public var fetchedAt: Date? { _$state.state.withLock { $0.fetchedAt } }
 
     /// The changes to this instance: merges, edits, reverts, creation and deletion.
     ///

@@ -3,7 +3,7 @@ import HTTPTypes
 
 extension ResourceModel {
     /// Merges the records of a list body received some other way (a cache, a push payload, a file)
-    /// into the store, exactly as ``get(in:)`` merges a response: `{"trains": […]}`, a bare array, a
+    /// into the store, exactly as ``get(policy:in:)`` merges a response: `{"trains": […]}`, a bare array, a
     /// namespace, per the model's conventions.
     ///
     /// ```swift
@@ -22,10 +22,11 @@ extension ResourceModel {
         listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> [Self] {
         let pipeline = ActionPipeline<Self>(store: store)
-        return try pipeline.mergeList(receivedResponse(body, contentType: contentType, setup: pipeline.setup))
+        return try pipeline.mergeList(
+            receivedResponse(body, contentType: contentType, setup: pipeline.setup), MergeContext(fetchedAt: Date()))
     }
 
-    /// Merges one record body received some other way into the store, as ``get(id:include:parameters:in:)`` merges a
+    /// Merges one record body received some other way into the store, as ``get(id:include:parameters:policy:in:)`` merges a
     /// response: `{"train": {…}}` or a bare object.
     ///
     /// - Parameters:
@@ -40,7 +41,7 @@ extension ResourceModel {
         let pipeline = ActionPipeline<Self>(store: store)
         return try pipeline.mergeRecord(
             receivedResponse(body, contentType: contentType, setup: pipeline.setup), expecting: nil, target: nil,
-            mode: .read)
+            mode: .read, MergeContext(fetchedAt: Date()))
     }
 
     /// Merges one record, given as its JSON value rather than a response body (no root, no
@@ -62,7 +63,7 @@ extension ResourceModel {
         let coder = FieldCoder(options: pipeline.setup.coding)
         let patch = try pipeline.setup.decoder(coder: coder, store: store).decode(json, at: RecordLocation(base: "$"))
         let (merged, side) = try store.mergeKeepingSideloads(
-            [patch], sideloaded: [], target: nil, mode: .read, coder: coder)
+            [patch], sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
         if !side.isEmpty { resourceSchema.adoptRelated(merged) }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the record held no \(resourceSchema.typeName)")
@@ -107,9 +108,13 @@ extension ResourceModel {
         var detached = IdentityMap()
         var announcements: [() -> Void] = []
         _ = Merger.apply(
-            [patch], target: self, mode: .read, store: store, map: &detached, coder: coder,
+            [patch], target: self, mode: .read, store: store, map: &detached, coder: coder, fetchedAt: Date(),
             announcements: &announcements)
-        _$state.state.withLock { $0.isPersisted = $0.id != nil }
+        // Read from JSON the app had, not fetched: the instance has no age.
+        _$state.state.withLock {
+            $0.isPersisted = $0.id != nil
+            $0.fetchedAt = nil
+        }
     }
 
     /// Creates an instance from a Foundation dictionary, as ``init(json:using:)`` does from JSON:

@@ -27,12 +27,12 @@ public import Observation
 ///
 /// ## Topics
 /// ### Reading and writing
-/// - ``get(id:include:parameters:in:)``
-/// - ``get(in:)``
-/// - ``get(where:include:in:)``
-/// - ``search(_:in:)``
-/// - ``response(id:include:parameters:in:)``
-/// - ``response(where:include:in:)``
+/// - ``get(id:include:parameters:policy:in:)``
+/// - ``get(policy:in:)``
+/// - ``get(where:include:policy:in:)``
+/// - ``search(_:policy:in:)``
+/// - ``response(id:include:parameters:policy:in:)``
+/// - ``response(where:include:policy:in:)``
 /// - ``create(in:uploadProgress:)``
 /// - ``save(uploadProgress:)``
 /// - ``fetch()``

@@ -96,6 +96,12 @@ struct IdentityMap {
         }
     }
 
+    /// Forgets every entry of a model.
+    mutating func removeAll<Model: ResourceModel>(of type: Model.Type) {
+        let identifier = ObjectIdentifier(type)
+        entries = entries.filter { $0.key.type != identifier }
+    }
+
     /// Sweeps released entries once the table has doubled since the last sweep.
     mutating func sweepIfGrown() {
         guard entries.count >= sweepThreshold else { return }

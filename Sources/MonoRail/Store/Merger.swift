@@ -44,7 +44,8 @@ enum Merger {
     /// The changes of a merge, once every check passed.
     static func apply<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: InstanceState<Model>.MergeMode,
-        store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, announcements: inout [() -> Void]
+        store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, fetchedAt: Date,
+        announcements: inout [() -> Void]
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
         let fields = Model.resourceSchema.fields
@@ -56,8 +57,10 @@ enum Merger {
         map.reserve(patches.count)
         for position in patches.indices {
             let patch = patches[position]
+            let fetchedAt = patch.fetchedAt ?? fetchedAt
             for nested in patch.embedded {
-                let children = nested.patch.apply(in: &map, store: store, coder: coder, announcements: &announcements)
+                let children = nested.patch.apply(
+                    in: &map, store: store, coder: coder, fetchedAt: fetchedAt, announcements: &announcements)
                 fields[nested.index].embedded?.assign(&patch.values, children)
             }
             let instance: Model
@@ -86,7 +89,7 @@ enum Merger {
             // An instance made here has no observers yet; only a per-model stream could be listening.
             let isUnobserved = isNew && target == nil && !perTypeListening
             let changed = instance._$state.apply(
-                patch, mode: mode, store: store, coder: coder, fields: fields,
+                patch, mode: mode, store: store, coder: coder, fields: fields, fetchedAt: fetchedAt,
                 comparesFields: !isUnobserved || hasReferences)
             instances.append(instance)
             if isUnobserved {

@@ -37,12 +37,32 @@ public final class ResourceStore: Sendable {
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()
     let loadBatcher = LoadBatcher()
+    /// Instances kept alive by ``pin(_:)``.
+    let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
 
     /// Creates a store.
     ///
     /// - Parameter configuration: The API and conventions its models talk to.
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
         settings = Locked(Settings(configuration: configuration))
+    }
+
+    /// Creates a store that keeps its records in `storage`, such as a `SQLiteStorage` file that
+    /// survives restarts.
+    ///
+    /// ```swift
+    /// let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: path))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - configuration: The API and conventions its models talk to; its ``MonoRail/Configuration/storage``
+    ///     is replaced.
+    ///   - storage: Where records are kept.
+    public convenience init(configuration: MonoRail.Configuration = MonoRail.Configuration(), storage: any RecordCache)
+    {
+        var configuration = configuration
+        configuration.storage = storage
+        self.init(configuration: configuration)
     }
 
     /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).
@@ -120,18 +140,23 @@ public final class ResourceStore: Sendable {
     ///   - mode: Whether the records answer a save.
     /// - Throws: ``APIError/Code/inconsistentResponse`` when an id changed type or `target` would
     ///   take an id a live instance already has.
+    ///   - fetchedAt: When the request that fetched the records was sent; a record read back from a
+    ///     cache carries its own.
     func merge<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch] = [], target: Model? = nil,
-        mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder
+        mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder, fetchedAt: Date
     ) throws -> [Model] {
-        try mergeKeepingSideloads(patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder).instances
+        try mergeKeepingSideloads(
+            patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder, fetchedAt: fetchedAt
+        ).instances
     }
 
-    /// ``merge(_:sideloaded:target:mode:coder:)``, also returning the side-loaded instances so the
-    /// caller can hand them to the records that relate to them before they are released.
+    /// ``merge(_:sideloaded:target:mode:coder:fetchedAt:)``, also returning the side-loaded
+    /// instances so the caller can hand them to the records that relate to them before they are
+    /// released.
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch], target: Model?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetchedAt: Date
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.
@@ -143,11 +168,12 @@ public final class ResourceStore: Sendable {
             for side in sideloaded { try side.check(in: map) }
             map.sweepIfGrown()
             for side in sideloaded {
-                sideInstances += side.apply(in: &map, store: self, coder: coder, announcements: &announcements)
+                sideInstances += side.apply(
+                    in: &map, store: self, coder: coder, fetchedAt: fetchedAt, announcements: &announcements)
             }
             instances = Merger.apply(
                 patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
-                announcements: &announcements)
+                fetchedAt: fetchedAt, announcements: &announcements)
         }
         for announce in announcements { announce() }
         return (instances, sideInstances)

@@ -10,6 +10,9 @@ extension APIClient {
     ///
     /// - Parameter request: The request to send.
     /// - Returns: The response, not yet decoded.
+    /// A `304 Not Modified` answering a request sent with `If-None-Match` or `If-Modified-Since` is
+    /// returned, not thrown.
+    ///
     /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` for a non-2xx status,
     ///   ``APIError/Code/validationFailed`` for a 422 with validation messages, or a transport code.
     public func send(_ request: APIRequest) async throws -> APIResponse {
@@ -102,6 +105,12 @@ extension APIClient {
     func validateStatus(of result: APIResponse, for request: APIRequest) throws {
         let status = result.response.status
         guard status.kind != .successful else { return }
+        // 304 is the answer a conditional request asks for: the representation the client holds is current.
+        if status == .notModified,
+            result.request.headerFields[.ifNoneMatch] != nil || result.request.headerFields[.ifModifiedSince] != nil
+        {
+            return
+        }
         let parsed =
             result.body.isEmpty ? nil : try? responseDecoder.parse(result.body, response: result.response)
         let reason =

@@ -27,7 +27,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
             case httpStatus, validationFailed, decodingFailed, encodingFailed
             case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
             case transport
-            case inconsistentResponse, notPersisted
+            case inconsistentResponse, notPersisted, notCached
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -61,6 +61,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         public static let inconsistentResponse = Code(.inconsistentResponse)
         /// The action needs a record that exists on the server, and this one has no id yet.
         public static let notPersisted = Code(.notPersisted)
+        /// A read that may only be answered from the record cache (`CachePolicy.cacheOnly`) found no
+        /// answer there, or one past its time to live.
+        public static let notCached = Code(.notCached)
 
         /// The code's name.
         public var description: String { value.rawValue }

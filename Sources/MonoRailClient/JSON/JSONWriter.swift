@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 /// Serializes ``JSONValue`` trees to compact UTF-8 JSON.
-enum JSONWriter {
+package enum JSONWriter {
     /// Writes `value` as compact JSON. Non-finite doubles, which JSON cannot express, become `null`
     /// (the encoders reject them before they get here).
-    static func serialize(_ value: JSONValue, sortedKeys: Bool = false) -> Data {
+    package static func serialize(_ value: JSONValue, sortedKeys: Bool = false) -> Data {
         var output = [UInt8]()
         output.reserveCapacity(256)
         write(value, into: &output, sortedKeys: sortedKeys)

@@ -1,0 +1,319 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+// Stages 1 (read policy) and 7 (persist): where the record cache plugs into the pipeline.
+
+/// What a merge hands the persist stage: the records of the answer as they came, which were the
+/// main ones, and which came beside them.
+final class MergeContext {
+    /// When the request was sent.
+    let fetchedAt: Date
+    /// Whether records keep their form as received, for the record cache.
+    let keepsWire: Bool
+    private(set) var records: [StoredRecord] = []
+    /// The ids of the main records, in response order.
+    private(set) var ids: [String] = []
+    /// The side-loaded records.
+    private(set) var related: [RecordKey] = []
+
+    init(fetchedAt: Date, keepsWire: Bool = false) {
+        self.fetchedAt = fetchedAt
+        self.keepsWire = keepsWire
+    }
+
+    /// Notes the records of a merged answer, embedded ones included, each under its own key.
+    func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch]) {
+        guard keepsWire else { return }
+        let model = Model.resourceName
+        records.reserveCapacity(patches.count)
+        for patch in patches {
+            if let id = patch.id { ids.append(id.description) }
+            patch.collect(into: &records, model: model, fetchedAt: fetchedAt)
+        }
+        for side in sideloaded {
+            side.collect(into: &records, fetchedAt: fetchedAt)
+            related += side.keys
+        }
+    }
+}
+
+/// What the record cache holds for a read.
+struct CacheHit: Sendable {
+    /// The main records, in the order of the answer they came in.
+    var records: [StoredRecord]
+    var related: [StoredRecord]
+    var fetchedAt: Date
+    var etag: String?
+    var lastModified: String?
+    /// The stored query that answered; `nil` when the record itself did.
+    var query: QueryKey?
+
+    var keys: [RecordKey] { records.map(\.key) + related.map(\.key) }
+}
+
+extension ActionPipeline.Prepared {
+    /// The read's key in a record cache: its path and parameters. `nil` for reads a stored query does
+    /// not answer: a singleton resource's record and a ``ResourceModel/fetch()``.
+    var queryKey: QueryKey? {
+        switch action.operation {
+        case .get, .list, .search:
+            let parameters =
+                query.isEmpty
+                ? "" : "?" + String(decoding: JSONWriter.serialize(.object(query), sortedKeys: true), as: UTF8.self)
+            return QueryKey(model: Model.resourceName, key: path.encoded + parameters)
+        default:
+            return nil
+        }
+    }
+
+    /// The id of a read of one record by id with nothing else asked, which the record itself answers.
+    var recordReadID: ResourceID? {
+        switch action.operation {
+        case .get(let id) where query.isEmpty: id
+        case .fetch: expectedID
+        default: nil
+        }
+    }
+}
+
+extension ActionPipeline {
+    /// One action's way through the read policy, the request, the merge and the persist stage.
+    struct Answering<Value: Sendable>: Sendable {
+        let pipeline: ActionPipeline
+        let prepared: Prepared
+        let merge: @Sendable (APIResponse, Prepared, MergeContext) throws -> Value
+        let cached: @Sendable ([Model]) throws -> Value
+
+        private var setup: ModelSetup<Model> { pipeline.setup }
+
+        // MARK: 1. Read policy
+
+        /// Answers a read as `policy` says.
+        func read(policy: CachePolicy) async throws -> ResourceResponse<Value> {
+            guard policy.readsCache, let storage = setup.storage else { return try await network(validators: nil) }
+            let hit: CacheHit?
+            do {
+                hit = try await lookup(in: storage)
+            } catch {
+                if policy == .cacheOnly { throw error }
+                warn("the record cache could not be read", error)
+                hit = nil
+            }
+            switch policy.kind {
+            case .networkOnly:
+                return try await network(validators: nil)
+            case .cacheOnly:
+                guard let hit else {
+                    throw APIError(.notCached, "the record cache holds no answer to \(description)")
+                }
+                return try answer(hit)
+            case .cacheFirst(let maxAge):
+                if let hit, maxAge.map({ Self.age(of: hit) <= $0 }) ?? true, let answer = await answerOrForget(hit) {
+                    return answer
+                }
+                return try await network(validators: hit)
+            case .staleWhileRevalidate:
+                guard let hit, var answer = await answerOrForget(hit) else {
+                    return try await network(validators: hit)
+                }
+                answer.revalidation = Task { _ = try await network(validators: hit) }
+                return answer
+            case .networkFirst:
+                do {
+                    return try await network(validators: hit)
+                } catch let error as APIError where error.isTransient || error.code == .transport {
+                    guard let hit, let answer = await answerOrForget(hit) else { throw error }
+                    return answer
+                }
+            }
+        }
+
+        /// The cached records of the read, or `nil` when the cache lacks one of them or they are
+        /// older than the model's time to live.
+        private func lookup(in storage: any RecordCache) async throws -> CacheHit? {
+            let model = Model.resourceName
+            if let id = prepared.recordReadID {
+                let key = RecordKey(model: model, id: id)
+                guard let record = try await storage.records([key])[key] else { return nil }
+                guard isFresh(record.fetchedAt) else {
+                    try await storage.remove([key])
+                    return nil
+                }
+                return CacheHit(
+                    records: [record], related: [], fetchedAt: record.fetchedAt, etag: record.etag,
+                    lastModified: record.lastModified, query: nil)
+            }
+            guard let queryKey = prepared.queryKey, let query = try await storage.query(queryKey),
+                isFresh(query.fetchedAt)
+            else { return nil }
+            let keys = query.ids.map { RecordKey(model: model, id: $0) }
+            let found = try await storage.records(keys + query.related)
+            var records: [StoredRecord] = []
+            records.reserveCapacity(keys.count)
+            for key in keys {
+                guard let record = found[key] else { return nil }
+                records.append(record)
+            }
+            var related: [StoredRecord] = []
+            for key in query.related {
+                guard let record = found[key] else { return nil }
+                related.append(record)
+            }
+            return CacheHit(
+                records: records, related: related, fetchedAt: query.fetchedAt, etag: query.etag,
+                lastModified: query.lastModified, query: queryKey)
+        }
+
+        private func isFresh(_ fetchedAt: Date) -> Bool {
+            guard let timeToLive = setup.cacheTimeToLive else { return true }
+            return Date().timeIntervalSince(fetchedAt) <= timeToLive
+        }
+
+        private static func age(of hit: CacheHit) -> Duration {
+            .seconds(max(0, Date().timeIntervalSince(hit.fetchedAt)))
+        }
+
+        /// The value of cached records, merged.
+        private func answer(_ hit: CacheHit) throws -> ResourceResponse<Value> {
+            var response = ResourceResponse(
+                value: try cached(try pipeline.mergeStored(hit, confirmedAt: nil)), status: .ok, source: .cache)
+            response.fetchedAt = hit.fetchedAt
+            response.age = Self.age(of: hit)
+            return response
+        }
+
+        /// ``answer(_:)``, or `nil` after forgetting the records when one cannot be read back: the
+        /// network answers instead.
+        private func answerOrForget(_ hit: CacheHit) async -> ResourceResponse<Value>? {
+            do {
+                return try answer(hit)
+            } catch {
+                warn("a cached answer could not be read back; it is dropped", error)
+                try? await setup.storage?.remove(hit.keys)
+                return nil
+            }
+        }
+
+        // MARK: 3–8. Request, merge, persist
+
+        /// Sends the request, conditional on the cached answer's validators when there is one.
+        func network(validators hit: CacheHit?) async throws -> ResourceResponse<Value> {
+            let sentAt = Date()
+            let response = try await pipeline.send(prepared, validators: hit)
+            return try await received(response, sentAt: sentAt, validated: hit)
+        }
+
+        /// Merges and keeps what the server answered a request sent at `sentAt`.
+        func received(_ response: APIResponse, sentAt: Date, validated hit: CacheHit? = nil) async throws
+            -> ResourceResponse<Value>
+        {
+            if response.response.status == .notModified {
+                guard let hit else {
+                    throw setup.attach(
+                        APIError(
+                            .inconsistentResponse,
+                            "the server answered 304 Not Modified to a request without validators"),
+                        to: response)
+                }
+                let value: Value
+                do {
+                    value = try cached(try pipeline.mergeStored(hit, confirmedAt: sentAt))
+                } catch {
+                    warn("a cached answer the server confirmed could not be read back; asking again", error)
+                    try? await setup.storage?.remove(hit.keys)
+                    return try await network(validators: nil)
+                }
+                do {
+                    try await setup.storage?.refresh(hit.keys, query: hit.query, fetchedAt: sentAt)
+                } catch {
+                    warn("the record cache could not note the server's confirmation", error)
+                }
+                return ResourceResponse(value, of: response, source: .revalidated, fetchedAt: sentAt)
+            }
+            let context = MergeContext(fetchedAt: sentAt, keepsWire: setup.storage != nil)
+            let value = try merge(response, prepared, context)
+            await persist(context, response)
+            return ResourceResponse(value, of: response, source: .network, fetchedAt: sentAt)
+        }
+
+        /// 7. Persist: gives the record cache what the server answered. The records merged and the
+        /// server answered, so a cache that cannot keep them is logged, not turned into a failure of
+        /// an action that succeeded.
+        private func persist(_ context: MergeContext, _ response: APIResponse) async {
+            guard let storage = setup.storage else { return }
+            let model = Model.resourceName
+            var records = context.records
+            var query: StoredQuery?
+            let etag = response.response.headerFields[.eTag]
+            let lastModified = response.response.headerFields[.lastModified]
+            do {
+                switch prepared.action.operation {
+                case .delete:
+                    if let id = prepared.expectedID { try await storage.remove([RecordKey(model: model, id: id)]) }
+                    return
+                case .save where response.body.isEmpty:
+                    // The server took the edits without saying what it now has: the copy is stale.
+                    if let id = prepared.expectedID { try await storage.remove([RecordKey(model: model, id: id)]) }
+                    return
+                default:
+                    break
+                }
+                if let id = prepared.recordReadID {
+                    // The record's own answer: its validators are the record's.
+                    let key = RecordKey(model: model, id: id)
+                    if let index = records.firstIndex(where: { $0.key == key }) {
+                        records[index].etag = etag
+                        records[index].lastModified = lastModified
+                    }
+                } else if let key = prepared.queryKey {
+                    query = StoredQuery(
+                        key: key, ids: context.ids, related: context.related, fetchedAt: context.fetchedAt, etag: etag,
+                        lastModified: lastModified)
+                }
+                guard !records.isEmpty || query != nil else { return }
+                try await storage.write(records, query: query)
+            } catch {
+                warn("the record cache could not keep the answer", error)
+            }
+        }
+
+        private var description: String {
+            "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue) \(prepared.queryKey?.key ?? prepared.path.encoded)"
+        }
+
+        private func warn(_ message: String, _ error: any Error) {
+            setup.client.configuration.logger.warning("\(message) (\(description)): \(error)")
+        }
+    }
+
+    /// Decodes cached records, and the related records stored with them, and merges them as one
+    /// answer. Each record keeps the time it was fetched, unless the server just confirmed them all.
+    func mergeStored(_ hit: CacheHit, confirmedAt: Date?) throws -> [Model] {
+        let coder = FieldCoder(options: setup.coding)
+        let decoder = setup.decoder(coder: coder, store: store)
+        var patches: [RecordPatch<Model>] = []
+        patches.reserveCapacity(hit.records.count)
+        for record in hit.records {
+            guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
+            patch.fetchedAt = confirmedAt ?? record.fetchedAt
+            patches.append(patch)
+        }
+        try RecordPatch.requireDistinctIDs(patches, at: "the cache")
+        var sideloaded: [any EmbeddedPatch] = []
+        for (model, records) in Dictionary(grouping: hit.related, by: \.key.model) {
+            guard let loading = setup.sideLoads.first(where: { $0.loading.model() == model })?.loading else {
+                throw APIError(
+                    .notCached,
+                    "the cached answer holds \(model) records, which \(Model.resourceSchema.typeName) does not relate to"
+                )
+            }
+            sideloaded.append(try loading.decodeStored(records, store, confirmedAt))
+        }
+        let (merged, side) = try store.mergeKeepingSideloads(
+            patches, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
+            fetchedAt: confirmedAt ?? hit.fetchedAt)
+        if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+        return merged
+    }
+}

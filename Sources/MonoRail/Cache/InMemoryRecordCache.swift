@@ -1,0 +1,176 @@
+public import Foundation
+import MonoRailTransport
+
+/// A record cache in memory, bounded in size: every store's cache unless its configuration names
+/// another (``MonoRail/Configuration/storage``). It answers reads while the process lives; for
+/// records that survive a restart use `SQLiteStorage` (module `MonoRailSQLite`).
+///
+/// When the records kept pass ``maxBytes``, the least recently used ones that are not pinned are
+/// dropped until they take up nine tenths of it, so that a cache at its bound does not evict on
+/// every write.
+///
+/// ```swift
+/// let store = ResourceStore(configuration: configuration, storage: InMemoryRecordCache(maxBytes: 64 << 20))
+/// ```
+public final class InMemoryRecordCache: RecordCache {
+    /// The most bytes of records kept (their bodies, keys and bookkeeping).
+    public let maxBytes: Int
+
+    private struct Entry {
+        var record: StoredRecord
+        var lastUse: UInt64
+        var size: Int
+    }
+
+    private struct State {
+        var records: [RecordKey: Entry] = [:]
+        var queries: [QueryKey: (query: StoredQuery, lastUse: UInt64, size: Int)] = [:]
+        var pinned: Set<RecordKey> = []
+        var bytes = 0
+        /// A use counter: the order of uses, whatever the clock does.
+        var clock: UInt64 = 0
+
+        mutating func tick() -> UInt64 {
+            clock += 1
+            return clock
+        }
+    }
+
+    private let state = Locked(State())
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameter maxBytes: The most bytes of records kept; default 32 MiB.
+    public init(maxBytes: Int = 32 << 20) {
+        self.maxBytes = max(0, maxBytes)
+    }
+
+    /// The number of records kept.
+    public var count: Int { state.withLock { $0.records.count } }
+
+    /// The bytes the records and queries kept take up, as counted against ``maxBytes``.
+    public var byteCount: Int { state.withLock { $0.bytes } }
+
+    public func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
+        state.withLock { state in
+            var found: [RecordKey: StoredRecord] = [:]
+            found.reserveCapacity(keys.count)
+            let use = state.tick()
+            for key in keys {
+                guard let entry = state.records[key] else { continue }
+                state.records[key]?.lastUse = use
+                found[key] = entry.record
+            }
+            return found
+        }
+    }
+
+    public func query(_ key: QueryKey) async throws -> StoredQuery? {
+        state.withLock { state in
+            guard let entry = state.queries[key] else { return nil }
+            let use = state.tick()
+            state.queries[key]?.lastUse = use
+            return entry.query
+        }
+    }
+
+    public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
+        state.withLock { state in
+            let use = state.tick()
+            for record in records {
+                if let stored = state.records[record.key], stored.record.fetchedAt > record.fetchedAt { continue }
+                let size = Self.size(of: record)
+                state.bytes += size - (state.records[record.key]?.size ?? 0)
+                state.records[record.key] = Entry(record: record, lastUse: use, size: size)
+            }
+            if let query {
+                let size = Self.size(of: query)
+                state.bytes += size - (state.queries[query.key]?.size ?? 0)
+                state.queries[query.key] = (query, use, size)
+            }
+            evictIfFull(&state)
+        }
+    }
+
+    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
+        state.withLock { state in
+            for key in keys where state.records[key].map({ $0.record.fetchedAt < fetchedAt }) == true {
+                state.records[key]?.record.fetchedAt = fetchedAt
+            }
+            if let query, let stored = state.queries[query]?.query, stored.fetchedAt < fetchedAt {
+                state.queries[query]?.query.fetchedAt = fetchedAt
+            }
+        }
+    }
+
+    public func remove(_ keys: [RecordKey]) async throws {
+        state.withLock { state in
+            for key in keys {
+                guard let removed = state.records.removeValue(forKey: key) else { continue }
+                state.bytes -= removed.size
+            }
+        }
+    }
+
+    public func removeAll(model: String) async throws {
+        state.withLock { state in
+            for (key, entry) in state.records where key.model == model {
+                state.records[key] = nil
+                state.bytes -= entry.size
+            }
+            for (key, entry) in state.queries where key.model == model {
+                state.queries[key] = nil
+                state.bytes -= entry.size
+            }
+        }
+    }
+
+    public func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {
+        state.withLock { state in
+            if pinned {
+                state.pinned.formUnion(keys)
+            } else {
+                state.pinned.subtract(keys)
+                evictIfFull(&state)
+            }
+        }
+    }
+
+    public func clear() async throws {
+        // A new state rather than emptied collections: the old storage is released, not kept for reuse.
+        state.withLock { $0 = State() }
+    }
+
+    // MARK: - Eviction
+
+    private func evictIfFull(_ state: inout State) {
+        guard state.bytes > maxBytes else { return }
+        let target = maxBytes / 10 * 9
+        var candidates: [(use: UInt64, record: RecordKey?, query: QueryKey?)] = []
+        candidates.reserveCapacity(state.records.count + state.queries.count)
+        for (key, entry) in state.records where !state.pinned.contains(key) {
+            candidates.append((entry.lastUse, key, nil))
+        }
+        for (key, entry) in state.queries { candidates.append((entry.lastUse, nil, key)) }
+        candidates.sort { $0.use < $1.use }
+        for candidate in candidates {
+            guard state.bytes > target else { break }
+            if let key = candidate.record, let removed = state.records.removeValue(forKey: key) {
+                state.bytes -= removed.size
+            } else if let key = candidate.query, let removed = state.queries.removeValue(forKey: key) {
+                state.bytes -= removed.size
+            }
+        }
+    }
+
+    /// What a record costs: its body, its key and about a dictionary entry's bookkeeping.
+    private static func size(of record: StoredRecord) -> Int {
+        record.body.count + record.key.model.utf8.count + record.key.id.utf8.count + (record.etag?.utf8.count ?? 0)
+            + (record.lastModified?.utf8.count ?? 0) + 96
+    }
+
+    private static func size(of query: StoredQuery) -> Int {
+        query.key.key.utf8.count + query.ids.reduce(0) { $0 + $1.utf8.count + 16 }
+            + query.related.reduce(0) { $0 + $1.model.utf8.count + $1.id.utf8.count + 32 } + 128
+    }
+}

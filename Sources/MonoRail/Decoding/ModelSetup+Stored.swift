@@ -1,0 +1,50 @@
+import Foundation
+
+// Records read back from a record cache are MessagePack (``StoredRecord/body``): read in place
+// when they can be, else as a tree, by the same code as a MessagePack response, so a cached
+// record gives the values, and a damaged one the errors, that its response gave.
+extension ModelSetup {
+    /// One cached record, decoded; `nil` when the model's `customDeserialize` drops it.
+    ///
+    /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` for a body that is not one
+    ///   record.
+    func decode(stored record: StoredRecord, with decoder: RecordDecoder<Model>) throws -> RecordPatch<Model>? {
+        let location = RecordLocation(base: "cache(\(record.key))")
+        let reader = client.responseDecoder.messagePackReader
+        if !record.body.isEmpty, !Model.resourceSchema.rewritesRecords {
+            let inPlace = record.body.withUnsafeBytes { bytes -> RecordPatch<Model>? in
+                var end = 0
+                let field = MessagePackField(bytes: bytes, offset: 0, maxDepth: reader.maxDepth)
+                guard let patch = try? decoder.decodeInPlace(field, at: location, depth: 0, end: &end),
+                    end == bytes.count
+                else { return nil }
+                return patch
+            }
+            if let inPlace { return inPlace }
+        }
+        let tree: JSONValue
+        do {
+            tree = try reader.readJSON(record.body)
+        } catch {
+            throw RecordDecoder<Model>.failure("the cached record is not MessagePack: \(error)", at: location)
+        }
+        return try decoder.decodeUnlessDropped(tree, at: location)
+    }
+}
+
+extension SideLoading {
+    static func decodeStored<Target: ResourceModel>(
+        _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmedAt: Date?
+    ) throws -> any EmbeddedPatch {
+        let setup = store.setup(for: Target.self)
+        let decoder = setup.decoder(coder: FieldCoder(options: setup.coding), store: store)
+        var patches: [RecordPatch<Target>] = []
+        patches.reserveCapacity(records.count)
+        for record in records {
+            guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
+            patch.fetchedAt = confirmedAt ?? record.fetchedAt
+            patches.append(patch)
+        }
+        return EmbeddedRecords(patches: patches)
+    }
+}
