@@ -56,6 +56,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     /// Whether the policy reads the cache before or instead of the network.
     var readsCache: Bool { kind != .networkOnly }
 
+    /// The policy as it is written in Swift: `"cacheFirst(maxAge: 60.0 seconds)"`.
     public var description: String {
         switch kind {
         case .networkOnly: "networkOnly"

@@ -51,6 +51,7 @@ public final class InMemoryRecordCache: RecordCache {
     /// The bytes the records and queries kept take up, as counted against ``maxBytes``.
     public var byteCount: Int { state.withLock { $0.bytes } }
 
+    /// The records kept among `keys`, each marked as just used.
     public func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
         state.withLock { state in
             var found: [RecordKey: StoredRecord] = [:]
@@ -65,6 +66,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// The stored answer to a read, marked as just used.
     public func query(_ key: QueryKey) async throws -> StoredQuery? {
         state.withLock { state in
             guard let entry = state.queries[key] else { return nil }
@@ -74,6 +76,8 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Keeps records (each unless a later one is kept) and the query they answered, then evicts
+    /// what no longer fits.
     public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
         state.withLock { state in
             let use = state.tick()
@@ -92,6 +96,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Moves the fetched-at of records and a query forward to `fetchedAt`.
     public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
         state.withLock { state in
             for key in keys where state.records[key].map({ $0.record.fetchedAt < fetchedAt }) == true {
@@ -103,6 +108,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Forgets records.
     public func remove(_ keys: [RecordKey]) async throws {
         state.withLock { state in
             for key in keys {
@@ -112,6 +118,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
         state.withLock { state in
             for (key, entry) in state.records where key.model == model {
@@ -125,6 +132,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Keeps records from eviction, or lets them go; a key may be pinned before its record arrives.
     public func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {
         state.withLock { state in
             if pinned {
@@ -136,6 +144,7 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Forgets everything; the memory is released.
     public func clear() async throws {
         // A new state rather than emptied collections: the old storage is released, not kept for reuse.
         state.withLock { $0 = State() }

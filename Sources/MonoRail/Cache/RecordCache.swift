@@ -59,6 +59,7 @@ public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
         self.init(model: model, id: id.description)
     }
 
+    /// `"train 1"`.
     public var description: String { "\(model) \(id)" }
 }
 
@@ -130,5 +131,6 @@ public struct QueryKey: Hashable, Sendable, CustomStringConvertible {
         self.key = key
     }
 
+    /// `"train /trains?…"`.
     public var description: String { "\(model) \(key)" }
 }
