@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "MonoRailClient", targets: ["MonoRailClient"]),
         .library(name: "MonoRailTransport", targets: ["MonoRailTransport"]),
         .library(name: "MonoRailAsyncHTTPClient", targets: ["MonoRailAsyncHTTPClient"]),
+        .library(name: "MonoRailSQLite", targets: ["MonoRailSQLite"]),
         .library(name: "MonoRailServer", targets: ["MonoRailServer"]),
         .executable(name: "monorail", targets: ["monorail"]),
     ],
@@ -88,6 +89,15 @@ let package = Package(
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .target(name: "MonoRailAsyncHTTPClient", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        // Layer 4: storage in SQLite through GRDB; the core never imports GRDB.
+        .target(
+            name: "MonoRailSQLite",
+            dependencies: [
+                "MonoRail",
+                "MonoRailTransport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Layer 5: the reference server, a real backend speaking the Rails conventions.
@@ -164,8 +174,9 @@ let package = Package(
             name: "MonoRailTests",
             dependencies: [
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
-                "TestServer",
+                "MonoRailSQLite", "TestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Support/parse_multipart.py"]
         ),

@@ -1,0 +1,398 @@
+public import Foundation
+import GRDB
+public import MonoRail
+import MonoRailTransport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A record cache in a SQLite file: records survive restarts, so an app answers reads offline with
+/// what it last saw.
+///
+/// ```swift
+/// let storage = try SQLiteStorage(path: appSupport.appendingPathComponent("app.sqlite").path)
+/// MonoRail.configure {
+///     $0.storage = storage
+///     $0.cachePolicy = .networkFirst      // the cache when the network fails
+/// }
+/// ```
+///
+/// - The file is SQLite in WAL mode through GRDB: readers never wait for a writer, and each write
+///   (every record of one answer) is one transaction. Tables are created and upgraded by a
+///   `DatabaseMigrator`; the file is the owner's only (0600), in a directory made 0700 when it is
+///   created here.
+/// - Records are kept by model and id, with their body as the server sent it, the time of the
+///   request that fetched them, and their `ETag` and `Last-Modified`; the answers of reads by their
+///   path and parameters, as the ordered ids of their records.
+/// - Past ``maxBytes`` the least recently used records go first, except pinned ones
+///   (``ResourceStore/pin(_:)``).
+/// - ``clear()`` deletes every row with SQLite's `secure_delete` on, rebuilds the file (`VACUUM`) and
+///   empties the write-ahead log: afterwards no record's bytes are in the file or its log.
+/// - A file that is damaged, of another app, or of a newer MonoRail is refused with a
+///   ``SQLiteStorageError`` and left as it is, unless ``Recovery/moveAside`` is asked for.
+public final class SQLiteStorage: RecordCache {
+    /// What to do when the file exists but cannot be used.
+    public enum Recovery: Sendable, Hashable {
+        /// Throw a ``SQLiteStorageError``; the file stays as it is.
+        case fail
+        /// Move the file (and its log) aside with ``SQLiteStorage/moveAside(path:)`` and start with
+        /// an empty one; ``SQLiteStorage/movedAsidePath`` says where it went. A file that cannot be
+        /// opened at all (permissions) still throws.
+        case moveAside
+    }
+
+    /// The database file.
+    public let path: String
+    /// The most bytes of records and queries kept; `nil` for no bound.
+    public let maxBytes: Int?
+    /// Where an unusable file was moved by ``Recovery/moveAside``; `nil` when none was.
+    public let movedAsidePath: String?
+
+    private let pool: DatabasePool
+    /// Uses of records and queries since the last write, written with the next one: a read costs
+    /// no write.
+    private let uses: Locked<Uses>
+
+    private struct Uses {
+        var clock: Int64
+        var records: [RecordKey: Int64] = [:]
+        var queries: [QueryKey: Int64] = [:]
+
+        mutating func tick() -> Int64 {
+            clock += 1
+            return clock
+        }
+    }
+
+    /// Opens the file at `path`, or creates it (and its directory).
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - maxBytes: The most bytes of records kept; default 256 MiB; `nil` for no bound.
+    ///   - recovery: What to do with an existing file that cannot be used; default ``Recovery/fail``.
+    /// - Throws: ``SQLiteStorageError``: ``SQLiteStorageError/Code/unreadable`` for a damaged file or
+    ///   one that is not SQLite, ``SQLiteStorageError/Code/foreign`` for another app's database,
+    ///   ``SQLiteStorageError/Code/newerSchema`` for a newer MonoRail's, and
+    ///   ``SQLiteStorageError/Code/cannotOpen`` when the file or directory cannot be used.
+    public init(path: String, maxBytes: Int? = 256 << 20, recovery: Recovery = .fail) throws {
+        self.path = path
+        self.maxBytes = maxBytes.map { max(0, $0) }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.path) {
+            do {
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw SQLiteStorageError(
+                    .cannotOpen, path: path, "the directory cannot be created", underlyingError: error)
+            }
+        }
+        var moved: String?
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                try StorageFile.check(path)
+            } catch let error as SQLiteStorageError where recovery == .moveAside && error.code != .cannotOpen {
+                moved = try Self.moveAside(path: path)
+            }
+        }
+        movedAsidePath = moved
+        try Self.createOwnerOnly(path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Deleted and overwritten records are zeroed on disk, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try StorageFile.migrator.migrate(pool)
+            let clock = try pool.read { db in
+                try Int64.fetchOne(
+                    db,
+                    sql:
+                        "SELECT MAX(used) FROM (SELECT MAX(used_at) AS used FROM record UNION ALL SELECT MAX(used_at) FROM query)"
+                )
+            }
+            uses = Locked(Uses(clock: clock ?? 0))
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+
+    /// Moves an unusable file, and its write-ahead log and shared-memory index, aside: to
+    /// `<path>.unreadable-<date>`, beside it. The store can then start empty at `path`, and the
+    /// old file can still be examined or sent with a bug report.
+    ///
+    /// - Returns: Where the file went.
+    /// - Throws: ``SQLiteStorageError/Code/cannotOpen`` when it cannot be moved.
+    @discardableResult
+    public static func moveAside(path: String) throws -> String {
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        var target = "\(path).unreadable-\(stamp)"
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: target) {
+            attempt += 1
+            target = "\(path).unreadable-\(stamp)-\(attempt)"
+        }
+        do {
+            try FileManager.default.moveItem(atPath: path, toPath: target)
+            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.moveItem(atPath: path + suffix, toPath: target + suffix)
+            }
+        } catch {
+            throw SQLiteStorageError(.cannotOpen, path: path, "the file cannot be moved aside", underlyingError: error)
+        }
+        return target
+    }
+
+    /// Creates the file readable by its owner only; SQLite gives its log and index the same mode.
+    private static func createOwnerOnly(_ path: String) throws {
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SQLiteStorageError(
+                .cannotOpen, path: path, "the file cannot be created: \(String(cString: strerror(errno)))")
+        }
+        close(descriptor)
+    }
+
+    // MARK: - RecordCache
+
+    /// The stored records among `keys`.
+    public func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
+        let found = try reading { db in
+            var found: [RecordKey: StoredRecord] = [:]
+            found.reserveCapacity(keys.count)
+            let statement = try db.cachedStatement(
+                sql: "SELECT body, fetched_at, etag, last_modified FROM record WHERE model = ? AND id = ?")
+            for key in keys {
+                guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
+                found[key] = StoredRecord(
+                    key: key, body: row[0], fetchedAt: Date(timeIntervalSince1970: row[1]), etag: row[2],
+                    lastModified: row[3])
+            }
+            return found
+        }
+        guard !found.isEmpty else { return found }
+        uses.withLock { uses in
+            let use = uses.tick()
+            for key in found.keys { uses.records[key] = use }
+        }
+        return found
+    }
+
+    /// The stored answer to a read.
+    public func query(_ key: QueryKey) async throws -> StoredQuery? {
+        let stored = try reading { db -> StoredQuery? in
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql:
+                            "SELECT ids, related, fetched_at, etag, last_modified FROM query WHERE model = ? AND key = ?"
+                    ),
+                    arguments: [key.model, key.key])
+            else { return nil }
+            return StoredQuery(
+                key: key, ids: try KeyList.decode(row[0]), related: try KeyList.decodeKeys(row[1]),
+                fetchedAt: Date(timeIntervalSince1970: row[2]), etag: row[3], lastModified: row[4])
+        }
+        if stored != nil { uses.withLock { $0.queries[key] = $0.tick() } }
+        return stored
+    }
+
+    /// Keeps records and the query they answered in one transaction; a record whose stored version
+    /// was fetched later stays. Then evicts what no longer fits.
+    public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
+        try await writing { db, use in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT INTO record (model, id, body, fetched_at, etag, last_modified, size, used_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (model, id) DO UPDATE SET
+                        body = excluded.body, fetched_at = excluded.fetched_at, etag = excluded.etag,
+                        last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at
+                    WHERE excluded.fetched_at >= record.fetched_at
+                    """)
+            for record in records {
+                try statement.execute(arguments: [
+                    record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSince1970, record.etag,
+                    record.lastModified, Self.size(of: record), use,
+                ])
+            }
+            if let query {
+                let ids = KeyList.encode(query.ids)
+                let related = KeyList.encode(query.related)
+                try db.execute(
+                    sql: """
+                        INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (model, key) DO UPDATE SET
+                            ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
+                            etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
+                            used_at = excluded.used_at
+                        WHERE excluded.fetched_at >= query.fetched_at
+                        """,
+                    arguments: [
+                        query.key.model, query.key.key, ids, related, query.fetchedAt.timeIntervalSince1970, query.etag,
+                        query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
+                    ])
+            }
+            try self.evictIfFull(db)
+        }
+    }
+
+    /// Moves the fetched-at of records and a query forward.
+    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
+        let time = fetchedAt.timeIntervalSince1970
+        try await writing { db, _ in
+            let statement = try db.cachedStatement(
+                sql: "UPDATE record SET fetched_at = ? WHERE model = ? AND id = ? AND fetched_at < ?")
+            for key in keys { try statement.execute(arguments: [time, key.model, key.id, time]) }
+            if let query {
+                try db.execute(
+                    sql: "UPDATE query SET fetched_at = ? WHERE model = ? AND key = ? AND fetched_at < ?",
+                    arguments: [time, query.model, query.key, time])
+            }
+        }
+    }
+
+    /// Forgets records.
+    public func remove(_ keys: [RecordKey]) async throws {
+        try await writing { db, _ in
+            let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
+            for key in keys { try statement.execute(arguments: [key.model, key.id]) }
+        }
+    }
+
+    /// Forgets every record and query of a model.
+    public func removeAll(model: String) async throws {
+        try await writing { db, _ in
+            try db.execute(sql: "DELETE FROM record WHERE model = ?", arguments: [model])
+            try db.execute(sql: "DELETE FROM query WHERE model = ?", arguments: [model])
+        }
+    }
+
+    /// Keeps records from eviction, or lets them go; a key may be pinned before its record arrives.
+    public func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {
+        try await writing { db, _ in
+            let statement = try db.cachedStatement(
+                sql: pinned
+                    ? "INSERT OR IGNORE INTO pin (model, id) VALUES (?, ?)"
+                    : "DELETE FROM pin WHERE model = ? AND id = ?")
+            for key in keys { try statement.execute(arguments: [key.model, key.id]) }
+            if !pinned { try self.evictIfFull(db) }
+        }
+    }
+
+    /// Forgets everything so that it cannot be read back: every row is deleted with `secure_delete`
+    /// on, the file is rebuilt without free pages, and the write-ahead log is emptied to zero bytes.
+    public func clear() async throws {
+        uses.withLock { uses in
+            uses.records = [:]
+            uses.queries = [:]
+        }
+        do {
+            // A barrier: no reader holds a snapshot that the checkpoint would have to keep.
+            try await pool.barrierWriteWithoutTransaction { db in
+                try db.inTransaction {
+                    try db.execute(sql: "DELETE FROM record; DELETE FROM query; DELETE FROM pin")
+                    return .commit
+                }
+                try db.execute(sql: "VACUUM")
+                try db.checkpoint(.truncate)
+            }
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+
+    // MARK: - Sizes and eviction
+
+    /// The bytes the records and queries kept take up, as counted against ``maxBytes``.
+    public var byteCount: Int {
+        get throws { try reading { db in try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0 } }
+    }
+
+    /// The number of records kept.
+    public var count: Int {
+        get throws { try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
+    }
+
+    private static func size(of record: StoredRecord) -> Int {
+        record.body.count + record.key.model.utf8.count + record.key.id.utf8.count + (record.etag?.utf8.count ?? 0)
+            + (record.lastModified?.utf8.count ?? 0) + 48
+    }
+
+    /// Removes the least recently used records and queries that are not pinned until they take up
+    /// nine tenths of ``maxBytes``, so a full cache does not evict on every write.
+    private func evictIfFull(_ db: Database) throws {
+        guard let maxBytes else { return }
+        var total = try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0
+        guard total > maxBytes else { return }
+        let target = maxBytes / 10 * 9
+        let deleteRecord = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
+        let deleteQuery = try db.cachedStatement(sql: "DELETE FROM query WHERE model = ? AND key = ?")
+        while total > target {
+            let oldest = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT 0, model, id, size, used_at FROM record
+                        WHERE NOT EXISTS (SELECT 1 FROM pin WHERE pin.model = record.model AND pin.id = record.id)
+                    UNION ALL SELECT 1, model, key, size, used_at FROM query
+                    ORDER BY used_at LIMIT 256
+                    """)
+            if oldest.isEmpty { break }
+            for row in oldest {
+                guard total > target else { break }
+                let isQuery: Bool = row[0]
+                let model: String = row[1]
+                let id: String = row[2]
+                try (isQuery ? deleteQuery : deleteRecord).execute(arguments: [model, id])
+                total -= row[3]
+            }
+        }
+    }
+
+    // MARK: - Transactions
+
+    private func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+
+    /// One write transaction, which also records the uses since the last one; `body` gets the use
+    /// stamp of what it writes.
+    private func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
+        let (use, records, queries) = uses.withLock { uses in
+            defer {
+                uses.records = [:]
+                uses.queries = [:]
+            }
+            return (uses.tick(), uses.records, uses.queries)
+        }
+        do {
+            try await pool.write { db in
+                if !records.isEmpty {
+                    let statement = try db.cachedStatement(
+                        sql: "UPDATE record SET used_at = ? WHERE model = ? AND id = ? AND used_at < ?")
+                    for (key, used) in records { try statement.execute(arguments: [used, key.model, key.id, used]) }
+                }
+                for (key, used) in queries {
+                    try db.execute(
+                        sql: "UPDATE query SET used_at = ? WHERE model = ? AND key = ? AND used_at < ?",
+                        arguments: [used, key.model, key.key, used])
+                }
+                try body(db, use)
+            }
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+/// The tables of a storage file, and the checks a file passes before anything writes to it.
+enum StorageFile {
+    /// `PRAGMA application_id` of MonoRail's files ("MoRa"), so that a file of another app is told apart.
+    static let applicationID: Int32 = 0x4D6F_5261
+
+    /// The schema, one migration per version. A file with a migration this list lacks was written by
+    /// a newer MonoRail.
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    PRAGMA application_id = \(applicationID);
+                    CREATE TABLE record (
+                        model TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        body BLOB NOT NULL,
+                        fetched_at REAL NOT NULL,
+                        etag TEXT,
+                        last_modified TEXT,
+                        size INTEGER NOT NULL,
+                        used_at INTEGER NOT NULL,
+                        PRIMARY KEY (model, id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX record_use ON record (used_at);
+                    CREATE TABLE query (
+                        model TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        ids BLOB NOT NULL,
+                        related BLOB NOT NULL,
+                        fetched_at REAL NOT NULL,
+                        etag TEXT,
+                        last_modified TEXT,
+                        size INTEGER NOT NULL,
+                        used_at INTEGER NOT NULL,
+                        PRIMARY KEY (model, key)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX query_use ON query (used_at);
+                    CREATE TABLE pin (model TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (model, id)) WITHOUT ROWID;
+                    -- The bytes kept, summed by triggers so a size check reads one row.
+                    CREATE TABLE total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
+                    INSERT INTO total VALUES (1, 0);
+                    CREATE TRIGGER record_added AFTER INSERT ON record
+                        BEGIN UPDATE total SET bytes = bytes + NEW.size; END;
+                    CREATE TRIGGER record_removed AFTER DELETE ON record
+                        BEGIN UPDATE total SET bytes = bytes - OLD.size; END;
+                    CREATE TRIGGER record_resized AFTER UPDATE OF size ON record
+                        BEGIN UPDATE total SET bytes = bytes + NEW.size - OLD.size; END;
+                    CREATE TRIGGER query_added AFTER INSERT ON query
+                        BEGIN UPDATE total SET bytes = bytes + NEW.size; END;
+                    CREATE TRIGGER query_removed AFTER DELETE ON query
+                        BEGIN UPDATE total SET bytes = bytes - OLD.size; END;
+                    CREATE TRIGGER query_resized AFTER UPDATE OF size ON query
+                        BEGIN UPDATE total SET bytes = bytes + NEW.size - OLD.size; END;
+                    """)
+        }
+        return migrator
+    }()
+
+    /// Checks an existing file without writing to it: a SQLite database, whole, MonoRail's, and of a
+    /// schema this version knows (or empty).
+    ///
+    /// - Throws: ``SQLiteStorageError``.
+    static func check(_ path: String) throws {
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw SQLiteStorageError(.cannotOpen, path: path, "the file cannot be read", underlyingError: error)
+        }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        guard size > 0 else { return }
+        try checkHeader(path, size: size)
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            try queue.read { db in
+                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard check == ["ok"] else {
+                    throw SQLiteStorageError(
+                        .unreadable, path: path,
+                        "the database is damaged: "
+                            + check.filter { !$0.hasPrefix("***") }.prefix(3).joined(separator: "; "))
+                }
+                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                let tables = try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+                guard applicationID == Self.applicationID else {
+                    guard applicationID == 0, tables.isEmpty else {
+                        throw SQLiteStorageError(
+                            .foreign, path: path,
+                            "the database belongs to another app (application id \(applicationID), tables "
+                                + "\(tables.prefix(5).joined(separator: ", ")))")
+                    }
+                    return
+                }
+                if try migrator.hasBeenSuperseded(db) {
+                    throw SQLiteStorageError(
+                        .newerSchema, path: path,
+                        "the file was written by a newer MonoRail (schema \(try migrator.appliedIdentifiers(db).sorted()))"
+                    )
+                }
+            }
+        } catch let error as SQLiteStorageError {
+            throw error
+        } catch let error as DatabaseError {
+            throw classify(error, path: path)
+        } catch {
+            throw SQLiteStorageError(.cannotOpen, path: path, "the file cannot be opened", underlyingError: error)
+        }
+    }
+
+    /// The first 100 bytes: the SQLite magic, and a file as long as its header says.
+    private static func checkHeader(_ path: String, size: Int) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw SQLiteStorageError(.cannotOpen, path: path, "the file cannot be read")
+        }
+        defer { try? handle.close() }
+        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+        guard header.count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
+            throw SQLiteStorageError(.unreadable, path: path, "the file is not a SQLite database")
+        }
+        func bigEndian(_ offset: Int, _ count: Int) -> Int {
+            header[offset..<offset + count].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let rawPageSize = bigEndian(16, 2)
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        let pageCount = bigEndian(28, 4)
+        // The page count is valid when its version matches the change counter (SQLite 3.7.0+).
+        if bigEndian(92, 4) == bigEndian(24, 4), pageCount > 0, size < pageCount * pageSize {
+            throw SQLiteStorageError(
+                .unreadable, path: path,
+                "the file is truncated: \(size) bytes of the \(pageCount * pageSize) its header counts")
+        }
+    }
+
+    /// A SQLite error as a storage error.
+    static func classify(_ error: DatabaseError, path: String) -> SQLiteStorageError {
+        switch error.resultCode {
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            SQLiteStorageError(.unreadable, path: path, "the database is damaged", underlyingError: error)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_FULL, .SQLITE_IOERR:
+            SQLiteStorageError(.cannotOpen, path: path, "the file cannot be used", underlyingError: error)
+        default:
+            SQLiteStorageError(.failed, path: path, "SQLite failed", underlyingError: error)
+        }
+    }
+}
