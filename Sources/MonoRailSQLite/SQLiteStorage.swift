@@ -172,7 +172,7 @@ public final class SQLiteStorage: RecordCache {
             for key in keys {
                 guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
                 found[key] = StoredRecord(
-                    key: key, body: row[0], fetchedAt: Date(timeIntervalSince1970: row[1]), etag: row[2],
+                    key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]), etag: row[2],
                     lastModified: row[3])
             }
             return found
@@ -198,7 +198,7 @@ public final class SQLiteStorage: RecordCache {
             else { return nil }
             return StoredQuery(
                 key: key, ids: try KeyList.decode(row[0]), related: try KeyList.decodeKeys(row[1]),
-                fetchedAt: Date(timeIntervalSince1970: row[2]), etag: row[3], lastModified: row[4])
+                fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]), etag: row[3], lastModified: row[4])
         }
         if stored != nil { uses.withLock { $0.queries[key] = $0.tick() } }
         return stored
@@ -219,7 +219,8 @@ public final class SQLiteStorage: RecordCache {
                     """)
             for record in records {
                 try statement.execute(arguments: [
-                    record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSince1970, record.etag,
+                    record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
+                    record.etag,
                     record.lastModified, Self.size(of: record), use,
                 ])
             }
@@ -237,7 +238,8 @@ public final class SQLiteStorage: RecordCache {
                         WHERE excluded.fetched_at >= query.fetched_at
                         """,
                     arguments: [
-                        query.key.model, query.key.key, ids, related, query.fetchedAt.timeIntervalSince1970, query.etag,
+                        query.key.model, query.key.key, ids, related, query.fetchedAt.timeIntervalSinceReferenceDate,
+                        query.etag,
                         query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
                     ])
             }
@@ -247,7 +249,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// Moves the fetched-at of records and a query forward.
     public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
-        let time = fetchedAt.timeIntervalSince1970
+        let time = fetchedAt.timeIntervalSinceReferenceDate
         try await writing { db, _ in
             let statement = try db.cachedStatement(
                 sql: "UPDATE record SET fetched_at = ? WHERE model = ? AND id = ? AND fetched_at < ?")

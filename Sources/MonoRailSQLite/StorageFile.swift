@@ -14,6 +14,7 @@ enum StorageFile {
             try db.execute(
                 sql: """
                     PRAGMA application_id = \(applicationID);
+                    -- fetched_at: seconds since 2001-01-01, as Date keeps them, so they read back exactly.
                     CREATE TABLE record (
                         model TEXT NOT NULL,
                         id TEXT NOT NULL,

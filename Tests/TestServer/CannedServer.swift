@@ -14,6 +14,7 @@ public final class CannedServer: Sendable {
         var status: Int
         var body: Data
         var contentType: String
+        var delay: Duration = .zero
     }
 
     /// The port it listens on.
@@ -31,13 +32,20 @@ public final class CannedServer: Sendable {
     }
 
     /// Scripts the answer to a request line such as `"GET /trains/1"`.
-    public func respond(to line: String, status: Int = 200, contentType: String = "application/json", body: String) {
-        respond(to: line, status: status, contentType: contentType, data: Data(body.utf8))
+    public func respond(
+        to line: String, status: Int = 200, contentType: String = "application/json", body: String,
+        after delay: Duration = .zero
+    ) {
+        respond(to: line, status: status, contentType: contentType, data: Data(body.utf8), after: delay)
     }
 
     /// Scripts a binary answer, such as a MessagePack body.
-    public func respond(to line: String, status: Int = 200, contentType: String, data: Data) {
-        state.answers.withLock { $0[line] = Answer(status: status, body: data, contentType: contentType) }
+    public func respond(
+        to line: String, status: Int = 200, contentType: String, data: Data, after delay: Duration = .zero
+    ) {
+        state.answers.withLock {
+            $0[line] = Answer(status: status, body: data, contentType: contentType, delay: delay)
+        }
     }
 
     /// The request lines received so far, with their bodies after a space when there is one.
@@ -80,6 +88,7 @@ struct CannedMiddleware: RouterMiddleware {
                 status: .notFound, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: #"{"error":"not scripted: \#(line)"}"#)))
         }
+        if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
         var headers = HTTPFields()
         if !answer.contentType.isEmpty { headers[.contentType] = answer.contentType }
         return Response(

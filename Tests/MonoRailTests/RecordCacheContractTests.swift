@@ -1,0 +1,118 @@
+import Foundation
+import MonoRail
+import MonoRailSQLite
+import Testing
+
+/// What every record cache promises, checked on the in-memory one and on SQLite files.
+@Suite("Record caches: the contract both implementations keep", .timeLimit(.minutes(2)))
+struct RecordCacheContractTests {
+    enum Kind: String, CaseIterable, Sendable {
+        case memory, sqlite
+    }
+
+    /// A cache of `kind` bounded at `maxBytes`, in a directory removed afterwards.
+    func withCache(_ kind: Kind, maxBytes: Int = 1 << 20, _ body: (any RecordCache) async throws -> Void)
+        async throws
+    {
+        switch kind {
+        case .memory:
+            try await body(InMemoryRecordCache(maxBytes: maxBytes))
+        case .sqlite:
+            try await withTemporaryDirectory { directory in
+                try await body(
+                    try SQLiteStorage(path: directory.appendingPathComponent("cache.sqlite").path, maxBytes: maxBytes))
+            }
+        }
+    }
+
+    static func record(_ id: Int, _ body: String = "x", at fetchedAt: Date = Date(), etag: String? = nil)
+        -> StoredRecord
+    {
+        StoredRecord(
+            key: RecordKey(model: "train", id: String(id)), body: Data(body.utf8), fetchedAt: fetchedAt, etag: etag,
+            lastModified: etag.map { _ in "Tue, 24 Nov 2026 00:00:00 GMT" })
+    }
+
+    static func keys(_ ids: some Sequence<Int>) -> [RecordKey] {
+        ids.map { RecordKey(model: "train", id: String($0)) }
+    }
+
+    @Test("records and queries read back as written, validators included", arguments: Kind.allCases)
+    func roundTrip(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            let fetchedAt = Date(timeIntervalSince1970: 1_790_000_000.25)
+            let query = StoredQuery(
+                key: QueryKey(model: "train", key: "/trains?{\"company\":\"A\"}"), ids: ["2", "1"],
+                related: [RecordKey(model: "car", id: "7")], fetchedAt: fetchedAt, etag: "\"list\"",
+                lastModified: "Mon, 23 Nov 2026 10:00:00 GMT")
+            try await cache.write(
+                [Self.record(1, "one", at: fetchedAt, etag: "\"1\""), Self.record(2, "two", at: fetchedAt)],
+                query: query)
+            let found = try await cache.records(Self.keys([1, 2, 3]))
+            #expect(found.count == 2)
+            #expect(found[RecordKey(model: "train", id: "1")]?.body == Data("one".utf8))
+            #expect(found[RecordKey(model: "train", id: "1")]?.etag == "\"1\"")
+            #expect(found[RecordKey(model: "train", id: "1")]?.lastModified == "Tue, 24 Nov 2026 00:00:00 GMT")
+            #expect(found[RecordKey(model: "train", id: "2")]?.fetchedAt == fetchedAt)
+            #expect(try await cache.query(query.key) == query)
+            #expect(try await cache.query(QueryKey(model: "train", key: "/trains")) == nil)
+        }
+    }
+
+    @Test("a record fetched earlier never replaces one fetched later", arguments: Kind.allCases)
+    func newerWins(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            let now = Date()
+            try await cache.write([Self.record(1, "newer", at: now)], query: nil)
+            try await cache.write([Self.record(1, "older", at: now.addingTimeInterval(-5))], query: nil)
+            let key = RecordKey(model: "train", id: "1")
+            #expect(try await cache.records([key])[key]?.body == Data("newer".utf8))
+            try await cache.write([Self.record(1, "newest", at: now.addingTimeInterval(5))], query: nil)
+            #expect(try await cache.records([key])[key]?.body == Data("newest".utf8))
+            // A refresh only moves forward.
+            try await cache.refresh([key], query: nil, fetchedAt: now)
+            #expect(try await cache.records([key])[key]?.fetchedAt == now.addingTimeInterval(5))
+            try await cache.refresh([key], query: nil, fetchedAt: now.addingTimeInterval(60))
+            #expect(try await cache.records([key])[key]?.fetchedAt == now.addingTimeInterval(60))
+        }
+    }
+
+    @Test("remove, removeAll(model:) and clear forget what they say", arguments: Kind.allCases)
+    func forgetting(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            let car = StoredRecord(key: RecordKey(model: "car", id: "1"), body: Data("car".utf8), fetchedAt: Date())
+            let query = StoredQuery(key: QueryKey(model: "train", key: "/trains"), ids: ["1", "2"], fetchedAt: Date())
+            try await cache.write([Self.record(1), Self.record(2), car], query: query)
+            try await cache.remove(Self.keys([1]))
+            #expect(try await cache.records(Self.keys([1, 2])).keys.map(\.id) == ["2"])
+            try await cache.removeAll(model: "train")
+            #expect(try await cache.records(Self.keys([2])).isEmpty)
+            #expect(try await cache.query(query.key) == nil)
+            #expect(try await cache.records([car.key]).count == 1)
+            try await cache.clear()
+            #expect(try await cache.records([car.key]).isEmpty)
+        }
+    }
+
+    @Test("past the bound, least recently used records go first, and pinned ones stay", arguments: Kind.allCases)
+    func eviction(_ kind: Kind) async throws {
+        let body = String(repeating: "r", count: 400)
+        try await withCache(kind, maxBytes: 20_000) { cache in
+            for id in 0..<30 { try await cache.write([Self.record(id, body)], query: nil) }
+            try await cache.setPinned(true, Self.keys([0]))
+            // Read record 1: it is now more recent than 2…29.
+            _ = try await cache.records(Self.keys([1]))
+            for id in 30..<60 { try await cache.write([Self.record(id, body)], query: nil) }
+            let kept = try await cache.records(Self.keys(0..<60))
+            #expect(kept.count < 60)
+            #expect(kept[RecordKey(model: "train", id: "0")] != nil, "pinned")
+            #expect(kept[RecordKey(model: "train", id: "1")] != nil, "recently read")
+            #expect(kept[RecordKey(model: "train", id: "2")] == nil, "least recently used")
+            #expect(kept[RecordKey(model: "train", id: "59")] != nil, "just written")
+            // Unpinned, record 0 goes like any other once newer records fill the cache.
+            try await cache.setPinned(false, Self.keys([0]))
+            for id in 60..<120 { try await cache.write([Self.record(id, body)], query: nil) }
+            #expect(try await cache.records(Self.keys([0])).isEmpty)
+        }
+    }
+}
