@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The payload of shared/bench/make-trains-json.py and the plain structs baselines decode into.
@@ -62,6 +63,18 @@ let package = Package(
                 .product(name: "MonoRailAsyncHTTPClient", package: "MonoRail"),
             ],
             path: "Benchmarks/RoundTripBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "StorageBenchmarks",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+                .product(name: "MonoRailSQLite", package: "MonoRail"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/StorageBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -1,13 +1,35 @@
 import Foundation
 import MonoRailServer
 
-// The reference server, in a process of its own, for the round-trip benchmarks: what `monorail
-// serve` runs (the built-in Train / Car / Conductor schema, SQLite in memory), without the request
-// log. Running apart, its CPU time is not charged to the client, nor the client's to it. Prints
-// `port N` once listening; exits when its standard input closes, so it never outlives the benchmark
-// that started it.
+// The reference server, in a process of its own, for the round-trip and storage benchmarks: what
+// `monorail serve` runs (the built-in Train / Car / Conductor schema, SQLite in memory), without the
+// request log. Running apart, its CPU time is not charged to the client, nor the client's to it.
+// Prints `port N` once listening; exits when its standard input closes, so it never outlives the
+// benchmark that started it.
+//
+// Options: `--trains N` adds N trains before it listens; `--latency-ms N` delays every answer.
 
-let server = try ReferenceServer(schema: .trains, configuration: .init(port: 0))
+let arguments = CommandLine.arguments
+func option(_ name: String) -> Int? {
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+}
+
+var configuration = ReferenceServer.Configuration(port: 0)
+if let latency = option("--latency-ms") { configuration.faults = FaultInjection(latency: .milliseconds(latency)) }
+let server = try ReferenceServer(schema: .trains, configuration: configuration)
+if let count = option("--trains"), let trains = server.store.schema.resource(plural: "trains") {
+    let companies = [
+        "Deutsche Bahn AG", "SNCF Voyageurs", "Trenitalia S.p.A.", "Renfe Operadora", "ÖBB Personenverkehr",
+    ]
+    for index in 0..<count {
+        _ = try server.store.create(
+            trains,
+            attributes: [
+                "company": .string(companies[index % companies.count]), "number_of_cars": .int(Int64(2 + index % 14)),
+                "max_speed": .double(80 + Double(index % 2400) / 10), "in_service": .bool(index % 7 != 0),
+            ])
+    }
+}
 let watchdog = Thread {
     var byte: UInt8 = 0
     while read(0, &byte, 1) > 0 {}

@@ -57,6 +57,21 @@ public final class SQLiteStorage: RecordCache {
     /// Uses of records and queries since the last write, written with the next one: a read costs
     /// no write.
     private let uses: Locked<Uses>
+    /// Writes accepted and not yet committed, which reads see first.
+    private let pending = Locked(Pending())
+
+    /// Writes are committed in the background, in order, several to a transaction when they queue
+    /// up: an action that merged an answer does not wait for the disk. Until then the records are
+    /// read from here.
+    private struct Pending {
+        var records: [RecordKey: StoredRecord] = [:]
+        var queries: [QueryKey: StoredQuery] = [:]
+        var batches: [(records: [StoredRecord], query: StoredQuery?)] = []
+        /// The task committing `batches`; `nil` when none is queued.
+        var writer: Task<Void, Never>?
+        /// Why the last commit failed, reported by the next write or ``SQLiteStorage/flush()``.
+        var failure: (any Error)?
+    }
 
     private struct Uses {
         var clock: Int64
@@ -162,20 +177,27 @@ public final class SQLiteStorage: RecordCache {
 
     // MARK: - RecordCache
 
-    /// The stored records among `keys`.
+    /// The stored records among `keys`, those not yet committed included.
     public func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
-        let found = try reading { db in
-            var found: [RecordKey: StoredRecord] = [:]
-            found.reserveCapacity(keys.count)
-            let statement = try db.cachedStatement(
-                sql: "SELECT body, fetched_at, etag, last_modified FROM record WHERE model = ? AND id = ?")
+        var found: [RecordKey: StoredRecord] = [:]
+        found.reserveCapacity(keys.count)
+        var missing: [RecordKey] = []
+        pending.withLock { pending in
             for key in keys {
-                guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
-                found[key] = StoredRecord(
-                    key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]), etag: row[2],
-                    lastModified: row[3])
+                if let record = pending.records[key] { found[key] = record } else { missing.append(key) }
             }
-            return found
+        }
+        if !missing.isEmpty {
+            try reading { db in
+                let statement = try db.cachedStatement(
+                    sql: "SELECT body, fetched_at, etag, last_modified FROM record WHERE model = ? AND id = ?")
+                for key in missing {
+                    guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
+                    found[key] = StoredRecord(
+                        key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]), etag: row[2],
+                        lastModified: row[3])
+                }
+            }
         }
         guard !found.isEmpty else { return found }
         uses.withLock { uses in
@@ -187,6 +209,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// The stored answer to a read.
     public func query(_ key: QueryKey) async throws -> StoredQuery? {
+        if let queued = pending.withLock({ $0.queries[key] }) { return queued }
         let stored = try reading { db -> StoredQuery? in
             guard
                 let row = try Row.fetchOne(
@@ -204,9 +227,70 @@ public final class SQLiteStorage: RecordCache {
         return stored
     }
 
-    /// Keeps records and the query they answered in one transaction; a record whose stored version
-    /// was fetched later stays. Then evicts what no longer fits.
+    /// Keeps records and the query they answered: at once for reads, and in one transaction in the
+    /// background, in the order of the writes (``flush()`` waits for it). A record whose stored
+    /// version was fetched later stays. Then evicts what no longer fits.
+    ///
+    /// - Throws: The error of an earlier background commit that failed, once; this write is kept.
     public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
+        let failure = pending.withLock { pending -> (any Error)? in
+            for record in records where pending.records[record.key].map({ $0.fetchedAt <= record.fetchedAt }) ?? true {
+                pending.records[record.key] = record
+            }
+            if let query, pending.queries[query.key].map({ $0.fetchedAt <= query.fetchedAt }) ?? true {
+                pending.queries[query.key] = query
+            }
+            pending.batches.append((records, query))
+            if pending.writer == nil { pending.writer = Task { await self.commitPending() } }
+            defer { pending.failure = nil }
+            return pending.failure
+        }
+        if let failure { throw failure }
+    }
+
+    /// Waits until every write made so far is committed to the file.
+    ///
+    /// - Throws: Why a background commit failed, if one did since the last report.
+    public func flush() async throws {
+        while let writer = pending.withLock({ $0.writer }) { await writer.value }
+        if let failure = pending.withLock({ state in
+            defer { state.failure = nil }
+            return state.failure
+        }) {
+            throw failure
+        }
+    }
+
+    /// Commits the queued writes, all that queued while the last commit ran in one transaction,
+    /// until none are left.
+    private func commitPending() async {
+        while true {
+            let batches = pending.withLock { pending in
+                defer { pending.batches = [] }
+                if pending.batches.isEmpty { pending.writer = nil }
+                return pending.batches
+            }
+            if batches.isEmpty { return }
+            do {
+                try await commit(batches)
+            } catch {
+                pending.withLock { $0.failure = error }
+            }
+            // Committed (or lost): reads go to the file, unless a later write replaced the entry.
+            pending.withLock { pending in
+                for batch in batches {
+                    for record in batch.records where pending.records[record.key]?.fetchedAt == record.fetchedAt {
+                        pending.records[record.key] = nil
+                    }
+                    if let query = batch.query, pending.queries[query.key]?.fetchedAt == query.fetchedAt {
+                        pending.queries[query.key] = nil
+                    }
+                }
+            }
+        }
+    }
+
+    private func commit(_ batches: [(records: [StoredRecord], query: StoredQuery?)]) async throws {
         try await writing { db, use in
             let statement = try db.cachedStatement(
                 sql: """
@@ -217,31 +301,34 @@ public final class SQLiteStorage: RecordCache {
                         last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at
                     WHERE excluded.fetched_at >= record.fetched_at
                     """)
-            for record in records {
-                try statement.execute(arguments: [
-                    record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
-                    record.etag,
-                    record.lastModified, Self.size(of: record), use,
-                ])
-            }
-            if let query {
-                let ids = KeyList.encode(query.ids)
-                let related = KeyList.encode(query.related)
-                try db.execute(
-                    sql: """
-                        INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (model, key) DO UPDATE SET
-                            ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
-                            etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
-                            used_at = excluded.used_at
-                        WHERE excluded.fetched_at >= query.fetched_at
-                        """,
-                    arguments: [
-                        query.key.model, query.key.key, ids, related, query.fetchedAt.timeIntervalSinceReferenceDate,
-                        query.etag,
-                        query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
+            for (records, query) in batches {
+                for record in records {
+                    try statement.execute(arguments: [
+                        record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
+                        record.etag,
+                        record.lastModified, Self.size(of: record), use,
                     ])
+                }
+                if let query {
+                    let ids = KeyList.encode(query.ids)
+                    let related = KeyList.encode(query.related)
+                    try db.execute(
+                        sql: """
+                            INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            ON CONFLICT (model, key) DO UPDATE SET
+                                ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
+                                etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
+                                used_at = excluded.used_at
+                            WHERE excluded.fetched_at >= query.fetched_at
+                            """,
+                        arguments: [
+                            query.key.model, query.key.key, ids, related,
+                            query.fetchedAt.timeIntervalSinceReferenceDate,
+                            query.etag,
+                            query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
+                        ])
+                }
             }
             try self.evictIfFull(db)
         }
@@ -250,6 +337,7 @@ public final class SQLiteStorage: RecordCache {
     /// Moves the fetched-at of records and a query forward.
     public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
         let time = fetchedAt.timeIntervalSinceReferenceDate
+        try await flush()
         try await writing { db, _ in
             let statement = try db.cachedStatement(
                 sql: "UPDATE record SET fetched_at = ? WHERE model = ? AND id = ? AND fetched_at < ?")
@@ -264,6 +352,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// Forgets records.
     public func remove(_ keys: [RecordKey]) async throws {
+        try await flush()
         try await writing { db, _ in
             let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
             for key in keys { try statement.execute(arguments: [key.model, key.id]) }
@@ -272,6 +361,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
+        try await flush()
         try await writing { db, _ in
             try db.execute(sql: "DELETE FROM record WHERE model = ?", arguments: [model])
             try db.execute(sql: "DELETE FROM query WHERE model = ?", arguments: [model])
@@ -280,6 +370,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// Keeps records from eviction, or lets them go; a key may be pinned before its record arrives.
     public func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {
+        try await flush()
         try await writing { db, _ in
             let statement = try db.cachedStatement(
                 sql: pinned
@@ -293,6 +384,14 @@ public final class SQLiteStorage: RecordCache {
     /// Forgets everything so that it cannot be read back: every row is deleted with `secure_delete`
     /// on, the file is rebuilt without free pages, and the write-ahead log is emptied to zero bytes.
     public func clear() async throws {
+        // Writes not yet begun are dropped; one being committed finishes first, then goes too.
+        let writer = pending.withLock { pending in
+            pending.records = [:]
+            pending.queries = [:]
+            pending.batches = []
+            return pending.writer
+        }
+        await writer?.value
         uses.withLock { uses in
             uses.records = [:]
             uses.queries = [:]
@@ -314,14 +413,21 @@ public final class SQLiteStorage: RecordCache {
 
     // MARK: - Sizes and eviction
 
-    /// The bytes the records and queries kept take up, as counted against ``maxBytes``.
+    /// The bytes the records and queries kept take up, as counted against ``maxBytes``, once every
+    /// write is committed.
     public var byteCount: Int {
-        get throws { try reading { db in try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0 } }
+        get async throws {
+            try await flush()
+            return try reading { db in try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0 }
+        }
     }
 
-    /// The number of records kept.
+    /// The number of records kept, once every write is committed.
     public var count: Int {
-        get throws { try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") ?? 0 } }
+        get async throws {
+            try await flush()
+            return try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") ?? 0 }
+        }
     }
 
     private static func size(of record: StoredRecord) -> Int {

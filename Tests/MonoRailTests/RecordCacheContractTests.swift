@@ -99,10 +99,12 @@ struct RecordCacheContractTests {
         let body = String(repeating: "r", count: 400)
         try await withCache(kind, maxBytes: 20_000) { cache in
             for id in 0..<30 { try await cache.write([Self.record(id, body)], query: nil) }
+            try await cache.flush()
             try await cache.setPinned(true, Self.keys([0]))
             // Read record 1: it is now more recent than 2…29.
             _ = try await cache.records(Self.keys([1]))
             for id in 30..<60 { try await cache.write([Self.record(id, body)], query: nil) }
+            try await cache.flush()
             let kept = try await cache.records(Self.keys(0..<60))
             #expect(kept.count < 60)
             #expect(kept[RecordKey(model: "train", id: "0")] != nil, "pinned")
@@ -112,6 +114,7 @@ struct RecordCacheContractTests {
             // Unpinned, record 0 goes like any other once newer records fill the cache.
             try await cache.setPinned(false, Self.keys([0]))
             for id in 60..<120 { try await cache.write([Self.record(id, body)], query: nil) }
+            try await cache.flush()
             #expect(try await cache.records(Self.keys([0])).isEmpty)
         }
     }

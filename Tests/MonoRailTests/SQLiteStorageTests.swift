@@ -17,10 +17,12 @@ struct SQLiteStorageTests {
     /// Fetches trains with their cars side-loaded through a store on `path`; every instance and the
     /// store are gone when it returns.
     func fetchTrainsWithCars(server: URL, path: String) async throws -> (trainIDs: [String], companies: [String]) {
-        let store = ResourceStore(
-            configuration: .init(apiRootURL: server, retryPolicy: .none), storage: try SQLiteStorage(path: path))
+        let storage = try SQLiteStorage(path: path)
+        let store = ResourceStore(configuration: .init(apiRootURL: server, retryPolicy: .none), storage: storage)
         let trains = try await Seed.Train.get(where: [:], include: ["cars"], in: store)
         _ = try await Seed.Train.get(id: try #require(trains.first?.id), in: store)
+        // What an app does before it quits: the last answers are on disk.
+        try await storage.flush()
         return (trains.compactMap { $0.id?.description }, trains.compactMap(\.company))
     }
 
@@ -83,10 +85,11 @@ struct SQLiteStorageTests {
                 let carID = try #require(car.id)
                 do {
                     // The server embeds the train in a car it shows.
-                    let store = ResourceStore(
-                        configuration: harness.store.configuration, storage: try SQLiteStorage(path: path))
+                    let storage = try SQLiteStorage(path: path)
+                    let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
                     let shown = try await CarEmbeddingTrain.get(id: carID, in: store)
                     #expect(shown.train?.company == "Embedded")
+                    try await storage.flush()
                 }
                 let store = ResourceStore(
                     configuration: harness.store.configuration, storage: try SQLiteStorage(path: path))
@@ -109,6 +112,7 @@ struct SQLiteStorageTests {
             try await storage.write(
                 [StoredRecord(key: RecordKey(model: "train", id: "1"), body: Data([0x80]), fetchedAt: Date())],
                 query: nil)
+            try await storage.flush()
             func mode(_ path: String) throws -> Int {
                 try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)
                     .intValue
@@ -137,6 +141,7 @@ struct SQLiteStorageTests {
                         fetchedAt: Date())
                 }
                 try await storage.write(records, query: nil)
+                try await storage.flush()
             }
             var data = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(data.count > 100_000)
@@ -201,7 +206,7 @@ struct SQLiteStorageTests {
             let moved = try #require(storage.movedAsidePath)
             #expect(moved.hasPrefix(path + ".unreadable-"))
             #expect(try Data(contentsOf: URL(fileURLWithPath: moved)) == before)
-            #expect(try storage.count == 0)
+            #expect(try await storage.count == 0)
             let key = RecordKey(model: "train", id: "1")
             try await storage.write([StoredRecord(key: key, body: Data([0x80]), fetchedAt: Date())], query: nil)
             #expect(try await storage.records([key])[key]?.body == Data([0x80]))
@@ -216,6 +221,7 @@ struct SQLiteStorageTests {
             do {
                 let storage = try SQLiteStorage(path: path)
                 try await storage.write([StoredRecord(key: key, body: Data([0x80]), fetchedAt: Date())], query: nil)
+                try await storage.flush()
             }
             let storage = try SQLiteStorage(path: path, recovery: .moveAside)
             #expect(storage.movedAsidePath == nil)
@@ -243,7 +249,8 @@ struct SQLiteStorageTests {
                 let fileCache = try FileCache(directory: directory.appendingPathComponent("files"), maxBytes: 1 << 20)
                 var configuration = harness.store.configuration
                 configuration.fileCache = fileCache
-                let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: path))
+                let storage = try SQLiteStorage(path: path)
+                let store = ResourceStore(configuration: configuration, storage: storage)
                 for index in 0..<50 {
                     let train = Train()
                     train.company = "\(marker) \(index)"
@@ -252,6 +259,7 @@ struct SQLiteStorageTests {
                 let trains = try await Train.get(in: store)
                 #expect(trains.count >= 50)
                 try fileCache.store(Data(marker.utf8), for: URL(string: "https://example.com/avatar")!)
+                try await storage.flush()
                 #expect(try databaseBytes(path).range(of: Data(marker.utf8)) != nil)
 
                 try await store.clear()

@@ -93,6 +93,7 @@ struct StorageConcurrencyTests {
             let storage = try SQLiteStorage(path: path)
             let key = RecordKey(model: "train", id: "1")
             try await storage.write([StoredRecord(key: key, body: Data([0x80]), fetchedAt: Date())], query: nil)
+            try await storage.flush()
             // Another connection takes the write lock and keeps it until told, in one access on a
             // thread of its own.
             let other = try DatabaseQueue(path: path)

@@ -29,7 +29,9 @@ let benchmarks: @Sendable () -> Void = {
     let decodeMetrics = [metric("raw JSONDecoder (ms)"), metric("MonoRail (ms)"), metric("ratio MonoRail/raw (%)")]
     Benchmark(
         "decode 10k trains, paired",
-        configuration: .init(metrics: decodeMetrics + [.mallocCountTotal], warmupIterations: 2, maxDuration: .seconds(30), maxIterations: 40)
+        configuration: .init(
+            metrics: decodeMetrics + [.mallocCountTotal], warmupIterations: 2, maxDuration: .seconds(30),
+            maxIterations: 40)
     ) { benchmark in
         let data = Payload.trains
         for iteration in benchmark.scaledIterations {
@@ -58,13 +60,17 @@ let benchmarks: @Sendable () -> Void = {
         ("URLSession", URLSessionTransport.shared),
     ]
     for (name, transport) in transports {
-        let latencyMetrics = [metric("raw p50 (µs)"), metric("APIClient p50 (µs)"), metric("ratio APIClient/raw p50 (%)")]
+        let latencyMetrics = [
+            metric("raw p50 (µs)"), metric("APIClient p50 (µs)"), metric("ratio APIClient/raw p50 (%)"),
+        ]
         Benchmark(
             "small GET \(name), paired",
-            configuration: .init(metrics: latencyMetrics, warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 20)
+            configuration: .init(
+                metrics: latencyMetrics, warmupIterations: 1, maxDuration: .seconds(60), maxIterations: 20)
         ) { benchmark in
             let server = try await BenchServer.shared.value
-            let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/train")
+            let request = HTTPRequest(
+                method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/train")
             let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
             for _ in benchmark.scaledIterations {
                 var raw: [Int] = []
@@ -84,18 +90,21 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
 
-        let throughputMetrics = [
-            .custom("raw (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
-            .custom("APIClient (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
-            .custom("ratio APIClient/raw throughput (%)", polarity: .prefersLarger, useScalingFactor: false),
-        ] as [BenchmarkMetric]
+        let throughputMetrics =
+            [
+                .custom("raw (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
+                .custom("APIClient (requests/s)", polarity: .prefersLarger, useScalingFactor: false),
+                .custom("ratio APIClient/raw throughput (%)", polarity: .prefersLarger, useScalingFactor: false),
+            ] as [BenchmarkMetric]
         let perClient = 50
         Benchmark(
             "32 concurrent clients \(name), 1600 GETs a side, paired",
-            configuration: .init(metrics: throughputMetrics, warmupIterations: 1, maxDuration: .seconds(90), maxIterations: 12)
+            configuration: .init(
+                metrics: throughputMetrics, warmupIterations: 1, maxDuration: .seconds(90), maxIterations: 12)
         ) { benchmark in
             let server = try await BenchServer.shared.value
-            var configuration = APIClient.Configuration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
+            var configuration = APIClient.Configuration(
+                baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
             // BENCH_NO_DEDUPE=1 measures the client without the request coalescer, to see its cost.
             configuration.deduplicatesRequests = ProcessInfo.processInfo.environment["BENCH_NO_DEDUPE"] == nil
             // BENCH_NO_RETRY=1 measures the client without the retry layer.
@@ -115,10 +124,13 @@ let benchmarks: @Sendable () -> Void = {
                                         let request = HTTPRequest(
                                             method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)",
                                             path: "/train?n=\(n)")
-                                        let (_, body) = try await transport.send(request, body: nil, metadata: RequestMetadata())
+                                        let (_, body) = try await transport.send(
+                                            request, body: nil, metadata: RequestMetadata())
                                         blackHole(try rawDecoder.decode(BenchTrain.self, from: body))
                                     } else {
-                                        blackHole(try await client.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self))
+                                        blackHole(
+                                            try await client.get(
+                                                "/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self))
                                     }
                                 }
                             }
@@ -142,7 +154,8 @@ let benchmarks: @Sendable () -> Void = {
         configuration: .init(metrics: [.wallClock, metric("server requests per 100 GETs")], maxIterations: 5)
     ) { benchmark in
         let server = try await BenchServer.shared.value
-        let client = APIClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: MonoRail.defaultTransport)
+        let client = APIClient(
+            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: MonoRail.defaultTransport)
         for _ in benchmark.scaledIterations {
             let before = server.count
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -160,7 +173,9 @@ let benchmarks: @Sendable () -> Void = {
 /// measured without a network or a server.
 struct InMemoryTransport: Transport {
     let body: Data
-    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (HTTPResponse, Data) {
+    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, Data
+    ) {
         (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), self.body)
     }
 }
@@ -177,7 +192,8 @@ let overheadBenchmarks: @Sendable () -> Void = {
     ]
     Benchmark(
         "client CPU per small GET, in-memory transport",
-        configuration: .init(metrics: overheadMetrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20)
+        configuration: .init(
+            metrics: overheadMetrics, warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 20)
     ) { benchmark in
         let transport = InMemoryTransport(body: Payload.train1)
         let client = APIClient(baseURL: URL(string: "http://127.0.0.1:1")!, transport: transport)
@@ -190,7 +206,9 @@ let overheadBenchmarks: @Sendable () -> Void = {
             for _ in 0..<rounds { blackHole(try rawDecoder.decode(BenchTrain.self, from: Payload.train1)) }
             let raw = clock.now - start
             start = clock.now
-            for n in 0..<rounds { blackHole(try await client.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self)) }
+            for n in 0..<rounds {
+                blackHole(try await client.get("/train", parameters: ["n": .int(Int64(n))], as: BenchTrain.self))
+            }
             let ours = clock.now - start
             start = clock.now
             for _ in 0..<rounds { blackHole(try decoder.decode(BenchTrain.self, from: Payload.train1).value) }

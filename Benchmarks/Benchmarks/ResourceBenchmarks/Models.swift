@@ -1,5 +1,5 @@
-import Foundation
 import BenchPayload
+import Foundation
 import MonoRail
 
 /// The same record as a MonoRail model.

@@ -18,7 +18,10 @@ let benchmarks: @Sendable () -> Void = {
     let configuration = MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:9"))
 
     /// Runs `ours` against the raw decoder, interleaved, and records the times and the ratio.
-    func paired(_ name: String, metrics: [BenchmarkMetric], setUp: @escaping () throws -> Void = {}, _ ours: @escaping () throws -> Int) {
+    func paired(
+        _ name: String, metrics: [BenchmarkMetric], setUp: @escaping () throws -> Void = {},
+        _ ours: @escaping () throws -> Int
+    ) {
         Benchmark(
             name,
             configuration: .init(metrics: metrics, warmupIterations: 2, maxDuration: .seconds(40), maxIterations: 30)

@@ -82,45 +82,8 @@ struct TrainRoot: Decodable {
     var train: PlainTrain
 }
 
-/// The server process, started once per benchmark run from the executable built beside this one.
-struct ServerProcess: Sendable {
-    let port: Int
-    /// The server's standard input, held open for as long as the benchmark runs: the server exits
-    /// when it closes.
-    let input: Pipe
-
-    static let shared = Result { try ServerProcess.start() }
-
-    static func start() throws -> ServerProcess {
-        let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? URL(fileURLWithPath: ".")
-        let executable = directory.appendingPathComponent("RoundTripServer")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw ServerError(
-                "\(executable.path) is missing: run `swift build -c release --product RoundTripServer` first")
-        }
-        let process = Process()
-        process.executableURL = executable
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != 10 {
-            line.append(first)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
-            throw ServerError("the server did not report its port: \(text)")
-        }
-        return ServerProcess(port: port, input: input)
-    }
-}
-
-struct ServerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+/// The server process, started once per benchmark run.
+let sharedServer = Result { try ServerProcess.start() }
 
 let benchmarks: @Sendable () -> Void = {
     let rawDecoder = JSONDecoder()
@@ -133,7 +96,7 @@ let benchmarks: @Sendable () -> Void = {
         "small GET /trains/1, server in another process, paired",
         configuration: .init(metrics: metrics, warmupIterations: 1, maxDuration: .seconds(120), maxIterations: 15)
     ) { benchmark in
-        let server = try ServerProcess.shared.get()
+        let server = try sharedServer.get()
         let root = URL(string: "http://127.0.0.1:\(server.port)")!
         let transport = AsyncHTTPClientTransport()
         let request = HTTPRequest(

@@ -38,18 +38,23 @@ final class MergeContext {
     }
 }
 
-/// What the record cache holds for a read.
+/// What the record cache holds for a read: stored records, or for a read by id the live instance.
 struct CacheHit: Sendable {
     /// The main records, in the order of the answer they came in.
     var records: [StoredRecord]
-    var related: [StoredRecord]
+    var related: [StoredRecord] = []
     var fetchedAt: Date
     var etag: String?
     var lastModified: String?
     /// The stored query that answered; `nil` when the record itself did.
     var query: QueryKey?
+    /// The live instance that answers a read by id: the newest state the store merged, so nothing
+    /// need be read back or decoded.
+    var instance: (any ResourceModel)?
+    /// The instance's record.
+    var instanceKey: RecordKey?
 
-    var keys: [RecordKey] { records.map(\.key) + related.map(\.key) }
+    var keys: [RecordKey] { records.map(\.key) + related.map(\.key) + (instanceKey.map { [$0] } ?? []) }
 }
 
 extension ActionPipeline.Prepared {
@@ -135,14 +140,19 @@ extension ActionPipeline {
             let model = Model.resourceName
             if let id = prepared.recordReadID {
                 let key = RecordKey(model: model, id: id)
+                // Memory before storage: a live instance holds the newest state this store merged.
+                if let live = pipeline.store.instance(of: Model.self, id: id), let fetchedAt = live.fetchedAt {
+                    guard isFresh(fetchedAt) else { return nil }
+                    return CacheHit(records: [], fetchedAt: fetchedAt, instance: live, instanceKey: key)
+                }
                 guard let record = try await storage.records([key])[key] else { return nil }
                 guard isFresh(record.fetchedAt) else {
                     try await storage.remove([key])
                     return nil
                 }
                 return CacheHit(
-                    records: [record], related: [], fetchedAt: record.fetchedAt, etag: record.etag,
-                    lastModified: record.lastModified, query: nil)
+                    records: [record], fetchedAt: record.fetchedAt, etag: record.etag,
+                    lastModified: record.lastModified)
             }
             guard let queryKey = prepared.queryKey, let query = try await storage.query(queryKey),
                 isFresh(query.fetchedAt)
@@ -199,6 +209,12 @@ extension ActionPipeline {
 
         /// Sends the request, conditional on the cached answer's validators when there is one.
         func network(validators hit: CacheHit?) async throws -> ResourceResponse<Value> {
+            var hit = hit
+            // A live instance answered the lookup; its record's validators are in storage.
+            if let key = hit?.instanceKey, let record = try? await setup.storage?.records([key])[key] {
+                hit?.etag = record.etag
+                hit?.lastModified = record.lastModified
+            }
             let sentAt = Date()
             let response = try await pipeline.send(prepared, validators: hit)
             return try await received(response, sentAt: sentAt, validated: hit)
@@ -290,11 +306,23 @@ extension ActionPipeline {
     /// Decodes cached records, and the related records stored with them, and merges them as one
     /// answer. Each record keeps the time it was fetched, unless the server just confirmed them all.
     func mergeStored(_ hit: CacheHit, confirmedAt: Date?) throws -> [Model] {
+        if let live = hit.instance as? Model {
+            if let confirmedAt { live._$state.confirm(fetchedAt: confirmedAt) }
+            return [live]
+        }
         let coder = FieldCoder(options: setup.coding)
         let decoder = setup.decoder(coder: coder, store: store)
         var patches: [RecordPatch<Model>] = []
         patches.reserveCapacity(hit.records.count)
-        for record in hit.records {
+        // Records whose live instance is at least as new are not decoded: the merge would skip them.
+        var live: [Int: Model] = [:]
+        for (index, record) in hit.records.enumerated() {
+            if confirmedAt == nil, let instance = store.instance(of: Model.self, id: record.key.id),
+                let merged = instance.fetchedAt, merged >= record.fetchedAt
+            {
+                live[index] = instance
+                continue
+            }
             guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
             patch.fetchedAt = confirmedAt ?? record.fetchedAt
             patches.append(patch)
@@ -313,7 +341,17 @@ extension ActionPipeline {
         let (merged, side) = try store.mergeKeepingSideloads(
             patches, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
             fetchedAt: confirmedAt ?? hit.fetchedAt)
-        if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
-        return merged
+        var instances = merged
+        if !live.isEmpty {
+            // Back in the order of the answer; a record the model's hook dropped has no place.
+            var decoded = merged.makeIterator()
+            instances = []
+            instances.reserveCapacity(hit.records.count)
+            for index in hit.records.indices {
+                if let instance = live[index] ?? decoded.next() { instances.append(instance) }
+            }
+        }
+        if !side.isEmpty { Model.resourceSchema.adoptRelated(instances) }
+        return instances
     }
 }

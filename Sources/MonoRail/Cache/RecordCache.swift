@@ -39,6 +39,15 @@ public protocol RecordCache: AnyObject, Sendable {
 
     /// Forgets everything, so that none of it can be read back, from memory or from disk.
     func clear() async throws
+
+    /// Waits until every write made so far is kept for good (on disk, for a cache that writes in
+    /// the background). An app calls it before it quits; the default does nothing.
+    func flush() async throws
+}
+
+extension RecordCache {
+    /// Does nothing: the cache keeps each write before ``write(_:query:)`` returns.
+    public func flush() async throws {}
 }
 
 /// A record's place in a cache: its model's name and its id.

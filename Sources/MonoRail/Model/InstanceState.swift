@@ -178,6 +178,14 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         }
     }
 
+    /// Notes that the server confirmed the state this instance holds (`304 Not Modified`) as of
+    /// `fetchedAt`.
+    func confirm(fetchedAt: Date) {
+        state.withLock { state in
+            if state.fetchedAt.map({ $0 < fetchedAt }) ?? true { state.fetchedAt = fetchedAt }
+        }
+    }
+
     /// Marks the fields sent in an update as saved when the server answered without a body.
     func markSaved(sent: [UInt64]) {
         let fields = Model.resourceSchema.fields
