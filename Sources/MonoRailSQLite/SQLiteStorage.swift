@@ -187,7 +187,26 @@ public final class SQLiteStorage: RecordCache {
                 if let record = pending.records[key] { found[key] = record } else { missing.append(key) }
             }
         }
-        if !missing.isEmpty {
+        if missing.count > 16 {
+            // Many keys, as for a list: one statement per model, SQLite walking the ids itself.
+            try reading { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        SELECT id, body, fetched_at, etag, last_modified FROM record
+                        WHERE model = ? AND id IN (SELECT value FROM json_each(?))
+                        """)
+                for (model, keys) in Dictionary(grouping: missing, by: \.model) {
+                    let ids = String(decoding: JSONWriter.serialize(.array(keys.map { .string($0.id) })), as: UTF8.self)
+                    let rows = try Row.fetchCursor(statement, arguments: [model, ids])
+                    while let row = try rows.next() {
+                        let key = RecordKey(model: model, id: row[0])
+                        found[key] = StoredRecord(
+                            key: key, body: row[1], fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]),
+                            etag: row[3], lastModified: row[4])
+                    }
+                }
+            }
+        } else if !missing.isEmpty {
             try reading { db in
                 let statement = try db.cachedStatement(
                     sql: "SELECT body, fetched_at, etag, last_modified FROM record WHERE model = ? AND id = ?")

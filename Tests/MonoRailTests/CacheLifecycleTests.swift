@@ -195,3 +195,34 @@ final class CachedFirstTrain {
         configuration.cacheTimeToLive = .seconds(3600)
     }
 }
+
+@Suite("Conditional requests with Last-Modified", .timeLimit(.minutes(1)))
+struct LastModifiedTests {
+    @Test("a record's Last-Modified is kept and sent back as If-Modified-Since; the server's 304 keeps the copy")
+    func ifModifiedSince() async throws {
+        try await withHarness { harness in
+            let id: ResourceID
+            do {
+                let train = Train()
+                train.company = "Dated"
+                try await train.create(in: harness.store)
+                id = try #require(train.id)
+                let first = try await Train.response(id: id, in: harness.store)
+                #expect(first.headerFields[.lastModified] != nil)
+            }
+            // With the ETag gone from the copy, the date alone validates it.
+            let cache = try #require(harness.store.configuration.storage)
+            let key = RecordKey(model: "train", id: id)
+            var stored = try #require(try await cache.records([key])[key])
+            #expect(stored.lastModified != nil)
+            stored.etag = nil
+            try await cache.remove([key])
+            try await cache.write([stored], query: nil)
+            let answer = try await Train.response(id: id, policy: .networkFirst, in: harness.store)
+            let request = try #require(harness.journal.requests.last)
+            #expect(request.ifNoneMatch == nil)
+            #expect(request.ifModifiedSince == stored.lastModified)
+            #expect(answer.source == .revalidated && answer.value.company == "Dated")
+        }
+    }
+}

@@ -18,6 +18,20 @@ struct ResponseHeaderTests {
         }
     }
 
+    @Test("dates are written as IMF-fixdates that read back to the second")
+    func httpDateFormat() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777.9)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -1)) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1000 {
+            let seconds = Double(Int64.random(in: -2_000_000_000...8_000_000_000, using: &generator))
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date, "\(seconds)")
+        }
+    }
+
     @Test("Link relations by rel, relative targets resolved, commas inside targets and quotes kept")
     func links() throws {
         let base = try #require(URL(string: "https://api.example.com/trains?page=2"))

@@ -90,7 +90,8 @@ struct RecordRoutes: Sendable {
             resource, filters: filters, anyOf: anyOf, limit: limit, offset: offset)
         var body: [String: JSONValue] = [resource.pluralName: .array(records)]
         try sideload(include(request), for: resource, records: records, into: &body)
-        var response = try respond(request, .ok, wrap(body, main: resource.pluralName))
+        var response = try respond(
+            request, .ok, wrap(body, main: resource.pluralName), lastModified: Self.lastModified(of: records))
         if let name = Self.totalCountHeader { response.headers[name] = String(total) }
         if let limit, let name = Self.linkHeader {
             response.headers[name] = Self.links(
@@ -110,7 +111,7 @@ struct RecordRoutes: Sendable {
     private func answer(_ request: Request, _ resource: ResourceSchema, showing record: JSONValue) throws -> Response {
         var body: [String: JSONValue] = [resource.name: record]
         try sideload(include(request), for: resource, records: [record], into: &body)
-        return try respond(request, .ok, wrap(body, main: resource.name))
+        return try respond(request, .ok, wrap(body, main: resource.name), lastModified: Self.lastModified(of: [record]))
     }
 
     private func include(_ request: Request) -> [String] {
@@ -150,8 +151,20 @@ struct RecordRoutes: Sendable {
         }
     }
 
-    /// Answers a GET with an ETag, or 304 when the client already has this representation.
-    private func respond(_ request: Request, _ status: HTTPResponse.Status, _ body: JSONValue) throws -> Response {
+    /// When the newest of the records changed, from their `updated_at`.
+    static func lastModified(of records: [JSONValue]) -> Date? {
+        records.compactMap {
+            $0["updated_at"]?.stringValue.flatMap { DateFormat.iso8601WithFractionalSeconds.date(from: $0) }
+        }
+        .max()
+    }
+
+    /// Answers a GET with an ETag (and `Last-Modified` when the records say when they changed), or
+    /// 304 when the client already has this representation: by `If-None-Match`, or without one by
+    /// `If-Modified-Since` (RFC 9110 §13.2.2).
+    private func respond(
+        _ request: Request, _ status: HTTPResponse.Status, _ body: JSONValue, lastModified: Date? = nil
+    ) throws -> Response {
         let format = ResponseFormat(request)
         let data = format.encode(body)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -159,15 +172,22 @@ struct RecordRoutes: Sendable {
             for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         }
         let etag = "\"\(String(hash, radix: 16))\""
-        if let match = request.headers[.ifNoneMatch],
-            match == "*"
+        var headers: HTTPFields = [.eTag: etag]
+        if let lastModified { headers[.lastModified] = HTTPDate.format(lastModified) }
+        if let match = request.headers[.ifNoneMatch] {
+            if match == "*"
                 || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+            {
+                return Response(status: .notModified, headers: headers)
+            }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), let lastModified,
+            lastModified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
         {
-            return Response(status: .notModified, headers: [.eTag: etag])
+            return Response(status: .notModified, headers: headers)
         }
-        return Response(
-            status: status, headers: [.contentType: format.contentType, .eTag: etag, .vary: "Accept"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        headers[.contentType] = format.contentType
+        headers[.vary] = "Accept"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// RFC 8288 links to the first, previous, next and last pages.

@@ -14,6 +14,8 @@ public final class RequestJournal: Sendable {
         public var accept: String?
         /// The `If-None-Match` header, if any.
         public var ifNoneMatch: String?
+        /// The `If-Modified-Since` header, if any.
+        public var ifModifiedSince: String?
     }
 
     private let requestsSeen = Locked<[Request]>([])
@@ -47,7 +49,7 @@ struct RequestJournalMiddleware: RouterMiddleware {
             RequestJournal.Request(
                 line: "\(request.method.rawValue) \(request.uri.description)",
                 contentType: request.headers[.contentType], accept: request.headers[.accept],
-                ifNoneMatch: request.headers[.ifNoneMatch]))
+                ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince]))
         return try await next(request, context)
     }
 }
