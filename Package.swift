@@ -124,6 +124,7 @@ let package = Package(
             name: "monorail",
             dependencies: [
                 "MonoRail",
+                "MonoRailSQLite",
                 "MonoRailTransport",
                 "MonoRailServer",
                 "MonoRailScaffold",

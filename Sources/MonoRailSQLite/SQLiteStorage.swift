@@ -378,6 +378,27 @@ public final class SQLiteStorage: RecordCache {
         }
     }
 
+    /// Forgets records the server deleted, and their ids in the queries kept, in one transaction.
+    public func forgetDeleted(_ keys: [RecordKey]) async throws {
+        try await flush()
+        try await writing { db, _ in
+            let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
+            for key in keys { try statement.execute(arguments: [key.model, key.id]) }
+            for (model, keys) in Dictionary(grouping: keys, by: \.model) {
+                let deleted = Set(keys.map(\.id))
+                let rows = try Row.fetchAll(db, sql: "SELECT key, ids FROM query WHERE model = ?", arguments: [model])
+                for row in rows {
+                    let ids = try KeyList.decode(row[1])
+                    guard ids.contains(where: deleted.contains) else { continue }
+                    let kept = KeyList.encode(ids.filter { !deleted.contains($0) })
+                    let key: String = row[0]
+                    try db.execute(
+                        sql: "UPDATE query SET ids = ? WHERE model = ? AND key = ?", arguments: [kept, model, key])
+                }
+            }
+        }
+    }
+
     /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
         try await flush()

@@ -34,6 +34,10 @@ struct DemoCommandTests {
             "request Content-Type: multipart/form-data", "conductor.photo: bill.png, 200008 bytes at /uploads/",
             "downloaded == uploaded: true", "cache: 1 file, 200008 bytes", "packed === trainA: true",
             "response Accept asked for: application/x-msgpack",
+            "Train.get(policy: .networkFirst) source: cache", "trains: 1 MonoRail Co., 2 Deutsche Bahn AG",
+            "Train.get(id: 1, policy: .cacheOnly).maxSpeed: 55.5", "cached.cars occupancy: 40, 12",
+            "answer.source: cache", "maxSpeed at once (cached): 55.5", "maxSpeed after the revalidation: 61.0",
+            "the same instance: true", "→ GET /trains/1 (If-None-Match: ",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

@@ -30,6 +30,7 @@ private final class FullCache: RecordCache {
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws { throw Full() }
     func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws { throw Full() }
     func remove(_ keys: [RecordKey]) async throws { throw Full() }
+    func forgetDeleted(_ keys: [RecordKey]) async throws { throw Full() }
     func removeAll(model: String) async throws { throw Full() }
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws { throw Full() }
     func clear() async throws { throw Full() }

@@ -94,6 +94,20 @@ struct RecordCacheContractTests {
         }
     }
 
+    @Test("a record the server deleted leaves the queries that listed it, which still answer", arguments: Kind.allCases)
+    func deleted(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            let query = StoredQuery(
+                key: QueryKey(model: "train", key: "/trains"), ids: ["1", "2", "3"], fetchedAt: Date(), etag: "\"e\"")
+            try await cache.write([Self.record(1), Self.record(2), Self.record(3)], query: query)
+            try await cache.forgetDeleted(Self.keys([2]))
+            #expect(try await cache.records(Self.keys([2])).isEmpty)
+            let kept = try #require(try await cache.query(query.key))
+            #expect(kept.ids == ["1", "3"])
+            #expect(kept.fetchedAt == query.fetchedAt && kept.etag == query.etag)
+        }
+    }
+
     @Test("past the bound, least recently used records go first, and pinned ones stay", arguments: Kind.allCases)
     func eviction(_ kind: Kind) async throws {
         let body = String(repeating: "r", count: 400)

@@ -35,6 +35,7 @@ final class CapturingCache: RecordCache {
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws { captured.withLock { $0 = records } }
     func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {}
     func remove(_ keys: [RecordKey]) async throws {}
+    func forgetDeleted(_ keys: [RecordKey]) async throws {}
     func removeAll(model: String) async throws {}
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {}
     func clear() async throws {}

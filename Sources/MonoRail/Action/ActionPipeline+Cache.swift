@@ -266,7 +266,9 @@ extension ActionPipeline {
             do {
                 switch prepared.action.operation {
                 case .delete:
-                    if let id = prepared.expectedID { try await storage.remove([RecordKey(model: model, id: id)]) }
+                    if let id = prepared.expectedID {
+                        try await storage.forgetDeleted([RecordKey(model: model, id: id)])
+                    }
                     return
                 case .save where response.body.isEmpty:
                     // The server took the edits without saying what it now has: the copy is stale.

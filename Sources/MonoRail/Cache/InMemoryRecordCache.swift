@@ -118,6 +118,18 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Forgets records the server deleted, and their ids in the queries kept.
+    public func forgetDeleted(_ keys: [RecordKey]) async throws {
+        try await remove(keys)
+        let deleted = Dictionary(grouping: keys, by: \.model).mapValues { Set($0.map(\.id)) }
+        state.withLock { state in
+            for (key, entry) in state.queries {
+                guard let ids = deleted[key.model], entry.query.ids.contains(where: ids.contains) else { continue }
+                state.queries[key]?.query.ids.removeAll(where: ids.contains)
+            }
+        }
+    }
+
     /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
         state.withLock { state in

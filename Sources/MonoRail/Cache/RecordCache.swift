@@ -31,6 +31,10 @@ public protocol RecordCache: AnyObject, Sendable {
     /// Forgets records; queries that named them can no longer be answered.
     func remove(_ keys: [RecordKey]) async throws
 
+    /// Forgets records the server deleted, and their ids in stored queries, which stay answerable:
+    /// the server would no longer list them either.
+    func forgetDeleted(_ keys: [RecordKey]) async throws
+
     /// Forgets every record and query of a model.
     func removeAll(model: String) async throws
 

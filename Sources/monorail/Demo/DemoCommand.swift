@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MonoRail
+import MonoRailSQLite
 import MonoRailServer
 import MonoRailTransport
 
@@ -19,35 +20,42 @@ struct Demo: AsyncParsableCommand {
             schema: .trains,
             configuration: .init(host: "127.0.0.1", port: 0, databasePath: database, uploadsDirectory: directory)
         ).start()
+        var walkthrough = Walkthrough(
+            server: server, database: database, directory: directory)
         do {
-            var walkthrough = Walkthrough(
-                server: server, database: database, cacheDirectory: directory.appendingPathComponent("file-cache"))
             try await walkthrough.run()
         } catch {
-            await server.stop()
+            await walkthrough.server.stop()
             throw error
         }
-        await server.stop()
+        await walkthrough.server.stop()
     }
 }
 
 /// The steps of the demo, each printing what it did and the requests it made.
 struct Walkthrough {
-    let server: RunningReferenceServer
+    /// The server; replaced when the demo restarts it.
+    private(set) var server: RunningReferenceServer
     let database: String
     let cacheDirectory: URL
+    /// The app's record cache, which survives the app's restart.
+    let storagePath: String
     private var seen = 0
 
-    init(server: RunningReferenceServer, database: String, cacheDirectory: URL) {
+    init(server: RunningReferenceServer, database: String, directory: URL) {
         self.server = server
         self.database = database
-        self.cacheDirectory = cacheDirectory
+        self.cacheDirectory = directory.appendingPathComponent("file-cache")
+        self.storagePath = directory.appendingPathComponent("app/records.sqlite").path
     }
 
     mutating func run() async throws {
         MonoRail.register(apiRootURL: server.baseURL)
+        let storage = try SQLiteStorage(path: storagePath)
+        MonoRail.configure { $0.storage = storage }
         print("MonoRail demo")
         print("Reference server: \(server.baseURL.absoluteString) (SQLite: \(database))")
+        print("The app keeps its records in \(storagePath)")
 
         step(1, "Create a train")
         let train = Train()
@@ -175,8 +183,45 @@ struct Walkthrough {
         }
         requests()
 
+        try await offline(storage)
+
         print("")
-        print("Done: \(server.journal.count) requests against the reference server.")
+        print("Done.")
+    }
+
+    /// Steps 12 and 13: the app restarts with the server gone, then the server comes back.
+    private mutating func offline(_ storage: SQLiteStorage) async throws {
+        step(12, "The app restarts with the server stopped: the trains come from the SQLite file")
+        // What an app does as it quits: the last answers are on disk.
+        try await storage.flush()
+        let port = server.port
+        await server.stop()
+        print("   (server stopped; a new store opens the same file)")
+        let restarted = ResourceStore(
+            configuration: MonoRail.configuration, storage: try SQLiteStorage(path: storagePath))
+        let offline = try await Train.response(policy: .networkFirst, in: restarted)
+        show("Train.get(policy: .networkFirst) source", "\(offline.source)")
+        show("trains", offline.value.map { "\($0.id?.description ?? "?") \($0.company ?? "")" }.joined(separator: ", "))
+        let cached = try await Train.get(id: 1, policy: .cacheOnly, in: restarted)
+        show("Train.get(id: 1, policy: .cacheOnly).maxSpeed", cached.maxSpeed.map { "\($0)" } ?? "nil")
+        show("cached.cars occupancy", cached.cars.map { $0.occupancy.map { "\($0)" } ?? "nil" }.joined(separator: ", "))
+
+        step(13, "The server is back: stale-while-revalidate answers from the file now, the network after")
+        server = try await ReferenceServer(
+            schema: .trains, configuration: .init(host: "127.0.0.1", port: port, databasePath: database)
+        ).start()
+        seen = 0
+        if let trains = server.store.schema.resource(plural: "trains") {
+            _ = try server.store.update(trains, id: "1", attributes: ["max_speed": 61.0])
+        }
+        print("   (server restarted on the same database; max_speed of train 1 set to 61.0 there)")
+        let answer = try await Train.response(id: 1, policy: .staleWhileRevalidate, in: restarted)
+        show("answer.source", "\(answer.source)")
+        show("maxSpeed at once (cached)", answer.value.maxSpeed.map { "\($0)" } ?? "nil")
+        try await answer.revalidation?.value
+        show("maxSpeed after the revalidation", answer.value.maxSpeed.map { "\($0)" } ?? "nil")
+        show("the same instance", "\(answer.value === cached)")
+        requests()
     }
 
     private func step(_ number: Int, _ title: String) {
