@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailSQLite
 import MonoRailServer
 import Testing
 
@@ -24,6 +25,12 @@ struct ModelQuickStartTests {
         #expect(output.contains("MonoRail Co."))
         #expect(output.last == "deleted")
         #expect(server.journal.entries.filter { $0.hasPrefix("PUT /trains/") }.count == 1)
+        // The two storage lines at work: with the server gone, the list still answers, from the file.
+        await server.stop()
+        let offline = try await QuickStart.Train.response()
+        #expect(offline.source == .cache)
+        #expect(offline.value.map(\.company).contains("MonoRail Co."))
+        #expect(!offline.value.contains { $0.isDeleted })
     }
 
     @Test("the seed's Networking.delegate signs every request of the default store and hears every response")
@@ -156,7 +163,7 @@ struct ModelQuickStartTests {
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
         }
-        let block = try #require(blocks.first { $0.hasPrefix("import MonoRail\n\n@Resource") })
+        let block = try #require(blocks.first { $0.hasPrefix("import MonoRail\nimport MonoRailSQLite") })
         let normalise: (String) -> [String] = { text in
             text.split(separator: "\n")
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
@@ -165,6 +172,8 @@ struct ModelQuickStartTests {
                 }
                 .map { $0.replacingOccurrences(of: "print(", with: "record(") }
                 .map { $0.replacingOccurrences(of: "QuickStart.", with: "") }
+                // A folder of the test's own stands in for the user's caches folder.
+                .map { $0.replacingOccurrences(of: "URL.cachesDirectory", with: "cachesDirectory") }
         }
         let models = source.components(separatedBy: "// README MODEL BEGIN\n")[1]
             .components(separatedBy: "// README MODEL END")[0]
@@ -175,8 +184,18 @@ struct ModelQuickStartTests {
     func quickStart(apiRootURL: URL) async throws -> [String] {
         var output: [String] = []
         func record(_ item: Any) { output.append("\(item)") }
+        let cachesDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "quick-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: cachesDirectory) }
         // README BEGIN
         MonoRail.register(apiRootURL: apiRootURL)
+
+        // Offline too: records kept in SQLite across launches, and reads that fall back to them.
+        let storage = try SQLiteStorage(path: cachesDirectory.appendingPathComponent("trains.sqlite").path)
+        MonoRail.configure {
+            $0.storage = storage
+            $0.cachePolicy = .networkFirst
+        }
 
         let train = QuickStart.Train()
         train.company = "MonoRail Co."

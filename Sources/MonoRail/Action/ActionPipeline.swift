@@ -8,13 +8,13 @@ import Logging
 /// ```
 /// Train.get(id: 1)                 builds a ModelAction, nothing else
 ///   → ActionPipeline.run
-///       1. read policy             the record cache may answer a read          (RecordCache)
+///       1. read policy             a live instance or the record cache may answer (CachePolicy)
 ///       2. write policy            the outbox sends a write now or keeps it     (Outbox)
 ///       3. request                 APIClient.send: middleware, retry, log, de-duplication
 ///       4. locate                  ResponseLocator: namespace, root, side-loads, errors member
 ///       5. decode                  RecordDecoder: the tree, or MessagePack in place
 ///       6. merge                   ResourceStore: all of the response or none of it
-///       7. persist                 the record cache keeps the body
+///       7. persist                 the record cache keeps each record          (RecordCache)
 ///       8. announce                observers and update streams, as the merge applied
 ///   ← ResourceResponse             value, status, header fields, links, source
 /// ```
