@@ -192,10 +192,8 @@ struct ModelQuickStartTests {
 
         // Offline too: records kept in SQLite across launches, and reads that fall back to them.
         let storage = try SQLiteStorage(path: cachesDirectory.appendingPathComponent("trains.sqlite").path)
-        MonoRail.configure {
-            $0.storage = storage
-            $0.cachePolicy = .networkFirst
-        }
+        // swift-format-ignore
+        MonoRail.configure { $0.storage = storage; $0.cachePolicy = .networkFirst }
 
         let train = QuickStart.Train()
         train.company = "MonoRail Co."

@@ -29,7 +29,7 @@ struct ReadmeStorageTests {
                 let configuration = harness.store.configuration
                 // README STORAGE BEGIN
                 let storage = try SQLiteStorage(path: folder.appendingPathComponent("app.sqlite").path)
-                let store = ResourceStore(configuration: configuration, storage: storage)  // or MonoRail.configure { $0.storage = storage }
+                let store = ResourceStore(configuration: configuration, storage: storage)  // or MonoRail.configure
 
                 let train = try await Train.get(id: 1, policy: .cacheFirst, in: store)  // the cache, else the network
                 let trains = try await Train.get(policy: .networkFirst, in: store)  // the cache when the network fails
