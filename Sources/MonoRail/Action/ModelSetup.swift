@@ -17,6 +17,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
     let wireKeyBytes: [[UInt8]]
+    /// The id key, then the field keys, each once: the order a record cache keeps a record's keys in.
+    let storedKeyOrder: [String]
     /// The key that holds the id, ``ResourceModel/primaryKey``.
     let idKey: String
     let idKeyBytes: [UInt8]
@@ -68,6 +70,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
         wireKeyBytes = wireKeys.map { Array($0.utf8) }
+        var seenKeys = Set<String>()
+        storedKeyOrder = ([Model.primaryKey] + wireKeys).filter { seenKeys.insert($0).inserted }
         idKey = Model.primaryKey
         idKeyBytes = Array(idKey.utf8)
         referenceIDKeys = Model.resourceSchema.fields.map { field in
@@ -92,7 +96,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false
     ) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, wireKeys: wireKeys, wireKeyBytes: wireKeyBytes, idKey: idKey, idKeyBytes: idKeyBytes,
+            coder: coder, wireKeys: wireKeys, storedKeyOrder: storedKeyOrder, wireKeyBytes: wireKeyBytes, idKey: idKey,
+            idKeyBytes: idKeyBytes,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire))
     }

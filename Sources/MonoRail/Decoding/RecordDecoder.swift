@@ -4,6 +4,8 @@ import Foundation
 struct RecordDecoder<Model: ResourceModel> {
     let coder: FieldCoder
     let wireKeys: [String]
+    /// The id key, then the field keys, each once: the order records are kept in.
+    let storedKeyOrder: [String]
     /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
     let wireKeyBytes: [[UInt8]]
     /// The key that holds the id (``ResourceModel/primaryKey``), as text and as UTF-8.
@@ -110,7 +112,7 @@ struct RecordDecoder<Model: ResourceModel> {
         }
         return RecordPatch(
             id: id, values: values, present: present, embedded: embedded,
-            wire: embedding.keepsWire && id != nil ? .tree(wire) : nil)
+            wire: embedding.keepsWire && id != nil ? .tree(wire, keyOrder: storedKeyOrder) : nil)
     }
 
     static func failure(

@@ -2,16 +2,36 @@ import Foundation
 
 /// A record as it came in a response, kept until the record cache is given it.
 enum WireRecord {
-    /// From a JSON body, or a MessagePack record read as a tree.
-    case tree(JSONValue)
+    /// From a JSON body, or a MessagePack record read as a tree, with the model's keys in the order
+    /// to write them.
+    case tree(JSONValue, keyOrder: [String])
     /// The bytes of a MessagePack record read in place.
     case packed(Data)
 
-    /// The record in MessagePack, the form a record cache keeps.
+    /// The record in MessagePack, the form a record cache keeps. A tree's keys are written in the
+    /// model's schema order, the order the in-place reader tries first, then any others.
     var messagePack: Data {
         switch self {
-        case .tree(let value): MessagePackWriter.serialize(value)
-        case .packed(let bytes): bytes
+        case .packed(let bytes):
+            return bytes
+        case .tree(let value, let order):
+            guard case .object(let object) = value else { return MessagePackWriter.serialize(value) }
+            var writer = MessagePackWriter(reservingCapacity: 256)
+            writer.writeMapHeader(count: object.count)
+            var written = 0
+            for key in order {
+                guard let member = object[key] else { continue }
+                writer.write(key)
+                writer.write(member)
+                written += 1
+            }
+            if written < object.count {
+                for (key, member) in object where !order.contains(key) {
+                    writer.write(key)
+                    writer.write(member)
+                }
+            }
+            return writer.data
         }
     }
 }

@@ -18,6 +18,11 @@ public struct MessagePackWriter: Sendable {
     /// Creates an empty writer.
     public init() {}
 
+    /// Creates an empty writer with room for `capacity` bytes.
+    public init(reservingCapacity capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     /// The bytes written so far, as `Data`.
     public var data: Data { Data(bytes) }
 
@@ -186,7 +191,8 @@ public struct MessagePackWriter: Sendable {
 
     private mutating func append<T: FixedWidthInteger>(_ lead: UInt8, _ value: T) {
         bytes.append(lead)
-        bytes.append(contentsOf: Self.bigEndian(value))
+        // Straight from the value's bytes: no array per number.
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
