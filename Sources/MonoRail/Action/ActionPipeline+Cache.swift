@@ -96,7 +96,14 @@ extension ActionPipeline {
 
         /// Answers a read as `policy` says.
         func read(policy: CachePolicy) async throws -> ResourceResponse<Value> {
-            guard policy.readsCache, let storage = setup.storage else { return try await network(validators: nil) }
+            guard policy.readsCache else { return try await network(validators: nil) }
+            guard let storage = setup.storage else {
+                if policy == .cacheOnly {
+                    throw APIError(
+                        .notCached, "\(description): the store keeps no records (configuration.storage is nil)")
+                }
+                return try await network(validators: nil)
+            }
             let hit: CacheHit?
             do {
                 hit = try await lookup(in: storage)

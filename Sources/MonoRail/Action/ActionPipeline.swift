@@ -140,10 +140,8 @@ struct ActionPipeline<Model: ResourceModel> {
         let sentAt = Date()
         guard let response = try await setup.outbox.submit(prepared.description, send: { try await send(prepared) })
         else {
-            var kept = ResourceResponse(
+            return ResourceResponse(
                 value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
-            kept.fetchedAt = nil
-            return kept
         }
         return try await answering.received(response, sentAt: sentAt)
     }
