@@ -58,17 +58,19 @@ struct CacheLifecycleTests {
 
     @Test("without storage, cacheOnly is notCached and the other policies ask the network")
     func noStorage() async throws {
-        try await withHarness(configure: { $0.storage = nil }) { harness in
-            let train = try await Train.get(id: 1, in: harness.store)
-            let error = await #expect(throws: APIError.self) {
-                try await Train.get(id: 1, policy: .cacheOnly, in: harness.store)
-            }
-            #expect(error?.code == .notCached)
-            let requests = harness.journal.count
-            #expect(try await Train.response(id: 1, policy: .cacheFirst, in: harness.store).source == .network)
-            #expect(try await Train.get(id: 1, policy: .staleWhileRevalidate, in: harness.store) === train)
-            #expect(harness.journal.count == requests + 2)
-        }
+        try await withHarness(
+            configure: { $0.storage = nil },
+            { harness in
+                let train = try await Train.get(id: 1, in: harness.store)
+                let error = await #expect(throws: APIError.self) {
+                    try await Train.get(id: 1, policy: .cacheOnly, in: harness.store)
+                }
+                #expect(error?.code == .notCached)
+                let requests = harness.journal.count
+                #expect(try await Train.response(id: 1, policy: .cacheFirst, in: harness.store).source == .network)
+                #expect(try await Train.get(id: 1, policy: .staleWhileRevalidate, in: harness.store) === train)
+                #expect(harness.journal.count == requests + 2)
+            })
     }
 
     @Test("a model's own policy and time to live apply to its reads")

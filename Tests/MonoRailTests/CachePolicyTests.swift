@@ -190,7 +190,9 @@ struct CachePolicyTests {
 
     @Test("up, and the record changed since it was cached", arguments: Shape.allCases)
     func up(_ shape: Shape) async throws {
-        try await withHarness { harness in
+        // 200 ms away, so that stale-while-revalidate's background answer cannot overtake the
+        // cached value it returns first.
+        try await withHarness(server: .init(faults: FaultInjection(latency: .milliseconds(200)))) { harness in
             let id = try await Self.makeTrain("v0", in: harness.store)
             let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
             for (index, policy) in Self.policies.enumerated() {

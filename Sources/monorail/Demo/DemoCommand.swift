@@ -208,13 +208,16 @@ struct Walkthrough {
 
         step(13, "The server is back: stale-while-revalidate answers from the file now, the network after")
         server = try await ReferenceServer(
-            schema: .trains, configuration: .init(host: "127.0.0.1", port: port, databasePath: database)
+            schema: .trains,
+            configuration: .init(
+                host: "127.0.0.1", port: port, databasePath: database,
+                faults: FaultInjection(latency: .milliseconds(300)))
         ).start()
         seen = 0
         if let trains = server.store.schema.resource(plural: "trains") {
             _ = try server.store.update(trains, id: "1", attributes: ["max_speed": 61.0])
         }
-        print("   (server restarted on the same database; max_speed of train 1 set to 61.0 there)")
+        print("   (server restarted on the same database, 300 ms away; max_speed of train 1 set to 61.0 there)")
         let answer = try await Train.response(id: 1, policy: .staleWhileRevalidate, in: restarted)
         show("answer.source", "\(answer.source)")
         show("maxSpeed at once (cached)", answer.value.maxSpeed.map { "\($0)" } ?? "nil")
