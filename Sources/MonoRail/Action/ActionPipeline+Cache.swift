@@ -129,7 +129,15 @@ extension ActionPipeline {
                 guard let hit, var answer = await answerOrForget(hit) else {
                     return try await network(validators: hit)
                 }
-                answer.revalidation = Task { _ = try await network(validators: hit) }
+                answer.revalidation = Task {
+                    do {
+                        _ = try await network(validators: hit)
+                    } catch {
+                        // Nobody may await the task: the failure is logged as well as thrown.
+                        warn("the background revalidation failed; the cached value stays", error)
+                        throw error
+                    }
+                }
                 return answer
             case .networkFirst:
                 do {
