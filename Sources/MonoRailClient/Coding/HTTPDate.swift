@@ -31,19 +31,9 @@ package enum HTTPDate {
     /// The IMF-fixdate of a date, to the second (rounded down): `Tue, 24 Nov 2026 08:49:37 GMT`.
     package static func format(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let (wholeDays, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
-        let dayCount = secondOfDay < 0 ? wholeDays - 1 : wholeDays
-        let second = secondOfDay < 0 ? secondOfDay + 86_400 : secondOfDay
-        // Howard Hinnant's civil_from_days.
-        let shifted = dayCount + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let dayCount = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let second = seconds - dayCount * 86_400
+        let (year, month, day) = ISO8601Parser.civilFromDays(dayCount)
         // 1970-01-01 was a Thursday.
         let weekday = ((dayCount % 7) + 7 + 3) % 7
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
