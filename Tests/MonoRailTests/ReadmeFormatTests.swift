@@ -11,15 +11,20 @@ struct ReadmeFormatTests {
     /// Each README block of the section, as marked regions of this file read in order.
     static let blocks = [["FORMAT CONFIG"], ["FORMAT MODEL"], ["CODEC"], ["UPLOAD MODEL", "UPLOAD"], ["DOWNLOAD"]]
 
-    @Test("the examples match the README")
-    func matchesReadme() throws {
+    /// Every Swift block of the README, normalised.
+    static func readmeBlocks() throws -> [[String]] {
         let readmeURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("README.md")
         let readme = try String(contentsOf: readmeURL, encoding: .utf8)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
-            Self.normalise($0.components(separatedBy: "```")[0])
+        return readme.components(separatedBy: "```swift\n").dropFirst().map {
+            normalise($0.components(separatedBy: "```")[0])
         }
+    }
+
+    @Test("the examples match the README")
+    func matchesReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let blocks = try Self.readmeBlocks()
         for regions in Self.blocks {
             var code: [String] = []
             for region in regions {

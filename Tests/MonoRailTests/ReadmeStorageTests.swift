@@ -10,13 +10,8 @@ import Testing
 struct ReadmeStorageTests {
     @Test("the example matches the README")
     func matchesReadme() throws {
-        let readmeURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let readme = try String(contentsOf: readmeURL, encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
-            ReadmeFormatTests.normalise($0.components(separatedBy: "```")[0])
-        }
+        let blocks = try ReadmeFormatTests.readmeBlocks()
         let region = source.components(separatedBy: "// README STORAGE BEGIN\n")[1]
             .components(separatedBy: "// README STORAGE END")[0]
         #expect(blocks.contains(ReadmeFormatTests.normalise(region)))
