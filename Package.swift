@@ -158,6 +158,7 @@ let package = Package(
                 "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -12,6 +13,17 @@ struct RecordRoutes: Sendable {
     let envelope: ServerEnvelope
     let uploadsDirectory: URL
     let maxUploadSize: Int
+    /// Writes sent with an `Idempotency-Key` are carried out once.
+    let writes: IdempotentWrites
+
+    init(store: RecordStore, maxBodySize: Int, envelope: ServerEnvelope, uploadsDirectory: URL, maxUploadSize: Int) {
+        self.store = store
+        self.maxBodySize = maxBodySize
+        self.envelope = envelope
+        self.uploadsDirectory = uploadsDirectory
+        self.maxUploadSize = maxUploadSize
+        self.writes = IdempotentWrites(store: store)
+    }
 
     static let totalCountHeader = HTTPField.Name("X-Total-Count")
     static let linkHeader = HTTPField.Name("Link")
@@ -30,7 +42,7 @@ struct RecordRoutes: Sendable {
                 router.post(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
                 router.put(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
                 router.patch(RouterPath(route)) { request, _ in try await writeSingleton(resource, request) }
-                router.delete(RouterPath(route)) { _, _ in try destroySingleton(resource) }
+                router.delete(RouterPath(route)) { request, _ in try await destroySingleton(resource, request) }
             }
         }
         router.get("/:resource") { request, context in try index(request, context) }
@@ -38,7 +50,7 @@ struct RecordRoutes: Sendable {
         router.get("/:resource/:id") { request, context in try show(request, context) }
         router.put("/:resource/:id") { request, context in try await update(request, context) }
         router.patch("/:resource/:id") { request, context in try await update(request, context) }
-        router.delete("/:resource/:id") { _, context in try destroy(context) }
+        router.delete("/:resource/:id") { request, context in try await destroy(request, context) }
     }
 
     /// The resource a path names: by its plural, or under ApiModel's conventions also by its
@@ -167,11 +179,7 @@ struct RecordRoutes: Sendable {
     ) throws -> Response {
         let format = ResponseFormat(request)
         let data = format.encode(body)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        data.withUnsafeBytes { bytes in
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        }
-        let etag = "\"\(String(hash, radix: 16))\""
+        let etag = Self.etag(of: data)
         var headers: HTTPFields = [.eTag: etag]
         if let lastModified { headers[.lastModified] = HTTPDate.format(lastModified) }
         if let match = request.headers[.ifNoneMatch] {
@@ -188,6 +196,43 @@ struct RecordRoutes: Sendable {
         headers[.contentType] = format.contentType
         headers[.vary] = "Accept"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A strong entity tag for a representation: a hash of its bytes.
+    static func etag(of data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        data.withUnsafeBytes { bytes in
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        return "\"\(String(hash, radix: 16))\""
+    }
+
+    /// The entity tag a show of the record answers with now, in the request's format; `nil` when
+    /// there is no such record.
+    private func currentETag(_ request: Request, _ resource: ResourceSchema, id: String, db: Database) throws
+        -> String?
+    {
+        guard let record = try store.show(resource, id: id, db: db) else { return nil }
+        return Self.etag(of: ResponseFormat(request).encode(wrap([resource.name: record], main: resource.name)))
+    }
+
+    /// Whether the request's `If-Match` holds for the record's current entity tag: `*` for any
+    /// record, else one of the listed tags by strong comparison (RFC 9110 §13.1.1). No `If-Match`
+    /// always holds.
+    private func preconditionHolds(
+        _ request: Request, _ resource: ResourceSchema, id: String, db: Database
+    ) throws -> Bool {
+        guard let ifMatch = request.headers[.ifMatch] else { return true }
+        guard let current = try currentETag(request, resource, id: id, db: db) else { return false }
+        return ifMatch.trimmingCharacters(in: .whitespaces) == "*"
+            || ifMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == current }
+    }
+
+    private static func preconditionFailed(_ request: Request) -> WriteAnswer {
+        WriteAnswer(
+            .preconditionFailed,
+            ["error": "Precondition Failed", "message": "the record changed since the If-Match entity tag"],
+            format: ResponseFormat(request))
     }
 
     /// RFC 8288 links to the first, previous, next and last pages.
@@ -207,35 +252,44 @@ struct RecordRoutes: Sendable {
 
     private func create(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
-        let attributes = try await self.attributes(of: request, for: resource)
-        do {
-            let record = try store.create(resource, attributes: attributes)
-            var response = JSONResponse.make(
-                .created, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
-            if resource.singleton != true, let id = record[resource.primaryKeyName],
-                let text = id.intValue.map(String.init) ?? id.stringValue
-            {
-                response.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
+        let format = ResponseFormat(request)
+        return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
+            attributes, db in
+            do {
+                let record = try store.create(resource, attributes: attributes ?? [:], db: db)
+                var answer = WriteAnswer(.created, wrap([resource.name: record], main: resource.name), format: format)
+                if let id = record[resource.primaryKeyName], let text = id.intValue.map(String.init) ?? id.stringValue {
+                    answer.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
+                    answer.headers[.eTag] = try currentETag(request, resource, id: text, db: db)
+                }
+                return answer
+            } catch let error as RecordValidationError {
+                return .validation(error, envelope: envelope, root: resource.name, format: format)
             }
-            return response
-        } catch let error as RecordValidationError {
-            return JSONResponse.validation(
-                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
         }
     }
 
+    /// Applies the attributes when `If-Match` (if sent) still holds; answers with the record and
+    /// the entity tag a show would now have, for the next `If-Match`.
     private func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
-        let attributes = try await self.attributes(of: request, for: resource)
-        do {
-            guard let record = try store.update(resource, id: id(context), attributes: attributes) else {
-                throw APIProblem(.notFound)
+        let id = id(context)
+        let format = ResponseFormat(request)
+        return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
+            attributes, db in
+            guard try preconditionHolds(request, resource, id: id, db: db) else {
+                return Self.preconditionFailed(request)
             }
-            return JSONResponse.make(
-                .ok, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
-        } catch let error as RecordValidationError {
-            return JSONResponse.validation(
-                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
+            do {
+                guard let record = try store.update(resource, id: id, attributes: attributes ?? [:], db: db) else {
+                    throw APIProblem(.notFound)
+                }
+                var answer = WriteAnswer(.ok, wrap([resource.name: record], main: resource.name), format: format)
+                answer.headers[.eTag] = try currentETag(request, resource, id: id, db: db)
+                return answer
+            } catch let error as RecordValidationError {
+                return .validation(error, envelope: envelope, root: resource.name, format: format)
+            }
         }
     }
 
@@ -258,34 +312,47 @@ struct RecordRoutes: Sendable {
 
     /// Creates the singleton's record, or updates it when there is one, whichever the method.
     private func writeSingleton(_ resource: ResourceSchema, _ request: Request) async throws -> Response {
-        let attributes = try await self.attributes(of: request, for: resource)
-        do {
-            let (status, record): (HTTPResponse.Status, JSONValue?) =
-                if let id = try singletonID(resource) {
-                    (.ok, try store.update(resource, id: id, attributes: attributes))
-                } else {
-                    (.created, try store.create(resource, attributes: attributes))
-                }
-            guard let record else { throw APIProblem(.notFound) }
-            return JSONResponse.make(
-                status, wrap([resource.name: record], main: resource.name), format: ResponseFormat(request))
-        } catch let error as RecordValidationError {
-            return JSONResponse.validation(
-                error, envelope: envelope, root: resource.name, format: ResponseFormat(request))
+        let format = ResponseFormat(request)
+        return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
+            attributes, db in
+            do {
+                let existing = try store.firstID(of: resource, db: db)
+                let (status, record): (HTTPResponse.Status, JSONValue?) =
+                    if let existing {
+                        (.ok, try store.update(resource, id: existing, attributes: attributes ?? [:], db: db))
+                    } else {
+                        (.created, try store.create(resource, attributes: attributes ?? [:], db: db))
+                    }
+                guard let record else { throw APIProblem(.notFound) }
+                return WriteAnswer(status, wrap([resource.name: record], main: resource.name), format: format)
+            } catch let error as RecordValidationError {
+                return .validation(error, envelope: envelope, root: resource.name, format: format)
+            }
         }
     }
 
-    private func destroySingleton(_ resource: ResourceSchema) throws -> Response {
-        guard let id = try singletonID(resource), try store.delete(resource, id: id) else {
-            throw APIProblem(.notFound)
+    private func destroySingleton(_ resource: ResourceSchema, _ request: Request) async throws -> Response {
+        try await writes.run(request, read: nil) { _, db in
+            guard let id = try store.firstID(of: resource, db: db), try store.delete(resource, id: id, db: db) else {
+                throw APIProblem(.notFound)
+            }
+            return WriteAnswer(status: .noContent)
         }
-        return Response(status: .noContent)
     }
 
-    private func destroy(_ context: BasicRequestContext) throws -> Response {
+    /// Deletes the record when `If-Match` (if sent) still holds.
+    private func destroy(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
-        guard try store.delete(resource, id: id(context)) else { throw APIProblem(.notFound) }
-        return Response(status: .noContent)
+        let id = id(context)
+        return try await writes.run(request, read: nil) { _, db in
+            guard try preconditionHolds(request, resource, id: id, db: db) else {
+                // No record and no match is a 404, as without the header.
+                guard try store.show(resource, id: id, db: db) != nil else { throw APIProblem(.notFound) }
+                return Self.preconditionFailed(request)
+            }
+            guard try store.delete(resource, id: id, db: db) else { throw APIProblem(.notFound) }
+            return WriteAnswer(status: .noContent)
+        }
     }
 
     /// The attributes sent, wrapped in the singular root (`{"train": {…}}`) or bare, read by the
@@ -380,22 +447,14 @@ struct APIProblem: Error, HTTPResponseError {
 enum JSONResponse {
     /// A response whose body is `body` in the negotiated format (JSON unless asked otherwise).
     static func make(_ status: HTTPResponse.Status, _ body: JSONValue, format: ResponseFormat = .json) -> Response {
-        Response(
-            status: status, headers: [.contentType: format.contentType],
-            body: .init(byteBuffer: ByteBuffer(bytes: format.encode(body))))
+        WriteAnswer(status, body, format: format).response
     }
 
-    /// Rails answers 422 `{"errors": {…}}`; Django REST framework 400 `{field: [message]}`; ApiModel
-    /// 400 `{"train": {"errors": {…}}}`.
+    /// The validation answer of the envelope, as ``WriteAnswer/validation(_:envelope:root:format:)``.
     static func validation(
         _ error: RecordValidationError, envelope: ServerEnvelope, root: String, format: ResponseFormat = .json
     ) -> Response {
-        let errors = JSONValue.object(error.messages.mapValues { .array($0.map(JSONValue.string)) })
-        switch envelope {
-        case .bare: return make(.badRequest, errors, format: format)
-        case .apiModel: return make(.badRequest, [root: ["errors": errors]], format: format)
-        case .rails, .namespace, .objects: return make(.unprocessableContent, ["errors": errors], format: format)
-        }
+        WriteAnswer.validation(error, envelope: envelope, root: root, format: format).response
     }
 }
 

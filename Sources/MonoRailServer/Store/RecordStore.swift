@@ -7,7 +7,7 @@ public import MonoRailClient
 public final class RecordStore: Sendable {
     /// The resources it stores.
     public let schema: ServerSchema
-    private let writer: any DatabaseWriter
+    let writer: any DatabaseWriter
 
     /// Opens (or creates) the database and its tables, and seeds it when it is empty.
     ///
@@ -31,6 +31,7 @@ public final class RecordStore: Sendable {
 
     private func migrate() throws {
         try writer.write { db in
+            try IdempotencyLedger.create(in: db)
             for resource in schema.resources {
                 var columns = [idColumnDefinition]
                 for column in resource.columns(idType: schema.idType) {
@@ -173,42 +174,71 @@ public final class RecordStore: Sendable {
     ///
     /// - Throws: ``RecordValidationError`` with Rails-style messages; nothing is written then.
     public func create(_ resource: ResourceSchema, attributes: [String: JSONValue]) throws -> JSONValue {
-        try writer.write { db in
-            let id = try insert(attributes, into: resource, db: db)
-            return try find(resource, id: id, embedding: false, db: db) ?? .null
-        }
+        try writer.write { db in try create(resource, attributes: attributes, db: db) }
+    }
+
+    /// ``create(_:attributes:)`` inside a transaction the caller holds.
+    func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: Database) throws -> JSONValue {
+        let id = try insert(attributes, into: resource, db: db)
+        return try find(resource, id: id, embedding: false, db: db) ?? .null
     }
 
     /// Validates and applies the given attributes to a record; `nil` when there is no such record.
     ///
     /// - Throws: ``RecordValidationError``; nothing is written then.
     public func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue]) throws -> JSONValue? {
-        try writer.write { db in
-            guard let existing = try find(resource, id: id, embedding: false, db: db)?.objectValue,
-                let key = idValue(id)
-            else { return nil }
-            var merged = existing
-            for (name, value) in attributes { merged[name] = value }
-            let values = try validated(merged, for: resource, db: db)
-            let assignments = values.keys.sorted()
-            guard !assignments.isEmpty else { return try find(resource, id: id, embedding: false, db: db) }
-            var arguments = StatementArguments(assignments.map { values[$0] ?? nil })
-            arguments += [now(), key]
-            try db.execute(
-                sql:
-                    "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
-                arguments: arguments)
-            return try find(resource, id: id, embedding: false, db: db)
-        }
+        try writer.write { db in try update(resource, id: id, attributes: attributes, db: db) }
+    }
+
+    /// ``update(_:id:attributes:)`` inside a transaction the caller holds.
+    func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue], db: Database) throws
+        -> JSONValue?
+    {
+        guard let existing = try find(resource, id: id, embedding: false, db: db)?.objectValue,
+            let key = idValue(id)
+        else { return nil }
+        var merged = existing
+        for (name, value) in attributes { merged[name] = value }
+        let values = try validated(merged, for: resource, db: db)
+        let assignments = values.keys.sorted()
+        guard !assignments.isEmpty else { return try find(resource, id: id, embedding: false, db: db) }
+        var arguments = StatementArguments(assignments.map { values[$0] ?? nil })
+        arguments += [now(), key]
+        try db.execute(
+            sql:
+                "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
+            arguments: arguments)
+        return try find(resource, id: id, embedding: false, db: db)
     }
 
     /// Deletes a record; `false` when there was none.
     public func delete(_ resource: ResourceSchema, id: String) throws -> Bool {
+        try writer.write { db in try delete(resource, id: id, db: db) }
+    }
+
+    /// ``delete(_:id:)`` inside a transaction the caller holds.
+    func delete(_ resource: ResourceSchema, id: String, db: Database) throws -> Bool {
         guard let key = idValue(id) else { return false }
-        return try writer.write { db in
-            try db.execute(sql: "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
-            return db.changesCount > 0
+        try db.execute(sql: "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
+        return db.changesCount > 0
+    }
+
+    /// The id of the resource's first record, inside a transaction the caller holds: a singleton
+    /// resource's one record.
+    func firstID(of resource: ResourceSchema, db: Database) throws -> String? {
+        let value = try DatabaseValue.fetchOne(
+            db, sql: "SELECT id FROM \(quoted(resource.pluralName)) ORDER BY rowid LIMIT 1")
+        return switch value?.storage {
+        case .int64(let int): String(int)
+        case .string(let string): string
+        default: nil
         }
+    }
+
+    /// The record as a show answers it, with what the resource embeds, inside a transaction the
+    /// caller holds.
+    func show(_ resource: ResourceSchema, id: String, db: Database) throws -> JSONValue? {
+        try find(resource, id: id, embedding: true, db: db)
     }
 
     private func insert(_ attributes: [String: JSONValue], into resource: ResourceSchema, db: Database) throws -> String
