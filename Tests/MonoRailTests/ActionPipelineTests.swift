@@ -3,25 +3,6 @@ import MonoRail
 import MonoRailServer
 import Testing
 
-/// Keeps every write it is given, in order, and sends it at once or keeps it unsent.
-private final class RecordingOutbox: Outbox {
-    let sendsWrites: Bool
-    let writes = Locked<[ActionDescription]>([])
-
-    init(sendsWrites: Bool) { self.sendsWrites = sendsWrites }
-
-    func submit(_ write: ActionDescription, send: @Sendable () async throws -> APIResponse) async throws
-        -> APIResponse?
-    {
-        writes.withLock { $0.append(write) }
-        return sendsWrites ? try await send() : nil
-    }
-
-    var pendingCount: Int { sendsWrites ? 0 : writes.withLock { $0.count } }
-
-    func flush() async throws {}
-}
-
 /// A cache that holds nothing and cannot keep anything, like a full disk.
 private final class FullCache: RecordCache {
     struct Full: Error {}
@@ -162,38 +143,31 @@ struct ActionPipelineTests {
         }
     }
 
-    @Test("every write passes through the outbox, which may send it or keep it")
-    func outbox() async throws {
-        let sending = RecordingOutbox(sendsWrites: true)
+    @Test("the write policy: direct writes are sent at once; queued ones are kept, shown, and sent on flush")
+    func writePolicy() async throws {
+        try await withHarness { harness in
+            let train = Train()
+            train.company = "Outbound"
+            try await train.create(in: harness.store)
+            #expect(harness.journal.entries.last == "POST /trains")
+            #expect(harness.store.outbox.pendingCount == 0)
+        }
         try await withHarness(
-            configure: { $0.outbox = sending },
+            configure: { $0.writePolicy = .queued },
             { harness in
-                let train = Train()
-                train.company = "Outbound"
-                try await train.create(in: harness.store)
-                train.maxSpeed = 80
-                try await train.save()
-                _ = try await Train.get(in: harness.store)
-                try await train.delete()
-                let writes = sending.writes.withLock { $0 }
-                #expect(writes.map(\.verb) == [.create, .update, .destroy])
-                #expect(
-                    writes.map(\.path) == [
-                        "/trains", "/trains/\(train.id?.description ?? "")", "/trains/\(train.id?.description ?? "")",
-                    ])
-                #expect(writes.allSatisfy { $0.model == "train" })
-            })
-        let keeping = RecordingOutbox(sendsWrites: false)
-        try await withHarness(
-            configure: { $0.outbox = keeping },
-            { harness in
+                let journalBefore = harness.journal.count
                 let train = Train()
                 train.company = "Kept"
                 try await train.create(in: harness.store)
-                #expect(train.id == nil)
-                #expect(train.hasChanges)
-                #expect(harness.journal.count == 0)
-                #expect(keeping.pendingCount == 1)
+                #expect(harness.journal.count == journalBefore, "kept, not sent")
+                #expect(train.id?.isLocal == true)
+                #expect(train.hasPendingChanges && !train.hasChanges)
+                #expect(harness.store.instance(of: Train.self, id: try #require(train.id)) === train)
+                try await harness.store.outbox.flush()
+                #expect(harness.journal.count == journalBefore + 1)
+                #expect(train.id?.isLocal == false)
+                #expect(!train.hasPendingChanges)
+                #expect(harness.store.outbox.pendingCount == 0)
             })
     }
 }

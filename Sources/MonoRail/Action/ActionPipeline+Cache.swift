@@ -262,6 +262,7 @@ extension ActionPipeline {
                 }
                 return ResourceResponse(value, of: response, source: .revalidated, fetchedAt: sentAt)
             }
+            pipeline.store.outboxIfMade?.noteReachable()
             let context = MergeContext(fetchedAt: sentAt, keepsWire: setup.storage != nil)
             let value = try merge(response, prepared, context)
             await persist(context, response)

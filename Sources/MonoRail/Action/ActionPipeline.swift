@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Synchronization
 
 /// Runs model actions: the one path from a model call to the server and back, and the only code
 /// in the Resources layer that sends requests.
@@ -39,6 +40,10 @@ struct ActionPipeline<Model: ResourceModel> {
         var expectedID: ResourceID?
         /// For a create or save: the edit sequence numbers sent, which become saved.
         var sentEdits: [UInt64]?
+        /// Sent as `Idempotency-Key`: a write through the outbox.
+        var idempotencyKey: String?
+        /// Sent as `If-Match`.
+        var ifMatch: String?
 
         var description: ActionDescription {
             ActionDescription(
@@ -74,15 +79,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     private func runRecord(_ action: ModelAction<Model>) async throws -> ResourceResponse<Model> {
         try await run(action) { response, prepared, context in
-            if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
-                // 204 No Content, or 200 with nothing: what was sent is what the server has.
-                target._$state.markSaved(sent: prepared.sentEdits ?? [])
-                return target
-            }
-            let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
-            if case .singleton = prepared.action.operation { return try mergeSingleton(response, context) }
-            return try mergeRecord(
-                response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode, context)
+            try mergeWrite(response, prepared, context)
         } cached: { instances in
             guard let instance = instances.first else {
                 throw APIError(.notCached, "the cached answer held no \(Model.resourceSchema.typeName)")
@@ -108,19 +105,53 @@ struct ActionPipeline<Model: ResourceModel> {
     /// Runs a delete.
     func delete(_ action: ModelAction<Model>) async throws -> ResourceResponse<Void> {
         try await run(action) { _, prepared, _ in
-            guard let target = prepared.action.target else { return }
-            if let id = prepared.expectedID {
-                store.remove(target, id: id)
-            } else {
-                // A singleton resource's record, deleted at its route with no id.
-                store.identityMap.withLock { map in
-                    if map.singleton(of: Model.self) === target { map.setSingleton(nil, of: Model.self) }
-                }
-            }
-            target._$state.state.withLock { $0.isDeleted = true }
-            target._$state.announce(.deleted, fields: [], of: target)
+            mergeDelete(prepared)
         } cached: { _ in
         } queued: { _ in
+        }
+    }
+
+    /// The answer to a create, save, fetch or get: the record merged into its instance.
+    func mergeWrite(_ response: APIResponse, _ prepared: Prepared, _ context: MergeContext) throws -> Model {
+        if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
+            // 204 No Content, or 200 with nothing: what was sent is what the server has.
+            target._$state.markSaved(sent: prepared.sentEdits ?? [])
+            return target
+        }
+        let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
+        if case .singleton = prepared.action.operation { return try mergeSingleton(response, context) }
+        return try mergeRecord(
+            response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode, context)
+    }
+
+    /// A delete the server took: the record leaves the identity map.
+    func mergeDelete(_ prepared: Prepared) {
+        guard let target = prepared.action.target else { return }
+        if let id = prepared.expectedID {
+            store.remove(target, id: id)
+        } else {
+            // A singleton resource's record, deleted at its route with no id.
+            store.identityMap.withLock { map in
+                if map.singleton(of: Model.self) === target { map.setSingleton(nil, of: Model.self) }
+            }
+        }
+        let wasShown = target._$state.state.withLock { state in
+            defer {
+                state.isDeleted = true
+                state.isDeletePending = false
+            }
+            return state.isDeletePending
+        }
+        // A delete the outbox kept was announced when it was kept.
+        if !wasShown { target._$state.announce(.deleted, fields: [], of: target) }
+    }
+
+    /// An answer's way through stages 4 to 8, for a request already sent.
+    func answering<Value: Sendable>(
+        _ prepared: Prepared, merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value
+    ) -> Answering<Value> {
+        Answering(pipeline: self, prepared: prepared, merge: merge) { _ in
+            throw APIError(.notCached, "a write is not answered from the record cache")
         }
     }
 
@@ -132,18 +163,35 @@ struct ActionPipeline<Model: ResourceModel> {
         cached: @escaping @Sendable ([Model]) throws -> Value,
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
+        await restoreOutbox()
         let prepared = try prepare(action)
         let answering = Answering(pipeline: self, prepared: prepared, merge: merge, cached: cached)
         // 1. Read policy.
         if action.verb.isRead { return try await answering.read(policy: action.policy ?? setup.cachePolicy) }
-        // 2. Write policy, 3. request.
-        let sentAt = Date()
-        guard let response = try await setup.outbox.submit(prepared.description, send: { try await send(prepared) })
-        else {
-            return ResourceResponse(
-                value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
+        // 2. Write policy.
+        if let kept = try await applyWritePolicy(
+            prepared, answering: { Answering(pipeline: self, prepared: $0, merge: merge, cached: cached) },
+            queued: queued)
+        {
+            return kept
         }
-        return try await answering.received(response, sentAt: sentAt)
+        // 3. Request.
+        let sentAt = Date()
+        return try await answering.received(try await send(prepared), sentAt: sentAt)
+    }
+
+    /// The first action of each model puts the outbox's kept writes of that model back on live
+    /// instances, so that it sees its records as the app left them.
+    private func restoreOutbox() async {
+        guard !setup.outboxRestored.load(ordering: .acquiring) else { return }
+        do {
+            try await store.outbox.restore(Model.self, in: store)
+            setup.outboxRestored.store(true, ordering: .releasing)
+        } catch {
+            setup.client.configuration.logger.error(
+                "the outbox's kept writes could not be read: \(error); \(Model.resourceSchema.typeName)'s are not shown"
+            )
+        }
     }
 
     // MARK: - Request
@@ -236,6 +284,8 @@ struct ActionPipeline<Model: ResourceModel> {
         return nil
     }
 
+    static var idempotencyKeyField: HTTPField.Name? { HTTPField.Name("Idempotency-Key") }
+
     /// Sends the request of an action, conditional on `validators` when a cache holds its answer.
     func send(_ prepared: Prepared, validators: CacheHit? = nil) async throws -> APIResponse {
         if let sendingError = setup.sendingError { throw sendingError }
@@ -243,6 +293,11 @@ struct ActionPipeline<Model: ResourceModel> {
         var headers = HTTPFields()
         if let etag = validators?.etag { headers[.ifNoneMatch] = etag }
         if let lastModified = validators?.lastModified { headers[.ifModifiedSince] = lastModified }
+        if let key = prepared.idempotencyKey, let name = Self.idempotencyKeyField {
+            // A structured-field string, as the draft writes it.
+            headers[name] = "\"\(key)\""
+        }
+        if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
         let request = APIRequest(
             method: prepared.method, path: prepared.path, query: prepared.query, headers: headers,
             body: prepared.body.map { .tree($0, files: prepared.files) },

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelSetup<Model: ResourceModel>: Sendable {
@@ -30,7 +31,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let fileCache: FileCache?
     /// ``MonoRail/Configuration/cacheTimeToLive`` in seconds.
     let cacheTimeToLive: Double?
-    let outbox: any Outbox
+    let writePolicy: WritePolicy
+    /// Whether the outbox's kept writes of this model are back on live instances.
+    let outboxRestored = Atomic<Bool>(false)
     /// The models known by name, for polymorphic references.
     let models: ModelRegistry
     /// The related models whose records may come beside this one's, by plural name, first of each
@@ -61,7 +64,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         cachePolicy = configuration.cachePolicy
         fileCache = configuration.fileCache
         cacheTimeToLive = configuration.cacheTimeToLive.map(\.timeInterval)
-        outbox = configuration.outbox
+        writePolicy = configuration.writePolicy
         models = configuration.models
         singular = Model.resourceName
         plural = Model.resourcePlural

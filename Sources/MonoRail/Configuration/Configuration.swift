@@ -62,8 +62,10 @@ extension MonoRail {
         public var cacheTimeToLive: Duration?
         /// Downloaded files, emptied with the records by ``ResourceStore/clear()``; `nil` for none.
         public var fileCache: FileCache?
-        /// Where writes go before they are sent. Default ``DirectOutbox``: sent at once.
-        public var outbox: any Outbox = DirectOutbox()
+        /// How creates, saves and deletes reach the server: sent at once (``WritePolicy/direct``,
+        /// the default), or kept in the store's ``ResourceStore/outbox`` when the server cannot be
+        /// reached (``WritePolicy/queuedWhenOffline``) or always (``WritePolicy/queued``).
+        public var writePolicy: WritePolicy = .direct
         /// The models known by name, whose records may come side-loaded with any model's and whose
         /// names polymorphic references hold.
         public var models = ModelRegistry()

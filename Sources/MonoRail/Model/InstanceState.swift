@@ -48,6 +48,13 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetchedAt: Date?
+        /// Per schema field: 0, or the sequence number of the edit the outbox keeps to send. A field is
+        /// pending while its edit is that one or a later one. Empty until the first queued write.
+        var pending: [UInt64] = []
+        /// Whether the outbox keeps a delete of this record: reads do not bring it back meanwhile.
+        var isDeletePending = false
+        /// Why the server refused the last write the outbox sent for this record.
+        var rejection: APIError?
     }
 
     let state = Locked(State())
@@ -93,6 +100,25 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
     }
 
+    /// Forgets the edit of the field at `index`, which is saved or undone, and its place in the
+    /// outbox. Called with the lock held.
+    static func clearEdit(_ index: Int, in state: inout State) {
+        state.edits[index] = 0
+        if index < state.pending.count { state.pending[index] = 0 }
+    }
+
+    /// Whether the field at `index` holds an edit the outbox keeps, or a later one made on top of it.
+    static func isPending(_ index: Int, in state: State) -> Bool {
+        index < state.pending.count && state.pending[index] != 0 && index < state.edits.count
+            && state.edits[index] != 0
+    }
+
+    /// Whether the field at `index` holds an edit not yet handed to a save.
+    static func isUnsaved(_ index: Int, in state: State) -> Bool {
+        index < state.edits.count && state.edits[index] != 0
+            && !(index < state.pending.count && state.pending[index] == state.edits[index])
+    }
+
     /// Reads the id. Called by generated code.
     @_documentation(visibility: internal)
     public func id(of model: Model) -> ResourceID? {
@@ -135,12 +161,12 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             if state.fetchedAt.map({ $0 < fetchedAt }) ?? true { state.fetchedAt = fetchedAt }
             if let id = patch.id { state.id = id }
             state.store = store
-            state.isDeleted = false
+            if !state.isDeletePending { state.isDeleted = false }
             state.isPersisted = true
             if case .saved(let sent) = mode, !state.edits.isEmpty {
                 for index in state.edits.indices where state.edits[index] != 0 {
                     guard index < sent.count, sent[index] == state.edits[index] else { continue }
-                    state.edits[index] = 0
+                    Self.clearEdit(index, in: &state)
                     fields[index].copy(&state.server, state.values)
                 }
             }
@@ -193,7 +219,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             guard !state.edits.isEmpty else { return }
             for index in state.edits.indices where state.edits[index] != 0 && index < sent.count {
                 guard sent[index] == state.edits[index] else { continue }
-                state.edits[index] = 0
+                Self.clearEdit(index, in: &state)
                 fields[index].copy(&state.server, state.values)
             }
         }

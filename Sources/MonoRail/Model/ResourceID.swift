@@ -1,3 +1,5 @@
+import Foundation
+
 /// A record's id exactly as the server sent it: an integer or a string.
 ///
 /// It is written back in the same form, so an API with string ids (`"a1b2"`) or integer ids (`1`)
@@ -34,6 +36,21 @@ public enum ResourceID: Sendable, Hashable, CustomStringConvertible, Expressible
         if case .string(let string) = self { return string }
         return nil
     }
+
+    /// A new local id: what a record created in the outbox is known by until the server gives it
+    /// its own, which then replaces it everywhere.
+    public static func local() -> ResourceID {
+        .string(localPrefix + UUID().uuidString.lowercased())
+    }
+
+    /// Whether this is a local id (``local()``), which the server has not seen.
+    public var isLocal: Bool {
+        if case .string(let string) = self { return string.hasPrefix(Self.localPrefix) }
+        return false
+    }
+
+    /// Chosen so no server id is mistaken for one: a tilde and a colon never start a generated id.
+    static let localPrefix = "~local:"
 
     /// The id as a JSON value.
     public var jsonValue: JSONValue {

@@ -39,6 +39,25 @@ public final class ResourceStore: Sendable {
     let loadBatcher = LoadBatcher()
     /// Instances kept alive by ``pin(_:)``.
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
+    private let madeOutbox = Locked<Outbox?>(nil)
+
+    /// The writes this store keeps until the server confirms them; see ``WritePolicy``.
+    ///
+    /// ```swift
+    /// ResourceStore.default.outbox.pendingCount              // Int
+    /// try await ResourceStore.default.outbox.flush()         // send what is kept, in order, exactly once
+    /// ```
+    public var outbox: Outbox {
+        madeOutbox.withLock { outbox in
+            if let outbox { return outbox }
+            let made = Outbox(store: self)
+            outbox = made
+            return made
+        }
+    }
+
+    /// The outbox, if any action made it.
+    var outboxIfMade: Outbox? { madeOutbox.withLock { $0 } }
 
     /// Creates a store.
     ///

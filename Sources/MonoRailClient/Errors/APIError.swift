@@ -27,7 +27,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
             case httpStatus, validationFailed, decodingFailed, encodingFailed
             case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
             case transport
-            case inconsistentResponse, notPersisted, notCached
+            case inconsistentResponse, notPersisted, notCached, dependencyRejected
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -64,6 +64,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         /// A read that may only be answered from the record cache (`CachePolicy.cacheOnly`) found no
         /// answer there, or one past its time to live.
         public static let notCached = Code(.notCached)
+        /// A write kept in the outbox was not sent because the server refused one it depends on: an
+        /// earlier write to the same record, or the create of a record it refers to.
+        public static let dependencyRejected = Code(.dependencyRejected)
 
         /// The code's name.
         public var description: String { value.rawValue }

@@ -1,0 +1,278 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+// Stage 2 (write policy): where the outbox plugs into the pipeline, and how a kept write of one
+// model is restored, sent and rolled back.
+
+extension ActionPipeline {
+    /// Sends a write now, or keeps it in the outbox, as the write policy says; `nil` when the
+    /// policy is ``WritePolicy/direct`` or the write has files to upload, which are always sent now.
+    func applyWritePolicy<Value: Sendable>(
+        _ prepared: Prepared, answering: (Prepared) -> Answering<Value>, queued: (Prepared) throws -> Value
+    ) async throws -> ResourceResponse<Value>? {
+        guard setup.writePolicy != .direct, prepared.files.isEmpty else { return nil }
+        let outbox = store.outbox
+        try await outbox.open()
+        var prepared = prepared
+        prepared.idempotencyKey = UUID().uuidString.lowercased()
+        if setup.writePolicy == .queued || outbox.isHoldingWrites {
+            return try await keep(prepared, in: outbox, queued: queued)
+        }
+        let sentAt = Date()
+        do {
+            let response = try await send(prepared)
+            return try await answering(prepared).received(response, sentAt: sentAt)
+        } catch let error as APIError where error.isTransient {
+            // Same key: the server may have applied it before the answer was lost.
+            return try await keep(prepared, in: outbox, queued: queued)
+        }
+    }
+
+    /// Keeps a write in the outbox and applies it to the instance optimistically.
+    private func keep<Value: Sendable>(_ prepared: Prepared, in outbox: Outbox, queued: (Prepared) throws -> Value)
+        async throws -> ResourceResponse<Value>
+    {
+        guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are kept") }
+        let verb = prepared.action.verb
+        let fields = Model.resourceSchema.fields
+        let sent = prepared.sentEdits ?? []
+        let id = verb == .create ? ResourceID.local() : prepared.expectedID
+        let body = prepared.body?.replacingLocalIDs(outbox.replacedIDs)
+        _ = try await outbox.keep(
+            { sequence in
+                PendingWrite(
+                    sequence: sequence, idempotencyKey: prepared.idempotencyKey ?? UUID().uuidString.lowercased(),
+                    model: Model.resourceName, verb: verb, id: id, body: body,
+                    fields: sent.indices.filter { sent[$0] != 0 && $0 < fields.count }.map { fields[$0].name },
+                    ifMatch: prepared.ifMatch)
+            }, instance: target, sent: sent,
+            apply: {
+                switch verb {
+                case .create:
+                    guard let id else { return }
+                    target._$state.state.withLock { state in
+                        state.id = id
+                        state.store = store
+                    }
+                    store.identityMap.withLock { map in
+                        map.insert(target, for: IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id), id: id)
+                    }
+                    target._$state.markQueued(sent: sent)
+                    target._$state.announceIdentity(of: target)
+                case .destroy:
+                    target._$state.markDeletePending(true)
+                    target._$state.announce(.deleted, fields: [], of: target)
+                default:
+                    target._$state.markQueued(sent: sent)
+                }
+            })
+        return ResourceResponse(
+            value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
+    }
+}
+
+/// Restores, sends and rolls back the kept writes of one model.
+protocol OutboxReplaying: Sendable {
+    /// Sends a kept write under its key, merges the answer, and says how it ended.
+    func send(_ write: PendingWrite, entry: Outbox.Entry) async -> Outbox.Outcome
+    /// Rolls the instance back after the server refused the write, or one it depended on.
+    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError)
+}
+
+struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
+    let store: ResourceStore
+
+    private var pipeline: ActionPipeline<Model> { ActionPipeline(store: store) }
+
+    /// Puts kept writes back on live instances after a launch: the record as storage has it, with
+    /// each write's fields applied as pending edits. Returns each write's instance and edit numbers.
+    func restore(_ writes: [PendingWrite]) async -> [Int64: (any ResourceModel, [UInt64])] {
+        let pipeline = pipeline
+        let setup = pipeline.setup
+        let coder = FieldCoder(options: setup.coding)
+        var restored: [Int64: (any ResourceModel, [UInt64])] = [:]
+        var instances: [String: Model] = [:]
+        for write in writes {
+            let key = write.id?.description ?? ""
+            let instance: Model
+            if let known = instances[key] {
+                instance = known
+            } else {
+                instance = await self.instance(for: write, pipeline: pipeline)
+                instances[key] = instance
+            }
+            switch write.verb {
+            case .destroy:
+                instance._$state.markDeletePending(true)
+                restored[write.sequence] = (instance, [])
+            default:
+                var sent: [UInt64] = []
+                if let body = write.body {
+                    do {
+                        let patch = try setup.decoder(coder: coder, store: store).decode(
+                            body, at: RecordLocation(base: "outbox write \(write.sequence)"), allowsMissingID: true)
+                        sent = instance._$state.applyQueued(patch, of: instance, coder: coder)
+                    } catch {
+                        // The write is still sent as kept; only the instance cannot show it.
+                        setup.client.configuration.logger.warning(
+                            "a kept \(Model.resourceSchema.typeName) write could not be shown on its instance: \(error)"
+                        )
+                    }
+                }
+                restored[write.sequence] = (instance, sent)
+            }
+        }
+        return restored
+    }
+
+    /// The live instance a restored write applies to: the one in the identity map, else the stored
+    /// record, else a new one (a record created in the outbox).
+    private func instance(for write: PendingWrite, pipeline: ActionPipeline<Model>) async -> Model {
+        guard let id = write.id else { return store.identityMap.withLock { $0.makeSingleton(of: Model.self) } }
+        if let live = store.instance(of: Model.self, id: id) { return live }
+        if write.verb != .create, let storage = pipeline.setup.storage {
+            let key = RecordKey(model: Model.resourceName, id: id)
+            if let record = try? await storage.records([key])[key],
+                let merged = try? pipeline.mergeStored(
+                    CacheHit(records: [record], fetchedAt: record.fetchedAt), confirmedAt: nil
+                ).first
+            {
+                return merged
+            }
+        }
+        let made = Model()
+        made._$state.state.withLock { state in
+            state.id = id
+            state.store = store
+            state.isPersisted = write.verb != .create
+        }
+        store.identityMap.withLock { map in
+            // Another task may have made it meanwhile: that one is the instance.
+            if map.instance(of: Model.self, id: id) != nil { return }
+            map.insert(made, for: IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id), id: id)
+        }
+        return store.instance(of: Model.self, id: id) ?? made
+    }
+
+    func send(_ write: PendingWrite, entry: Outbox.Entry) async -> Outbox.Outcome {
+        let pipeline = pipeline
+        let setup = pipeline.setup
+        let target = entry.instance as? Model
+        let local = entry.write.id.flatMap { $0.isLocal ? $0 : nil }
+        let prepared: ActionPipeline<Model>.Prepared
+        do {
+            prepared = try self.prepared(write, target: target, sent: entry.sent, pipeline: pipeline)
+        } catch let error as APIError {
+            return .rejected(error)
+        } catch {
+            return .rejected(APIError(.invalidRequest, "\(error)", underlyingError: error))
+        }
+        let sentAt = Date()
+        do {
+            let response = try await pipeline.send(prepared)
+            switch write.verb {
+            case .destroy:
+                _ = try await pipeline.answering(prepared) { _, prepared, _ in pipeline.mergeDelete(prepared) }
+                    .received(response, sentAt: sentAt)
+                return .confirmed(nil)
+            default:
+                let answer = try await pipeline.answering(prepared) { response, prepared, context in
+                    try pipeline.mergeWrite(response, prepared, context)
+                }
+                .received(response, sentAt: sentAt)
+                let instance = answer.value
+                if let local { store.remove(instance, id: local) }
+                instance._$state.clearRejection(of: instance)
+                instance._$state.setErrors(ValidationErrors(), of: instance)
+                if write.verb == .create { instance._$state.carryOutPendingAssignments(of: instance) }
+                return .confirmed(instance._$state.state.withLock { $0.id })
+            }
+        } catch let error as APIError {
+            if let status = error.statusCode, (200..<300).contains(status) {
+                // The server took it and the answer could not be merged: sending it again would
+                // only bring the same answer back.
+                setup.client.configuration.logger.warning(
+                    "the server took a kept \(Model.resourceSchema.typeName) write but its answer could not be merged: \(error)"
+                )
+                target?._$state.markSaved(sent: entry.sent)
+                return .confirmed(nil)
+            }
+            return Self.outcome(of: error, attempts: write.attempts)
+        } catch {
+            return .unreachable(APIError(.transport, "\(error)", underlyingError: error), retryAfter: nil)
+        }
+    }
+
+    /// A kept write as a request.
+    private func prepared(
+        _ write: PendingWrite, target: Model?, sent: [UInt64], pipeline: ActionPipeline<Model>
+    ) throws -> ActionPipeline<Model>.Prepared {
+        let setup = pipeline.setup
+        let routes = setup.conventions.routes
+        let instance = target ?? Model()
+        let (operation, method, path): (ModelAction<Model>.Operation, HTTPRequest.Method, APIPath) =
+            switch write.verb {
+            case .create: (.create(instance), .post, try setup.path(for: routes.create))
+            case .destroy: (.delete(instance), .delete, try setup.path(for: routes.destroy, id: write.id))
+            default: (.save(instance), setup.conventions.updateMethod, try setup.path(for: routes.update, id: write.id))
+            }
+        return ActionPipeline<Model>.Prepared(
+            action: ModelAction(operation: operation, store: store), method: method, path: path, query: [:],
+            body: write.body, files: FileAttachments(), expectedID: write.verb == .create ? nil : write.id,
+            sentEdits: write.verb == .destroy ? nil : sent, idempotencyKey: write.idempotencyKey,
+            ifMatch: write.ifMatch)
+    }
+
+    /// Whether a failed attempt is worth another: no answer, or a transient status; a `409` after
+    /// an earlier attempt (which may still be running on the server) for a few tries. Any other
+    /// refusal is final.
+    static func outcome(of error: APIError, attempts: Int) -> Outbox.Outcome {
+        if error.isTransient || error.code == .cancelled {
+            let retryAfter = error.response?.headerFields[.retryAfter].flatMap {
+                RetryPolicy.retryAfterDelay($0, now: Date())
+            }
+            return .unreachable(error, retryAfter: retryAfter)
+        }
+        if error.statusCode == 409, attempts > 1, attempts <= 5 { return .unreachable(error, retryAfter: nil) }
+        return .rejected(error)
+    }
+
+    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError) {
+        guard let instance = entry.instance as? Model else { return }
+        let state = instance._$state
+        let isGone = error.statusCode == 404 || error.statusCode == 410
+        switch write.verb {
+        case .create:
+            // Nothing of it is on the server: the instance leaves the identity map with its values,
+            // to be fixed and created again.
+            state.rollBack(sent: [], rejection: error, of: instance)
+            state.markQueued(sent: [])
+            let local = state.state.withLock { state -> ResourceID? in
+                defer {
+                    state.id = nil
+                    state.isPersisted = false
+                    if !state.pending.isEmpty { state.pending = [] }
+                }
+                return state.id
+            }
+            if let local { store.remove(instance, id: local) }
+            state.announceIdentity(of: instance)
+        case .destroy where !isGone:
+            state.markDeletePending(false)
+            state.rollBack(sent: [], rejection: error, of: instance)
+            state.announce(.reverted, fields: [], of: instance)
+        case _ where isGone:
+            // The server has no such record: it is gone here too.
+            state.rollBack(sent: entry.sent, rejection: error, of: instance)
+            state.state.withLock { state in
+                state.isDeletePending = false
+                state.isDeleted = true
+            }
+            if let id = write.id { store.remove(instance, id: id) }
+            state.announce(.deleted, fields: [], of: instance)
+        default:
+            state.rollBack(sent: entry.sent, rejection: error, of: instance)
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// How a store's creates, saves and deletes reach the server.
+///
+/// ```swift
+/// MonoRail.configure { $0.writePolicy = .queued }
+/// try await train.save()                               // applied locally at once, queued durably
+/// ResourceStore.default.outbox.pendingCount            // 1 until the server confirms it
+/// ```
+///
+/// Writes kept in the ``Outbox`` are applied to the live instance at once (its
+/// ``ResourceModel/hasPendingChanges``), kept with an `Idempotency-Key` and their order — on disk
+/// when the store's storage is a `SQLiteStorage` — and sent in order, each exactly once, when the
+/// server can be reached. A write with a file to upload is always sent at once.
+public enum WritePolicy: Sendable, Hashable {
+    /// Sent when made; a write that cannot reach the server fails. The default.
+    case direct
+    /// Sent when made, with an `Idempotency-Key`; a write that cannot reach the server (a transport
+    /// failure, or 408, 429, 502, 503 or 504 after the client's retries) is kept in the outbox instead
+    /// of failing, and so is every write made while the outbox holds others, to keep their order.
+    case queuedWhenOffline
+    /// Always kept in the outbox first and sent in the background: the action returns as soon as
+    /// the write is applied locally and kept.
+    case queued
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Observation
+
+// What the outbox does to a live instance: marks edits pending, applies restored writes, rolls
+// back refused ones, and replaces local ids.
+extension InstanceState {
+    /// Notes that the outbox keeps the edits numbered `sent`: they are pending until the server
+    /// confirms them.
+    func markQueued(sent: [UInt64]) {
+        state.withLock { state in Self.markQueued(sent: sent, in: &state) }
+    }
+
+    private static func markQueued(sent: [UInt64], in state: inout State) {
+        guard sent.contains(where: { $0 != 0 }) else { return }
+        if state.pending.isEmpty { state.pending = Array(repeating: 0, count: Model.resourceSchema.fields.count) }
+        for index in sent.indices where sent[index] != 0 && index < state.pending.count {
+            state.pending[index] = max(state.pending[index], sent[index])
+        }
+    }
+
+    /// Applies the fields of a write restored from storage as pending edits, as they were when the
+    /// app queued it. Returns the edit numbers it sends.
+    func applyQueued(_ patch: RecordPatch<Model>, of model: Model, coder: FieldCoder) -> [UInt64] {
+        let fields = Model.resourceSchema.fields
+        let (sent, changed) = state.withLock { state -> ([UInt64], [Int]) in
+            var changed: [Int] = []
+            for index in fields.indices where index < patch.present.count && patch.present[index] {
+                if !fields[index].isEqual(state.values, patch.values, coder) { changed.append(index) }
+                fields[index].copy(&state.values, patch.values)
+                Self.markEdited(index, in: &state)
+            }
+            var sent = Array(repeating: UInt64(0), count: fields.count)
+            for index in fields.indices where index < patch.present.count && patch.present[index] {
+                sent[index] = state.edits[index]
+            }
+            Self.markQueued(sent: sent, in: &state)
+            return (sent, changed)
+        }
+        for index in changed { fields[index].notify(model, registrar) }
+        if !changed.isEmpty { announce(.edited, fields: changed, of: model) }
+        return sent
+    }
+
+    /// Marks a record the outbox keeps a delete of: deleted now, and not brought back by reads
+    /// until the server answers.
+    func markDeletePending(_ pending: Bool) {
+        state.withLock { state in
+            state.isDeletePending = pending
+            state.isDeleted = pending
+        }
+    }
+
+    /// Puts back the server's state after the server refused the write that sent the edits numbered
+    /// `sent`: each field still holding that edit returns to the server's value. A later edit not
+    /// handed to a save stays. Keeps `rejection`, and the validation messages in ``errors``.
+    func rollBack(sent: [UInt64], rejection: APIError, of model: Model) {
+        let fields = Model.resourceSchema.fields
+        let changed = state.withLock { state -> [Int] in
+            var changed: [Int] = []
+            for index in sent.indices where sent[index] != 0 && index < state.edits.count {
+                if index < state.pending.count, state.pending[index] <= sent[index] { state.pending[index] = 0 }
+                guard state.edits[index] == sent[index] else { continue }
+                state.edits[index] = 0
+                if !fields[index].isEqual(state.values, state.server, FieldCoder(options: CodingOptions())) {
+                    fields[index].copy(&state.values, state.server)
+                    changed.append(index)
+                }
+            }
+            state.rejection = rejection
+            return changed
+        }
+        registrar.willSet(model, keyPath: \.rejection)
+        registrar.didSet(model, keyPath: \.rejection)
+        if rejection.code == .validationFailed { setErrors(rejection.errors, of: model) }
+        if !changed.isEmpty { announce(.reverted, fields: changed, of: model) }
+    }
+
+    /// Clears the rejection once a write of the record went through.
+    func clearRejection(of model: Model) {
+        let had = state.withLock { state in
+            defer { state.rejection = nil }
+            return state.rejection != nil
+        }
+        guard had else { return }
+        registrar.willSet(model, keyPath: \.rejection)
+        registrar.didSet(model, keyPath: \.rejection)
+    }
+
+    /// Replaces a local id the server has replaced in the instance's `@References` fields, its
+    /// edits kept as they are. Returns whether any field held it.
+    @discardableResult
+    func replaceLocalIDs(_ replaced: [String: ResourceID], of model: Model, coder: FieldCoder) -> Bool {
+        let fields = Model.resourceSchema.fields
+        let changed = state.withLock { state -> [Int] in
+            var changed: [Int] = []
+            for index in fields.indices where fields[index].isReference {
+                for copy in [\State.values, \State.server] {
+                    guard let current = try? fields[index].encode(state[keyPath: copy], coder) else { continue }
+                    let updated = current.replacingLocalIDs(replaced)
+                    guard updated != current else { continue }
+                    try? fields[index].decode(&state[keyPath: copy], updated, coder)
+                    if copy == \State.values { changed.append(index) }
+                }
+            }
+            return changed
+        }
+        if !changed.isEmpty { announce(.merged, fields: changed, of: model) }
+        return !changed.isEmpty
+    }
+}

@@ -1,0 +1,86 @@
+public import Foundation
+
+/// A create, save or delete kept in the ``Outbox`` until the server confirms or rejects it.
+///
+/// It holds what is sent, so that a replay after a restart sends the same request under the same
+/// `Idempotency-Key`: the model, the record, the body, and the `If-Match` entity tag.
+public struct PendingWrite: Sendable, Hashable {
+    /// Its place in the outbox: writes are sent in this order.
+    public var sequence: Int64
+    /// The `Idempotency-Key` every attempt carries; the server applies the write once per key.
+    public var idempotencyKey: String
+    /// The model's resource name: `"train"`.
+    public var model: String
+    /// ``ActionVerb/create``, ``ActionVerb/update`` or ``ActionVerb/destroy``.
+    public var verb: ActionVerb
+    /// The record's id: a local one (``ResourceID/isLocal``) for a record created in the outbox
+    /// until the server gives it its own; `nil` for a singleton resource's record.
+    public var id: ResourceID?
+    /// The body sent, before the conventions' root wraps it; `nil` for a delete.
+    public var body: JSONValue?
+    /// The Swift names of the fields it writes.
+    public var fields: [String]
+    /// The entity tag sent as `If-Match`, when the record had one and the store asks for it.
+    public var ifMatch: String?
+    /// When it was made.
+    public var createdAt: Date
+    /// The attempts that failed without an answer so far.
+    public var attempts: Int
+
+    /// Creates a pending write.
+    public init(
+        sequence: Int64, idempotencyKey: String, model: String, verb: ActionVerb, id: ResourceID?,
+        body: JSONValue?, fields: [String], ifMatch: String? = nil, createdAt: Date = Date(), attempts: Int = 0
+    ) {
+        self.sequence = sequence
+        self.idempotencyKey = idempotencyKey
+        self.model = model
+        self.verb = verb
+        self.id = id
+        self.body = body
+        self.fields = fields
+        self.ifMatch = ifMatch
+        self.createdAt = createdAt
+        self.attempts = attempts
+    }
+
+    /// The write with every local id the server has replaced — in its record id and anywhere in
+    /// its body (a car's `train_id` naming a train created in the outbox).
+    func replacingLocalIDs(_ replaced: [String: ResourceID]) -> PendingWrite {
+        guard !replaced.isEmpty else { return self }
+        var write = self
+        if let id, let real = replaced[id.description] { write.id = real }
+        write.body = body.map { $0.replacingLocalIDs(replaced) }
+        return write
+    }
+
+    /// The local ids the body names other than the record's own: records created in the outbox
+    /// that this write needs the server to have first.
+    var referencedLocalIDs: Set<String> {
+        var found = Set<String>()
+        if let body { Self.collectLocalIDs(in: body, into: &found) }
+        if let id, id.isLocal { found.remove(id.description) }
+        return found
+    }
+
+    private static func collectLocalIDs(in value: JSONValue, into found: inout Set<String>) {
+        switch value {
+        case .string(let text) where ResourceID.string(text).isLocal: found.insert(text)
+        case .array(let items): for item in items { collectLocalIDs(in: item, into: &found) }
+        case .object(let members): for member in members.values { collectLocalIDs(in: member, into: &found) }
+        default: break
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value with each string that is a replaced local id turned into the server's id.
+    func replacingLocalIDs(_ replaced: [String: ResourceID]) -> JSONValue {
+        switch self {
+        case .string(let text): replaced[text]?.jsonValue ?? self
+        case .array(let items): .array(items.map { $0.replacingLocalIDs(replaced) })
+        case .object(let members): .object(members.mapValues { $0.replacingLocalIDs(replaced) })
+        default: self
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import Testing
+
+@Resource(name: "train")
+final class QueuedTrain {
+    var company: String?
+    var numberOfCars: Int?
+}
+
+@Resource(name: "car")
+final class QueuedCar {
+    var occupancy: Int?
+    @References var train: QueuedTrain?
+}
+
+/// The outbox against the reference server: kept writes shown at once, sent once under their
+/// `Idempotency-Key`, in order; refusals rolled back; local ids replaced.
+@Suite("The outbox: queued writes, exactly once, rollback, local ids", .timeLimit(.minutes(2)))
+struct OutboxTests {
+    static func queued(_ configuration: inout MonoRail.Configuration) { configuration.writePolicy = .queued }
+    static func queuedWhenOffline(_ configuration: inout MonoRail.Configuration) {
+        configuration.writePolicy = .queuedWhenOffline
+    }
+
+    /// The next `count` events, which the outbox has already sent.
+    static func take(_ count: Int, from events: AsyncStream<OutboxEvent>) async -> [OutboxEvent] {
+        var iterator = events.makeAsyncIterator()
+        var taken: [OutboxEvent] = []
+        while taken.count < count, let event = await iterator.next() { taken.append(event) }
+        return taken
+    }
+
+    static func name(_ event: OutboxEvent) -> String {
+        switch event {
+        case .queued(let write): "queued \(write.sequence)"
+        case .sent(let write): "sent \(write.sequence)"
+        case .confirmed(let write): "confirmed \(write.sequence)"
+        case .rejected(let write, let error): "rejected \(write.sequence) \(error.code)"
+        case .retrying(let write, _, _): "retrying \(write.sequence)"
+        }
+    }
+
+    @Test("a queued save shows at once, is sent once with its Idempotency-Key, and is confirmed")
+    func queuedSave() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let outbox = harness.store.outbox
+            let events = outbox.events
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            harness.server.journal.reset()
+            train.company = "Queued Rail"
+            try await train.save()
+            #expect(train.company == "Queued Rail")
+            #expect(train.hasPendingChanges && !train.hasChanges)
+            #expect(Set(train.pendingChanges.keys) == ["company"])
+            let write = try #require(outbox.pending.first)
+            #expect(write.verb == .update && write.id == 1 && write.fields == ["company"])
+            try await outbox.flush()
+            #expect(harness.server.journal.entries == ["PUT /trains/1"])
+            #expect(try harness.server.store.find("trains", id: "1")?["company"] == "Queued Rail")
+            let ledger = try harness.server.store.idempotencyLedger()
+            #expect(ledger.map(\.key) == [write.idempotencyKey])
+            #expect(!train.hasPendingChanges && !train.hasChanges && outbox.pendingCount == 0)
+            let seen = await Self.take(3, from: events).map(Self.name)
+            #expect(seen == ["queued \(write.sequence)", "sent \(write.sequence)", "confirmed \(write.sequence)"])
+        }
+    }
+
+    @Test("a refused write rolls back, keeps its error, and takes the writes that depend on it")
+    func rejection() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let outbox = harness.store.outbox
+            let events = outbox.events
+            let first = try await QueuedTrain.get(id: 1, in: harness.store)
+            let second = try await QueuedTrain.get(id: 2, in: harness.store)
+            first.company = ""  // the server requires a company: 422
+            try await first.save()
+            first.numberOfCars = 9  // a later write of the same record
+            try await first.save()
+            second.numberOfCars = 7  // another record: independent
+            try await second.save()
+            #expect(first.company == "" && first.numberOfCars == 9)
+            harness.server.journal.reset()
+            try await outbox.flush()
+            #expect(harness.server.journal.entries == ["PUT /trains/1", "PUT /trains/2"], "the dependent was not sent")
+            #expect(first.company == "MonoRail Co.", "rolled back to the server's state")
+            #expect(first.numberOfCars != 9)
+            #expect(!first.hasPendingChanges && !first.hasChanges)
+            #expect(first.rejection?.code == .validationFailed)
+            #expect(first.errors["company"].isEmpty == false)
+            #expect(second.numberOfCars == 7 && !second.hasPendingChanges)
+            #expect(try harness.server.store.find("trains", id: "1")?["company"] == "MonoRail Co.")
+            let seen = await Self.take(8, from: events).map(Self.name)
+            #expect(seen.contains("rejected 1 validationFailed"))
+            #expect(seen.contains("rejected 2 dependencyRejected"))
+            #expect(seen.contains("confirmed 3"))
+        }
+    }
+
+    @Test("a delete or update of a record the server no longer has: 404, and the record is gone here too")
+    func goneRecord() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let train = try await QueuedTrain.get(id: 2, in: harness.store)
+            let car = try await QueuedCar.get(id: 1, in: harness.store)
+            let store = harness.server.store
+            _ = try store.delete(try #require(store.schema.resource(plural: "trains")), id: "2")
+            _ = try store.delete(try #require(store.schema.resource(plural: "cars")), id: "1")
+            train.numberOfCars = 1
+            try await train.save()
+            try await car.delete()
+            #expect(car.isDeleted, "shown deleted at once")
+            try await harness.store.outbox.flush()
+            #expect(train.rejection?.statusCode == 404 && train.isDeleted)
+            #expect(car.rejection?.statusCode == 404 && car.isDeleted)
+            #expect(harness.store.instance(of: QueuedTrain.self, id: 2) == nil)
+        }
+    }
+
+    @Test("a queued delete shows at once, and a read meanwhile does not bring the record back")
+    func queuedDelete() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            try await train.delete()
+            #expect(train.isDeleted && train.hasPendingChanges)
+            _ = try await QueuedTrain.get(id: 1, in: harness.store)
+            #expect(train.isDeleted)
+            try await harness.store.outbox.flush()
+            #expect(train.isDeleted && !train.hasPendingChanges)
+            #expect(try harness.server.store.find("trains", id: "1") == nil)
+            #expect(harness.store.instance(of: QueuedTrain.self, id: 1) == nil)
+        }
+    }
+
+    @Test("local ids through two levels: a train, a car on it, an update of the car")
+    func localIDs() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let trainsBefore = try harness.server.store.list(
+                try #require(harness.server.store.schema.resource(plural: "trains")), filters: [:]
+            ).total
+            let train = QueuedTrain()
+            train.company = "Offline Rail"
+            try await train.create(in: harness.store)
+            let localTrain = try #require(train.id)
+            #expect(localTrain.isLocal)
+            let car = QueuedCar()
+            car.train = train
+            car.occupancy = 3
+            try await car.create(in: harness.store)
+            let localCar = try #require(car.id)
+            #expect(car.train === train)
+            car.occupancy = 5
+            try await car.save()
+            #expect(harness.store.outbox.pending.map(\.verb) == [.create, .create, .update])
+            #expect(harness.store.outbox.pending[1].body?["train_id"] == localTrain.jsonValue)
+            try await harness.store.outbox.flush()
+            let trainID = try #require(train.id)
+            let carID = try #require(car.id)
+            #expect(!trainID.isLocal && !carID.isLocal)
+            #expect(harness.store.instance(of: QueuedTrain.self, id: trainID) === train)
+            #expect(harness.store.instance(of: QueuedCar.self, id: carID) === car)
+            #expect(harness.store.instance(of: QueuedTrain.self, id: localTrain) == nil)
+            #expect(harness.store.instance(of: QueuedCar.self, id: localCar) == nil)
+            #expect(car.train === train)
+            let stored = try #require(try harness.server.store.find("cars", id: carID.description))
+            #expect(stored["train_id"] == trainID.jsonValue)
+            #expect(stored["occupancy"] == 5)
+            #expect(
+                try harness.server.store.list(
+                    try #require(harness.server.store.schema.resource(plural: "trains")), filters: [:]
+                ).total == trainsBefore + 1)
+            #expect(harness.server.journal.entries.suffix(3) == ["POST /trains", "POST /cars", "PUT /cars/\(carID)"])
+        }
+    }
+
+    @Test("a refused create takes the writes that name its local id with it")
+    func refusedCreate() async throws {
+        try await withHarness(configure: Self.queued) { harness in
+            let train = QueuedTrain()  // no company: 422
+            train.numberOfCars = 2
+            try await train.create(in: harness.store)
+            let car = QueuedCar()
+            car.train = train
+            try await car.create(in: harness.store)
+            harness.server.journal.reset()
+            try await harness.store.outbox.flush()
+            #expect(harness.server.journal.entries == ["POST /trains"])
+            #expect(train.id == nil && train.rejection?.code == .validationFailed)
+            #expect(car.id == nil && car.rejection?.code == .dependencyRejected)
+            #expect(train.numberOfCars == 2 && train.hasChanges, "the values stay, to be fixed and created again")
+        }
+    }
+
+    @Test("queued when offline: sent at once while the server answers, kept while it does not")
+    func queuedWhenOffline() async throws {
+        try await withHarness(configure: Self.queuedWhenOffline) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            train.numberOfCars = 4
+            try await train.save()
+            #expect(harness.store.outbox.pendingCount == 0 && !train.hasPendingChanges)
+            #expect(try harness.server.idempotencyKeys().count == 1, "sent with a key")
+            let live = harness.server.baseURL
+            harness.store.configure { $0.apiRootURL = URL(string: "http://127.0.0.1:1") }
+            train.numberOfCars = 6
+            try await train.save()
+            #expect(harness.store.outbox.pendingCount == 1 && train.hasPendingChanges)
+            harness.store.configure { $0.apiRootURL = live }
+            try await harness.store.outbox.flush()
+            #expect(try harness.server.store.find("trains", id: "1")?["number_of_cars"] == 6)
+            #expect(!train.hasPendingChanges)
+        }
+    }
+}
+
+extension RunningReferenceServer {
+    func idempotencyKeys() throws -> [String] { try store.idempotencyLedger().map(\.key) }
+}
