@@ -507,7 +507,7 @@ public final class SQLiteStorage: RecordCache {
 
     // MARK: - Transactions
 
-    private func reading<T>(_ body: (Database) throws -> T) throws -> T {
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
         } catch let error as DatabaseError {
@@ -517,7 +517,7 @@ public final class SQLiteStorage: RecordCache {
 
     /// One write transaction, which also records the uses since the last one; `body` gets the use
     /// stamp of what it writes.
-    private func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
+    func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
         let (use, records, queries) = uses.withLock { uses in
             defer {
                 uses.records = [:]

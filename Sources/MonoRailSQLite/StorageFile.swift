@@ -58,6 +58,25 @@ enum StorageFile {
                         BEGIN UPDATE total SET bytes = bytes + NEW.size - OLD.size; END;
                     """)
         }
+        migrator.registerMigration("v2") { db in
+            // The outbox: writes kept until the server confirms them, in the order they were made.
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox (
+                        sequence INTEGER PRIMARY KEY,
+                        idempotency_key TEXT NOT NULL UNIQUE,
+                        model TEXT NOT NULL,
+                        verb TEXT NOT NULL,
+                        id TEXT,
+                        id_is_text INTEGER NOT NULL,
+                        body TEXT,
+                        fields TEXT NOT NULL,
+                        if_match TEXT,
+                        created_at REAL NOT NULL,
+                        attempts INTEGER NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }()
 

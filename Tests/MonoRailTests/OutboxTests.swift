@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailSQLite
 import MonoRailServer
 import Testing
 
@@ -208,6 +209,74 @@ struct OutboxTests {
             try await harness.store.outbox.flush()
             #expect(try harness.server.store.find("trains", id: "1")?["number_of_cars"] == 6)
             #expect(!train.hasPendingChanges)
+        }
+    }
+}
+
+/// Kept writes across a restart on one SQLite file.
+@Suite("The outbox in SQLite storage", .timeLimit(.minutes(2)))
+struct OutboxStorageTests {
+    static func configuration(_ url: URL?) -> MonoRail.Configuration {
+        var configuration = MonoRail.Configuration(apiRootURL: url, retryPolicy: .none)
+        configuration.writePolicy = .queued
+        configuration.models.register(QueuedTrain.self, QueuedCar.self)
+        return configuration
+    }
+
+    /// The first launch: reads train 1 while the server answers, then edits it, creates a train and
+    /// a car on it while it does not. Nothing of it is alive when this returns.
+    func firstLaunch(server: URL, path: String) async throws -> [PendingWrite] {
+        let storage = try SQLiteStorage(path: path)
+        let store = ResourceStore(configuration: Self.configuration(server), storage: storage)
+        let train = try await QueuedTrain.get(id: 1, in: store)
+        try await storage.flush()
+        store.configure { $0.apiRootURL = URL(string: "http://127.0.0.1:1") }
+        train.company = "Restarted Rail"
+        try await train.save()
+        let created = QueuedTrain()
+        created.company = "Born Offline"
+        try await created.create(in: store)
+        let car = QueuedCar()
+        car.train = created
+        car.occupancy = 8
+        try await car.create(in: store)
+        return store.outbox.pending
+    }
+
+    @Test("kept writes survive a restart: shown on the instances again, then sent once each")
+    func restart() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("store.sqlite").path
+            try await withHarness { harness in
+                let kept = try await firstLaunch(server: harness.server.baseURL, path: path)
+                #expect(kept.map(\.verb) == [.update, .create, .create])
+                let sentBefore = harness.server.journal.entries.filter { !$0.hasPrefix("GET") }
+                #expect(sentBefore.isEmpty, "the first launch could not reach the server")
+
+                let store = ResourceStore(
+                    configuration: Self.configuration(harness.server.baseURL), storage: try SQLiteStorage(path: path))
+                let train = try await QueuedTrain.get(id: 1, policy: .cacheOnly, in: store)
+                #expect(train.company == "Restarted Rail" && train.hasPendingChanges)
+                #expect(store.outbox.pending.map(\.idempotencyKey) == kept.map(\.idempotencyKey))
+                let offlineID = try #require(kept[1].id)
+                let created = try #require(store.instance(of: QueuedTrain.self, id: offlineID))
+                #expect(created.company == "Born Offline" && created.hasPendingChanges)
+                try await store.outbox.flush()
+                #expect(store.outbox.pendingCount == 0)
+                #expect(try harness.server.idempotencyKeys() == kept.map(\.idempotencyKey))
+                #expect(try harness.server.store.find("trains", id: "1")?["company"] == "Restarted Rail")
+                let newID = try #require(created.id)
+                #expect(!newID.isLocal)
+                let cars = try #require(harness.server.store.schema.resource(plural: "cars"))
+                let storedCars = try harness.server.store.list(cars, filters: ["train_id": newID.description]).records
+                #expect(storedCars.count == 1 && storedCars.first?["occupancy"] == 8)
+                let carID = try #require(storedCars.first?["id"].flatMap(ResourceID.init(json:)))
+                let car = try await QueuedCar.get(id: carID, in: store)
+                #expect(car.train === created)
+                // A third launch finds nothing kept.
+                #expect(try await SQLiteStorage(path: path).pendingWrites().isEmpty)
+            }
         }
     }
 }

@@ -109,16 +109,40 @@ public final class Outbox: Sendable {
     ///   again later), or the storage's error when it cannot be read.
     public func flush() async throws {
         try await open()
+        try await restoreRegisteredModels()
         while true {
-            let run = startRun()
-            switch await run.value {
-            case .stopped(let error):
-                throw error
-            case .drained:
-                let waiting = state.withLock { state in state.entries.contains { $0.isKept } }
-                if !waiting { return }
+            if case .stopped(let error) = await startRun().value { throw error }
+            let (head, isRestored) = state.withLock { state in
+                (state.entries.first, state.entries.first.map { state.restored.contains($0.write.model) } ?? true)
             }
+            guard let head else { return }
+            guard isRestored else {
+                throw APIError(
+                    .invalidRequest,
+                    "kept writes of \"\(head.write.model)\" wait for their model: use it once, or register it "
+                        + "with configuration.models")
+            }
+            // A write being kept right now is sent once its storage holds it.
+            if !head.isKept { try await Task.sleep(for: .milliseconds(1)) }
         }
+    }
+
+    /// Restores the kept writes of models the store's configuration registers; others wait for
+    /// their model's first action.
+    private func restoreRegisteredModels() async throws {
+        let (store, waiting) = state.withLock { state in
+            (state.store, Set(state.entries.map(\.write.model)).subtracting(state.restored))
+        }
+        guard let store, !waiting.isEmpty else { return }
+        let models = store.configuration.models
+        for name in waiting.sorted() {
+            guard let type = models.model(singular: name) else { continue }
+            try await restoreModel(type, in: store)
+        }
+    }
+
+    private func restoreModel<Model: ResourceModel>(_ type: Model.Type, in store: ResourceStore) async throws {
+        try await restore(type, in: store)
     }
 
     // MARK: - Opening

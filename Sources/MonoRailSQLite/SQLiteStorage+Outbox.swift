@@ -1,0 +1,80 @@
+import Foundation
+import GRDB
+public import MonoRail
+
+/// The outbox in the same file as the records: each write is committed before the app is told it is
+/// kept, so it survives a crash or `kill -9`, and settling a write (removing it, rewriting the local
+/// ids of later ones) is one transaction.
+extension SQLiteStorage: OutboxStorage {
+    /// Every kept write, in order.
+    public func pendingWrites() async throws -> [PendingWrite] {
+        try reading { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY sequence").map(write(from:))
+        }
+    }
+
+    /// Keeps a write; committed when this returns.
+    public func enqueue(_ write: PendingWrite) async throws {
+        let row = Self.arguments(of: write)
+        try await writing { db, _ in
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
+                        created_at, attempts)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: row)
+        }
+    }
+
+    /// Forgets and rewrites writes in one transaction.
+    public func settle(removing removed: [Int64], updating updated: [PendingWrite]) async throws {
+        let rows = updated.map(Self.arguments(of:))
+        try await writing { db, _ in
+            for sequence in removed {
+                try db.execute(sql: "DELETE FROM outbox WHERE sequence = ?", arguments: [sequence])
+            }
+            for row in rows {
+                try db.execute(
+                    sql: """
+                        UPDATE outbox SET idempotency_key = ?2, model = ?3, verb = ?4, id = ?5, id_is_text = ?6,
+                            body = ?7, fields = ?8, if_match = ?9, created_at = ?10, attempts = ?11
+                        WHERE sequence = ?1
+                        """,
+                    arguments: row)
+            }
+        }
+    }
+
+    private static func arguments(of write: PendingWrite) -> StatementArguments {
+        let fields = JSONValue.array(write.fields.map(JSONValue.string))
+        let isText: Bool = if case .string = write.id { true } else { false }
+        return [
+            write.sequence, write.idempotencyKey, write.model, write.verb.rawValue, write.id?.description, isText,
+            write.body.map { String(decoding: $0.jsonData(sortedKeys: true), as: UTF8.self) },
+            String(decoding: fields.jsonData(), as: UTF8.self), write.ifMatch,
+            write.createdAt.timeIntervalSinceReferenceDate, write.attempts,
+        ]
+    }
+
+    private func write(from row: Row) throws -> PendingWrite {
+        let verbText: String = row["verb"]
+        guard let verb = ActionVerb(rawValue: verbText) else {
+            throw SQLiteStorageError(
+                .failed, path: path, "the outbox holds a write with an unknown verb \"\(verbText)\"")
+        }
+        let idText: String? = row["id"]
+        let isText: Bool = row["id_is_text"]
+        let id = idText.map { text in
+            isText ? ResourceID.string(text) : Int64(text).map(ResourceID.int) ?? .string(text)
+        }
+        let bodyText: String? = row["body"]
+        let fieldsText: String = row["fields"]
+        let fields = (try? JSONParser().parse(Data(fieldsText.utf8)))?.arrayValue?.compactMap(\.stringValue) ?? []
+        return PendingWrite(
+            sequence: row["sequence"], idempotencyKey: row["idempotency_key"], model: row["model"], verb: verb,
+            id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
+            ifMatch: row["if_match"], createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
+            attempts: row["attempts"])
+    }
+}
