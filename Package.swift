@@ -132,6 +132,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The outbox crash harness: `swift run OutboxCrashHarness --writes 1000 --kills 100`.
+        .executableTarget(
+            name: "OutboxCrashHarness",
+            dependencies: [
+                "MonoRail", "MonoRailSQLite", "MonoRailServer",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // A small Hummingbird server the tests talk to over loopback.
         .target(
             name: "TestServer",
@@ -176,7 +184,7 @@ let package = Package(
             name: "MonoRailTests",
             dependencies: [
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
-                "MonoRailSQLite", "TestServer",
+                "MonoRailSQLite", "TestServer", "OutboxCrashHarness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

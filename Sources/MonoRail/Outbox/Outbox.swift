@@ -108,8 +108,7 @@ public final class Outbox: Sendable {
     /// - Throws: ``APIError`` when the server cannot be reached (the writes stay kept and are tried
     ///   again later), or the storage's error when it cannot be read.
     public func flush() async throws {
-        try await open()
-        try await restoreRegisteredModels()
+        try await load()
         while true {
             if case .stopped(let error) = await startRun().value { throw error }
             let (head, isRestored) = state.withLock { state in
@@ -143,6 +142,17 @@ public final class Outbox: Sendable {
 
     private func restoreModel<Model: ResourceModel>(_ type: Model.Type, in store: ResourceStore) async throws {
         try await restore(type, in: store)
+    }
+
+    /// Reads the kept writes from storage, and puts those of the models registered in
+    /// ``MonoRail/Configuration/models`` back on live instances. The first action of each model
+    /// does this for its own; call it at launch to show what is waiting before any action, or to
+    /// read ``pending``.
+    ///
+    /// - Throws: The storage's error when it cannot be read.
+    public func load() async throws {
+        try await open()
+        try await restoreRegisteredModels()
     }
 
     // MARK: - Opening
@@ -233,7 +243,8 @@ public final class Outbox: Sendable {
             }
         }
         broadcaster.yield(.queued(write))
-        startRun()
+        // While the server is known unreachable, the write waits for the retry instead of trying alone.
+        if state.withLock({ $0.retry == nil }) { startRun() }
         return write
     }
 
