@@ -20,8 +20,8 @@ extension SQLiteStorage: OutboxStorage {
             try db.execute(
                 sql: """
                     INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
-                        created_at, attempts)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        waits_for_if_match, created_at, attempts)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: row)
         }
@@ -38,7 +38,8 @@ extension SQLiteStorage: OutboxStorage {
                 try db.execute(
                     sql: """
                         UPDATE outbox SET idempotency_key = ?2, model = ?3, verb = ?4, id = ?5, id_is_text = ?6,
-                            body = ?7, fields = ?8, if_match = ?9, created_at = ?10, attempts = ?11
+                            body = ?7, fields = ?8, if_match = ?9, waits_for_if_match = ?10, created_at = ?11,
+                            attempts = ?12
                         WHERE sequence = ?1
                         """,
                     arguments: row)
@@ -52,7 +53,7 @@ extension SQLiteStorage: OutboxStorage {
         return [
             write.sequence, write.idempotencyKey, write.model, write.verb.rawValue, write.id?.description, isText,
             write.body.map { String(decoding: $0.jsonData(sortedKeys: true), as: UTF8.self) },
-            String(decoding: fields.jsonData(), as: UTF8.self), write.ifMatch,
+            String(decoding: fields.jsonData(), as: UTF8.self), write.ifMatch, write.waitsForIfMatch,
             write.createdAt.timeIntervalSinceReferenceDate, write.attempts,
         ]
     }
@@ -74,7 +75,8 @@ extension SQLiteStorage: OutboxStorage {
         return PendingWrite(
             sequence: row["sequence"], idempotencyKey: row["idempotency_key"], model: row["model"], verb: verb,
             id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
-            ifMatch: row["if_match"], createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
+            ifMatch: row["if_match"], waitsForIfMatch: row["waits_for_if_match"],
+            createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
             attempts: row["attempts"])
     }
 }

@@ -72,6 +72,7 @@ enum StorageFile {
                         body TEXT,
                         fields TEXT NOT NULL,
                         if_match TEXT,
+                        waits_for_if_match INTEGER NOT NULL,
                         created_at REAL NOT NULL,
                         attempts INTEGER NOT NULL
                     );

@@ -213,6 +213,69 @@ struct OutboxTests {
     }
 }
 
+/// `If-Match` on kept writes, `412`, and `resolve(keepLocal:)`.
+@Suite("The outbox: conflicts", .timeLimit(.minutes(2)))
+struct OutboxConflictTests {
+    static func conditional(_ configuration: inout MonoRail.Configuration) {
+        configuration.writePolicy = .queued
+        configuration.conditionalWrites = true
+    }
+
+    @Test("saves chained on one record each expect the entity tag of the answer before")
+    func chained() async throws {
+        try await withHarness(configure: Self.conditional) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            train.company = "First"
+            try await train.save()
+            train.numberOfCars = 3
+            try await train.save()
+            #expect(harness.store.outbox.pending.map(\.waitsForIfMatch) == [false, true])
+            #expect(harness.store.outbox.pending.first?.ifMatch != nil)
+            try await harness.store.outbox.flush()
+            #expect(train.rejection == nil && !train.hasPendingChanges)
+            let record = try harness.server.store.find("trains", id: "1")
+            #expect(record?["company"] == "First" && record?["number_of_cars"] == 3)
+        }
+    }
+
+    @Test("a 412 rolls back; resolve(keepLocal: true) re-applies the local values on the newest state")
+    func conflict() async throws {
+        try await withHarness(configure: Self.conditional) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
+            // Another client changes the train after this app read it.
+            _ = try harness.server.store.update(trains, id: "1", attributes: ["number_of_cars": 11])
+            train.company = "Mine"
+            try await train.save()
+            try await harness.store.outbox.flush()
+            #expect(train.rejection?.statusCode == 412)
+            #expect(train.company == "MonoRail Co.", "rolled back")
+            #expect(try harness.server.store.find("trains", id: "1")?["company"] == "MonoRail Co.")
+            try await train.resolve(keepLocal: true)
+            #expect(train.company == "Mine" && train.numberOfCars == 11 && train.rejection == nil)
+            try await harness.store.outbox.flush()
+            let record = try harness.server.store.find("trains", id: "1")
+            #expect(record?["company"] == "Mine" && record?["number_of_cars"] == 11, "both changes kept")
+        }
+    }
+
+    @Test("resolve(keepLocal: false) takes the server's state and drops the local values")
+    func conflictDropped() async throws {
+        try await withHarness(configure: Self.conditional) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
+            _ = try harness.server.store.update(trains, id: "1", attributes: ["company": "Theirs"])
+            train.company = "Mine"
+            try await train.save()
+            try await harness.store.outbox.flush()
+            #expect(train.rejection?.statusCode == 412)
+            try await train.resolve(keepLocal: false)
+            #expect(train.company == "Theirs" && train.rejection == nil && !train.hasChanges)
+            #expect(harness.store.outbox.pendingCount == 0)
+        }
+    }
+}
+
 /// Kept writes across a restart on one SQLite file.
 @Suite("The outbox in SQLite storage", .timeLimit(.minutes(2)))
 struct OutboxStorageTests {

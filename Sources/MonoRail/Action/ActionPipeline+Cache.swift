@@ -293,8 +293,10 @@ extension ActionPipeline {
                 default:
                     break
                 }
-                if let id = prepared.recordReadID {
-                    // The record's own answer: its validators are the record's.
+                if let id = prepared.recordReadID ?? writtenID(context) {
+                    // The record's own answer: its validators are the record's. The entity tag of a
+                    // write's answer is that of the record's new state (RFC 9110 §8.8.3), for the next
+                    // `If-Match`.
                     let key = RecordKey(model: model, id: id)
                     if let index = records.firstIndex(where: { $0.key == key }) {
                         records[index].etag = etag
@@ -310,6 +312,12 @@ extension ActionPipeline {
             } catch {
                 warn("the record cache could not keep the answer", error)
             }
+        }
+
+        /// The record a create or save answered with.
+        private func writtenID(_ context: MergeContext) -> ResourceID? {
+            guard prepared.action.verb == .create || prepared.action.verb == .update else { return nil }
+            return prepared.expectedID ?? context.ids.first.map { ResourceID.string($0) }
         }
 
         private var description: String {

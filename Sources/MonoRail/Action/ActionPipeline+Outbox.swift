@@ -29,6 +29,16 @@ extension ActionPipeline {
         }
     }
 
+    /// The entity tag a save or delete sends as `If-Match`: the record's, as the record cache has it
+    /// from its own `GET` or the answer to its last write.
+    func entityTag(for prepared: Prepared) async -> String? {
+        guard prepared.action.verb == .update || prepared.action.verb == .destroy, let id = prepared.expectedID,
+            !id.isLocal, let storage = setup.storage
+        else { return nil }
+        let key = RecordKey(model: Model.resourceName, id: id)
+        return try? await storage.records([key])[key]?.etag
+    }
+
     /// Keeps a write in the outbox and applies it to the instance optimistically.
     private func keep<Value: Sendable>(_ prepared: Prepared, in outbox: Outbox, queued: (Prepared) throws -> Value)
         async throws -> ResourceResponse<Value>
@@ -39,13 +49,17 @@ extension ActionPipeline {
         let sent = prepared.sentEdits ?? []
         let id = verb == .create ? ResourceID.local() : prepared.expectedID
         let body = prepared.body?.replacingLocalIDs(outbox.replacedIDs)
+        // Behind another kept write of the record, the entity tag to expect is that one's answer's.
+        let waitsForIfMatch =
+            setup.conditionalWrites && verb != .create && outbox.holdsWrite(model: Model.resourceName, id: id)
+        let ifMatch = waitsForIfMatch ? nil : prepared.ifMatch
         _ = try await outbox.keep(
             { sequence in
                 PendingWrite(
                     sequence: sequence, idempotencyKey: prepared.idempotencyKey ?? UUID().uuidString.lowercased(),
                     model: Model.resourceName, verb: verb, id: id, body: body,
                     fields: sent.indices.filter { sent[$0] != 0 && $0 < fields.count }.map { fields[$0].name },
-                    ifMatch: prepared.ifMatch)
+                    ifMatch: ifMatch, waitsForIfMatch: waitsForIfMatch)
             }, instance: target, sent: sent,
             apply: {
                 switch verb {
@@ -112,7 +126,8 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                     do {
                         let patch = try setup.decoder(coder: coder, store: store).decode(
                             body, at: RecordLocation(base: "outbox write \(write.sequence)"), allowsMissingID: true)
-                        sent = instance._$state.applyQueued(patch, of: instance, coder: coder)
+                        sent = instance._$state.applyEdits(
+                            patch, queued: true, only: Set(write.fields), of: instance, coder: coder)
                     } catch {
                         // The write is still sent as kept; only the instance cannot show it.
                         setup.client.configuration.logger.warning(
@@ -175,7 +190,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             case .destroy:
                 _ = try await pipeline.answering(prepared) { _, prepared, _ in pipeline.mergeDelete(prepared) }
                     .received(response, sentAt: sentAt)
-                return .confirmed(nil)
+                return .confirmed(nil, etag: nil)
             default:
                 let answer = try await pipeline.answering(prepared) { response, prepared, context in
                     try pipeline.mergeWrite(response, prepared, context)
@@ -186,7 +201,8 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 instance._$state.clearRejection(of: instance)
                 instance._$state.setErrors(ValidationErrors(), of: instance)
                 if write.verb == .create { instance._$state.carryOutPendingAssignments(of: instance) }
-                return .confirmed(instance._$state.state.withLock { $0.id })
+                return .confirmed(
+                    instance._$state.state.withLock { $0.id }, etag: response.response.headerFields[.eTag])
             }
         } catch let error as APIError {
             if let status = error.statusCode, (200..<300).contains(status) {
@@ -196,7 +212,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                     "the server took a kept \(Model.resourceSchema.typeName) write but its answer could not be merged: \(error)"
                 )
                 target?._$state.markSaved(sent: entry.sent)
-                return .confirmed(nil)
+                return .confirmed(nil, etag: nil)
             }
             return Self.outcome(of: error, attempts: write.attempts)
         } catch {
@@ -241,6 +257,8 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
     func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError) {
         guard let instance = entry.instance as? Model else { return }
         let state = instance._$state
+        // Called latest first: each earlier one goes before.
+        state.state.withLock { $0.rejectedWrites.insert(write, at: 0) }
         let isGone = error.statusCode == 404 || error.statusCode == 410
         switch write.verb {
         case .create:

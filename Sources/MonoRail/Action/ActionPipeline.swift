@@ -164,7 +164,8 @@ struct ActionPipeline<Model: ResourceModel> {
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
         await restoreOutbox()
-        let prepared = try prepare(action)
+        var prepared = try prepare(action)
+        if setup.conditionalWrites { prepared.ifMatch = await entityTag(for: prepared) }
         let answering = Answering(pipeline: self, prepared: prepared, merge: merge, cached: cached)
         // 1. Read policy.
         if action.verb.isRead { return try await answering.read(policy: action.policy ?? setup.cachePolicy) }

@@ -32,6 +32,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// ``MonoRail/Configuration/cacheTimeToLive`` in seconds.
     let cacheTimeToLive: Double?
     let writePolicy: WritePolicy
+    let conditionalWrites: Bool
     /// Whether the outbox's kept writes of this model are back on live instances.
     let outboxRestored = Atomic<Bool>(false)
     /// The models known by name, for polymorphic references.
@@ -65,6 +66,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         fileCache = configuration.fileCache
         cacheTimeToLive = configuration.cacheTimeToLive.map(\.timeInterval)
         writePolicy = configuration.writePolicy
+        conditionalWrites = configuration.conditionalWrites
         models = configuration.models
         singular = Model.resourceName
         plural = Model.resourcePlural

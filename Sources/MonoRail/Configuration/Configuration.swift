@@ -66,6 +66,11 @@ extension MonoRail {
         /// the default), or kept in the store's ``ResourceStore/outbox`` when the server cannot be
         /// reached (``WritePolicy/queuedWhenOffline``) or always (``WritePolicy/queued``).
         public var writePolicy: WritePolicy = .direct
+        /// Whether saves and deletes send `If-Match` with the entity tag of the record as the app last
+        /// had it from the server (its own `GET`, or the answer to its last write), so a server that
+        /// honours it refuses with `412 Precondition Failed` to overwrite a change made meanwhile.
+        /// Default `false`. A refused write rolls back; ``ResourceModel/resolve(keepLocal:)`` settles it.
+        public var conditionalWrites = false
         /// The models known by name, whose records may come side-loaded with any model's and whose
         /// names polymorphic references hold.
         public var models = ModelRegistry()

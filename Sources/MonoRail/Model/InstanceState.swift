@@ -55,6 +55,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var isDeletePending = false
         /// Why the server refused the last write the outbox sent for this record.
         var rejection: APIError?
+        /// The writes refused with it, oldest first, for ``ResourceModel/resolve(keepLocal:)``.
+        var rejectedWrites: [PendingWrite] = []
     }
 
     let state = Locked(State())

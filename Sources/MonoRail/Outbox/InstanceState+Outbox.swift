@@ -18,22 +18,30 @@ extension InstanceState {
         }
     }
 
-    /// Applies the fields of a write restored from storage as pending edits, as they were when the
-    /// app queued it. Returns the edit numbers it sends.
-    func applyQueued(_ patch: RecordPatch<Model>, of model: Model, coder: FieldCoder) -> [UInt64] {
+    /// Applies the fields of a write as edits: pending ones (`queued`), as they were when the app
+    /// kept a write restored from storage, or unsaved ones, to be saved again. Returns the edit
+    /// numbers of the fields.
+    ///
+    /// - Parameter only: The Swift names of the fields to apply; `nil` for every field the patch has.
+    func applyEdits(
+        _ patch: RecordPatch<Model>, queued: Bool, only: Set<String>? = nil, of model: Model, coder: FieldCoder
+    ) -> [UInt64] {
         let fields = Model.resourceSchema.fields
+        let applied = fields.indices.map { index in
+            index < patch.present.count && patch.present[index] && (only?.contains(fields[index].name) ?? true)
+        }
         let (sent, changed) = state.withLock { state -> ([UInt64], [Int]) in
             var changed: [Int] = []
-            for index in fields.indices where index < patch.present.count && patch.present[index] {
+            for index in fields.indices where applied[index] {
                 if !fields[index].isEqual(state.values, patch.values, coder) { changed.append(index) }
                 fields[index].copy(&state.values, patch.values)
                 Self.markEdited(index, in: &state)
             }
             var sent = Array(repeating: UInt64(0), count: fields.count)
-            for index in fields.indices where index < patch.present.count && patch.present[index] {
+            for index in fields.indices where applied[index] {
                 sent[index] = state.edits[index]
             }
-            Self.markQueued(sent: sent, in: &state)
+            if queued { Self.markQueued(sent: sent, in: &state) }
             return (sent, changed)
         }
         for index in changed { fields[index].notify(model, registrar) }
@@ -75,10 +83,13 @@ extension InstanceState {
         if !changed.isEmpty { announce(.reverted, fields: changed, of: model) }
     }
 
-    /// Clears the rejection once a write of the record went through.
+    /// Clears the rejection once a write of the record went through, or it was resolved.
     func clearRejection(of model: Model) {
         let had = state.withLock { state in
-            defer { state.rejection = nil }
+            defer {
+                state.rejection = nil
+                state.rejectedWrites = []
+            }
             return state.rejection != nil
         }
         guard had else { return }

@@ -51,8 +51,8 @@ public final class Outbox: Sendable {
 
     /// How one attempt ended.
     enum Outcome: Sendable {
-        /// The server took it; a create's record has this id.
-        case confirmed(ResourceID?)
+        /// The server took it; a create's record has this id, and the answer this entity tag.
+        case confirmed(ResourceID?, etag: String?)
         /// The server refused it.
         case rejected(APIError)
         /// No answer: try again after the delay, or the server's `Retry-After`.
@@ -248,6 +248,12 @@ public final class Outbox: Sendable {
         return write
     }
 
+    /// Whether a write of this record is kept.
+    func holdsWrite(model: String, id: ResourceID?) -> Bool {
+        let key = "\(model) \(id?.description ?? "")"
+        return state.withLock { state in state.entries.contains { Self.recordKey($0.write) == key } }
+    }
+
     /// A local id the server has replaced, if it has.
     func replacement(for local: ResourceID) -> ResourceID? {
         state.withLock { $0.replaced[local.description] }
@@ -327,8 +333,8 @@ public final class Outbox: Sendable {
             }
             broadcaster.yield(.sent(attempted))
             switch await replay.send(attempted, entry: entry) {
-            case .confirmed(let newID):
-                await confirm(entry, write: attempted, newID: newID, in: store)
+            case .confirmed(let newID, let etag):
+                await confirm(entry, write: attempted, newID: newID, etag: etag, in: store)
             case .rejected(let error):
                 await reject(entry, error, in: store)
             case .unreachable(let error, let retryAfter):
@@ -344,23 +350,35 @@ public final class Outbox: Sendable {
         state.withLock { $0.storage } ?? InMemoryOutboxStorage()
     }
 
-    /// The write went through: it leaves the outbox, and a create's local id is replaced in later
-    /// writes and their instances.
-    private func confirm(_ entry: Entry, write: PendingWrite, newID: ResourceID?, in store: ResourceStore) async {
+    /// The write went through: it leaves the outbox, a create's local id is replaced in later
+    /// writes and their instances, and the next write of the record expects the answer's entity
+    /// tag in `If-Match` — rewritten in storage in the same transaction.
+    private func confirm(
+        _ entry: Entry, write: PendingWrite, newID: ResourceID?, etag: String?, in store: ResourceStore
+    ) async {
         let local = entry.write.id.flatMap { $0.isLocal ? $0.description : nil }
+        let record = Self.recordKey(entry.write)
         let (rewritten, instances) = state.withLock { state -> ([PendingWrite], [any ResourceModel]) in
             state.entries.removeAll { $0.write.sequence == entry.write.sequence }
-            guard let local, let newID else { return ([], []) }
-            state.replaced[local] = newID
+            var replacing: [String: ResourceID] = [:]
+            if let local, let newID {
+                state.replaced[local] = newID
+                replacing[local] = newID
+            }
             var rewritten: [PendingWrite] = []
             var instances: [any ResourceModel] = []
+            var chained = false
             for index in state.entries.indices {
-                let updated = state.entries[index].write.replacingLocalIDs([local: newID])
+                var updated = state.entries[index].write.replacingLocalIDs(replacing)
+                if !chained, Self.recordKey(state.entries[index].write) == record {
+                    chained = true
+                    if updated.waitsForIfMatch { updated.ifMatch = etag }
+                }
                 if updated != state.entries[index].write {
                     state.entries[index].write = updated
                     rewritten.append(updated)
                 }
-                if let instance = state.entries[index].instance { instances.append(instance) }
+                if !replacing.isEmpty, let instance = state.entries[index].instance { instances.append(instance) }
             }
             return (rewritten, instances)
         }

@@ -20,8 +20,12 @@ public struct PendingWrite: Sendable, Hashable {
     public var body: JSONValue?
     /// The Swift names of the fields it writes.
     public var fields: [String]
-    /// The entity tag sent as `If-Match`, when the record had one and the store asks for it.
+    /// The entity tag sent as `If-Match`, when the store sends them
+    /// (``MonoRail/Configuration/conditionalWrites``) and the record has one.
     public var ifMatch: String?
+    /// Whether ``ifMatch`` is the entity tag of the answer to the write before it of the same
+    /// record, which sets it when the server confirms that one.
+    public var waitsForIfMatch: Bool
     /// When it was made.
     public var createdAt: Date
     /// The attempts that failed without an answer so far.
@@ -30,7 +34,8 @@ public struct PendingWrite: Sendable, Hashable {
     /// Creates a pending write.
     public init(
         sequence: Int64, idempotencyKey: String, model: String, verb: ActionVerb, id: ResourceID?,
-        body: JSONValue?, fields: [String], ifMatch: String? = nil, createdAt: Date = Date(), attempts: Int = 0
+        body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
+        createdAt: Date = Date(), attempts: Int = 0
     ) {
         self.sequence = sequence
         self.idempotencyKey = idempotencyKey
@@ -40,6 +45,7 @@ public struct PendingWrite: Sendable, Hashable {
         self.body = body
         self.fields = fields
         self.ifMatch = ifMatch
+        self.waitsForIfMatch = waitsForIfMatch
         self.createdAt = createdAt
         self.attempts = attempts
     }
