@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import TestServer
 import Testing
 
 @Resource(name: "train")
@@ -209,6 +210,139 @@ struct OutboxTests {
             try await harness.store.outbox.flush()
             #expect(try harness.server.store.find("trains", id: "1")?["number_of_cars"] == 6)
             #expect(!train.hasPendingChanges)
+        }
+    }
+}
+
+/// Order, dependent refusals, a `409`, replay without `flush()`, and many tasks at once.
+@Suite("The outbox: order, 409, automatic replay, concurrency", .timeLimit(.minutes(2)))
+struct OutboxReplayTests {
+    @Test("writes go in the order they were made, across records")
+    func order() async throws {
+        try await withHarness(configure: OutboxTests.queued) { harness in
+            let first = try await QueuedTrain.get(id: 1, in: harness.store)
+            let second = try await QueuedTrain.get(id: 2, in: harness.store)
+            let car = try await QueuedCar.get(id: 1, in: harness.store)
+            harness.server.journal.reset()
+            second.numberOfCars = 1
+            try await second.save()
+            car.occupancy = 2
+            try await car.save()
+            first.numberOfCars = 3
+            try await first.save()
+            second.numberOfCars = 4
+            try await second.save()
+            try await harness.store.outbox.flush()
+            #expect(
+                harness.server.journal.entries == ["PUT /trains/2", "PUT /cars/1", "PUT /trains/1", "PUT /trains/2"])
+            #expect(try harness.server.store.find("trains", id: "2")?["number_of_cars"] == 4)
+        }
+    }
+
+    @Test("a child refused (422) after its parent went through: its later writes are not sent")
+    func refusedChild() async throws {
+        try await withHarness(configure: OutboxTests.queued) { harness in
+            let train = QueuedTrain()
+            train.company = "Parent Rail"
+            try await train.create(in: harness.store)
+            let car = QueuedCar()
+            car.train = train
+            car.occupancy = -1  // the server's minimum is 0
+            try await car.create(in: harness.store)
+            car.occupancy = 4
+            try await car.save()
+            harness.server.journal.reset()
+            try await harness.store.outbox.flush()
+            #expect(harness.server.journal.entries == ["POST /trains", "POST /cars"])
+            #expect(train.id?.isLocal == false && train.rejection == nil)
+            #expect(car.rejection?.code == .validationFailed && car.id == nil)
+            #expect(car.errors["occupancy"].isEmpty == false)
+        }
+    }
+
+    @Test("a 409 on the first attempt is a refusal: rolled back, reported")
+    func conflictStatus() async throws {
+        let canned = try await CannedServer.start()
+        canned.respond(to: "GET /trains/7", body: #"{"train": {"id": 7, "company": "Canned", "number_of_cars": 2}}"#)
+        canned.respond(
+            to: "PUT /trains/7", status: 409, body: #"{"error": "Conflict", "message": "the train is in service"}"#)
+        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        configuration.writePolicy = .queued
+        let store = ResourceStore(configuration: configuration)
+        let train = try await QueuedTrain.get(id: 7, in: store)
+        train.numberOfCars = 9
+        try await train.save()
+        try await store.outbox.flush()
+        #expect(train.rejection?.statusCode == 409)
+        #expect(train.numberOfCars == 2 && !train.hasPendingChanges)
+        #expect(canned.requests.filter { $0.hasPrefix("PUT") }.count == 1)
+        await canned.stop()
+    }
+
+    @Test("kept while the server is away, sent without flush() once a request goes through again")
+    func automaticReplay() async throws {
+        try await withHarness(configure: OutboxTests.queuedWhenOffline) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            let live = harness.server.baseURL
+            harness.store.configure { $0.apiRootURL = URL(string: "http://127.0.0.1:1") }
+            train.numberOfCars = 8
+            try await train.save()
+            #expect(harness.store.outbox.pendingCount == 1)
+            // Failed attempts push the next try a minute away.
+            for _ in 0..<7 { await #expect(throws: APIError.self) { try await harness.store.outbox.flush() } }
+            let events = harness.store.outbox.events
+            harness.store.configure { $0.apiRootURL = live }
+            _ = try await QueuedTrain.get(id: 2, in: harness.store)
+            let confirmed = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await event in events {
+                        if case .confirmed = event { return true }
+                    }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(20))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(confirmed, "sent when the read went through, not a minute later")
+            #expect(harness.store.outbox.pendingCount == 0)
+            #expect(try harness.server.store.find("trains", id: "1")?["number_of_cars"] == 8)
+        }
+    }
+
+    @Test("8 tasks keep writes on their own records while flushes run; each lands once")
+    func concurrent() async throws {
+        try await withHarness(configure: OutboxTests.queued) { harness in
+            let store = harness.store
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        let train = QueuedTrain()
+                        train.company = "Task \(task)"
+                        try await train.create(in: store)
+                        for step in 1...5 {
+                            train.numberOfCars = step
+                            try await train.save()
+                            if step == 3 { try await store.outbox.flush() }
+                            _ = train.hasPendingChanges
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await store.outbox.flush()
+            #expect(store.outbox.pendingCount == 0)
+            #expect(try harness.server.idempotencyKeys().count == 8 * 6)
+            let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
+            let made = try harness.server.store.list(trains, filters: [:]).records.filter {
+                $0["company"]?.stringValue?.hasPrefix("Task ") == true
+            }
+            #expect(made.count == 8)
+            #expect(made.allSatisfy { $0["number_of_cars"] == 5 })
         }
     }
 }

@@ -1,0 +1,50 @@
+import Foundation
+import MonoRail
+import MonoRailSQLite
+import MonoRailServer
+import Testing
+
+/// The README's "Offline: the outbox" example, run against the reference server; a test checks it
+/// still reads as in the README.
+@Suite("README offline")
+struct ReadmeOfflineTests {
+    @Test("the example matches the README")
+    func matchesReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let blocks = try ReadmeFormatTests.readmeBlocks()
+        let region = source.components(separatedBy: "// README OFFLINE BEGIN\n")[1]
+            .components(separatedBy: "// README OFFLINE END")[0]
+        #expect(blocks.contains(ReadmeFormatTests.normalise(region)))
+    }
+
+    @Test("the example runs: kept, shown, a local id, sent once each")
+    func example() async throws {
+        try await withTemporaryDirectory { folder in
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("app.sqlite").path
+            try await withHarness { harness in
+                let configuration = harness.store.configuration
+                // README OFFLINE BEGIN
+                var offline = configuration
+                offline.writePolicy = .queued  // or .queuedWhenOffline: sent at once unless the server is away
+                let store = ResourceStore(configuration: offline, storage: try SQLiteStorage(path: path))
+
+                let train = try await Train.get(id: 1, in: store)
+                train.company = "Offline Rail"
+                try await train.save()  // applied and on disk at once; sent in the background
+                print(train.hasPendingChanges, train.pendingChanges.keys)  // true ["company"]
+                let line = Train()
+                line.company = "New Line"
+                try await line.create(in: store)  // a local id until the server gives it its own
+                print(store.outbox.pendingCount)  // 2
+                try await store.outbox.flush()  // in order, each under its Idempotency-Key
+                print(line.id?.isLocal == false)  // true: the server's id, in the same instance
+                // README OFFLINE END
+                #expect(line.id?.isLocal == false && !train.hasPendingChanges)
+                #expect(try harness.server.store.find("trains", id: "1")?["company"] == "Offline Rail")
+                #expect(try harness.server.idempotencyKeys().count == 2)
+                #expect(harness.journal.entries.filter { !$0.hasPrefix("GET") } == ["PUT /trains/1", "POST /trains"])
+            }
+        }
+    }
+}
