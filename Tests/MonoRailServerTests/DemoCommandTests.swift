@@ -38,6 +38,10 @@ struct DemoCommandTests {
             "Train.get(id: 1, policy: .cacheOnly).maxSpeed: 55.5", "cached.cars occupancy: 40, 12",
             "answer.source: cache", "maxSpeed at once (cached): 55.5", "maxSpeed after the revalidation: 61.0",
             "the same instance: true", "→ GET /trains/1 (If-None-Match: ",
+            "line.id (local until the server answers): local", "after the restart, outbox.pendingCount: 3",
+            "train.maxSpeed (kept, pending): 80.0, true", "→ PUT /trains/1\n   → POST /trains\n   → POST /cars",
+            "train.hasPendingChanges: false", "the line's cars on the server (occupancy): [6]",
+            "writes in the server's Idempotency-Key ledger: 3",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

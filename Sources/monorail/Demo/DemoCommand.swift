@@ -184,6 +184,7 @@ struct Walkthrough {
         requests()
 
         try await offline(storage)
+        try await offlineWrites()
 
         print("")
         print("Done.")
@@ -225,6 +226,60 @@ struct Walkthrough {
         show("maxSpeed after the revalidation", answer.value.maxSpeed.map { "\($0)" } ?? "nil")
         show("the same instance", "\(answer.value === cached)")
         requests()
+    }
+
+    /// Step 14: writes made with the server gone are kept, survive a restart, and are sent once.
+    private mutating func offlineWrites() async throws {
+        step(14, "Offline writes: kept in the outbox, through a restart, sent once each when the server is back")
+        let port = server.port
+        await server.stop()
+        print("   (server stopped again; the app keeps writes it cannot send: writePolicy = .queuedWhenOffline)")
+        var configuration = MonoRail.configuration
+        configuration.writePolicy = .queuedWhenOffline
+        configuration.models.register(Train.self, Car.self)
+        do {
+            let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
+            let train = try await Train.get(id: 1, policy: .cacheOnly, in: store)
+            train.maxSpeed = 80
+            try await train.save()
+            let line = Train()
+            line.company = "Night Line"
+            try await line.create(in: store)
+            let car = Car()
+            car.train = line
+            car.occupancy = 6
+            try await car.create(in: store)
+            show("train.maxSpeed", train.maxSpeed.map { "\($0)" } ?? "nil")
+            show("train.pendingChanges", "\(train.pendingChanges.keys.sorted())")
+            show("line.id (local until the server answers)", line.id?.isLocal == true ? "local" : "server")
+            show("outbox.pendingCount", "\(store.outbox.pendingCount)")
+        }
+        print("   (the app quits; a new store opens the same file)")
+        let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
+        try await store.outbox.load()
+        show("after the restart, outbox.pendingCount", "\(store.outbox.pendingCount)")
+        let train = try await Train.get(id: 1, policy: .cacheOnly, in: store)
+        show("train.maxSpeed (kept, pending)", "\(train.maxSpeed.map { "\($0)" } ?? "nil"), \(train.hasPendingChanges)")
+        let line = store.outbox.pending.compactMap(\.id).first { $0.isLocal }.flatMap {
+            store.instance(of: Train.self, id: $0)
+        }
+        server = try await ReferenceServer(
+            schema: .trains, configuration: .init(host: "127.0.0.1", port: port, databasePath: database)
+        ).start()
+        seen = 0
+        print("   (server back)")
+        try await store.outbox.flush()
+        requests()
+        show("outbox.pendingCount", "\(store.outbox.pendingCount)")
+        show("train.hasPendingChanges", "\(train.hasPendingChanges)")
+        show("line.id", line?.id?.description ?? "nil")
+        if let cars = server.store.schema.resource(plural: "cars"), let lineID = line?.id {
+            let onLine = try server.store.list(cars, filters: ["train_id": lineID.description]).records
+            show(
+                "the line's cars on the server (occupancy)", onLine.compactMap { $0["occupancy"]?.intValue }.description
+            )
+        }
+        show("writes in the server's Idempotency-Key ledger", "\(try server.store.idempotencyLedger().count)")
     }
 
     private func step(_ number: Int, _ title: String) {
