@@ -66,6 +66,17 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "OutboxBenchmarks",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+                .product(name: "MonoRailSQLite", package: "MonoRail"),
+            ],
+            path: "Benchmarks/OutboxBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "StorageBenchmarks",
             dependencies: [
                 "BenchSupport",

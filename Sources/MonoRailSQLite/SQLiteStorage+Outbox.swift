@@ -17,13 +17,14 @@ extension SQLiteStorage: OutboxStorage {
     public func enqueue(_ write: PendingWrite) async throws {
         let row = Self.arguments(of: write)
         try await writing { db, _ in
-            try db.execute(
+            // Cached: an app keeping writes one by one parses this once.
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
                         waits_for_if_match, created_at, attempts)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: row)
+                    """
+            ).execute(arguments: row)
         }
     }
 

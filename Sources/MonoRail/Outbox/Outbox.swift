@@ -238,7 +238,7 @@ public final class Outbox: Sendable {
         }
         apply()
         state.withLock { state in
-            if let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) {
+            if let index = state.entries.lastIndex(where: { $0.write.sequence == write.sequence }) {
                 state.entries[index].isKept = true
             }
         }
