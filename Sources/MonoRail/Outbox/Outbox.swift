@@ -212,8 +212,7 @@ public final class Outbox: Sendable {
 
     // MARK: - Keeping
 
-    /// The next sequence number, and whether writes are kept now: a queued-when-offline write goes
-    /// behind them to keep the order.
+    /// Whether writes are kept now: a queued-when-offline write goes behind them, to keep the order.
     var isHoldingWrites: Bool { state.withLock { !$0.entries.isEmpty } }
 
     /// Keeps a write: in memory at once (so its order is fixed), in storage before it returns.
@@ -252,11 +251,6 @@ public final class Outbox: Sendable {
     func holdsWrite(model: String, id: ResourceID?) -> Bool {
         let key = "\(model) \(id?.description ?? "")"
         return state.withLock { state in state.entries.contains { Self.recordKey($0.write) == key } }
-    }
-
-    /// A local id the server has replaced, if it has.
-    func replacement(for local: ResourceID) -> ResourceID? {
-        state.withLock { $0.replaced[local.description] }
     }
 
     /// The replaced local ids, to rewrite a body about to be kept.
@@ -372,7 +366,10 @@ public final class Outbox: Sendable {
                 var updated = state.entries[index].write.replacingLocalIDs(replacing)
                 if !chained, Self.recordKey(state.entries[index].write) == record {
                     chained = true
-                    if updated.waitsForIfMatch { updated.ifMatch = etag }
+                    if updated.waitsForIfMatch {
+                        updated.ifMatch = etag
+                        updated.waitsForIfMatch = false
+                    }
                 }
                 if updated != state.entries[index].write {
                     state.entries[index].write = updated
