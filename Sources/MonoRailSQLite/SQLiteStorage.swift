@@ -440,7 +440,8 @@ public final class SQLiteStorage: RecordCache {
             // A barrier: no reader holds a snapshot that the checkpoint would have to keep.
             try await pool.barrierWriteWithoutTransaction { db in
                 try db.inTransaction {
-                    try db.execute(sql: "DELETE FROM record; DELETE FROM query; DELETE FROM pin")
+                    // The outbox too: kept writes are the signed-out user's.
+                    try db.execute(sql: "DELETE FROM record; DELETE FROM query; DELETE FROM pin; DELETE FROM outbox")
                     return .commit
                 }
                 try db.execute(sql: "VACUUM")

@@ -314,6 +314,27 @@ struct OutboxReplayTests {
         }
     }
 
+    @Test("paused, kept writes wait for flush(); resumed, they go on their own")
+    func paused() async throws {
+        try await withHarness(configure: OutboxTests.queued) { harness in
+            let outbox = harness.store.outbox
+            outbox.isPaused = true
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            harness.server.journal.reset()
+            train.numberOfCars = 2
+            try await train.save()
+            // Long enough for a run the outbox should not have started to reach the server.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(harness.server.journal.entries.isEmpty && outbox.pendingCount == 1)
+            let events = outbox.events
+            outbox.isPaused = false
+            for await event in events {
+                if case .confirmed = event { break }
+            }
+            #expect(harness.server.journal.entries == ["PUT /trains/1"])
+        }
+    }
+
     @Test("8 tasks keep writes on their own records while flushes run; each lands once")
     func concurrent() async throws {
         try await withHarness(configure: OutboxTests.queued) { harness in
@@ -438,6 +459,31 @@ struct OutboxStorageTests {
         car.occupancy = 8
         try await car.create(in: store)
         return store.outbox.pending
+    }
+
+    @Test("sign-out: clear() discards kept writes unsent, in memory and in the file")
+    func clearDiscards() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("store.sqlite").path
+            try await withHarness { harness in
+                let store = ResourceStore(
+                    configuration: Self.configuration(harness.server.baseURL), storage: try SQLiteStorage(path: path))
+                let train = try await QueuedTrain.get(id: 1, in: store)
+                store.configure { $0.apiRootURL = URL(string: "http://127.0.0.1:1") }
+                train.company = "Never Sent"
+                try await train.save()
+                #expect(store.outbox.pendingCount == 1)
+                try await store.clear()
+                #expect(store.outbox.pendingCount == 0 && !train.hasPendingChanges)
+                #expect(try await SQLiteStorage(path: path).pendingWrites().isEmpty)
+                store.configure { $0.apiRootURL = harness.server.baseURL }
+                harness.server.journal.reset()
+                try await store.outbox.flush()
+                #expect(harness.server.journal.entries.isEmpty)
+                #expect(try harness.server.store.find("trains", id: "1")?["company"] == "MonoRail Co.")
+            }
+        }
     }
 
     @Test("kept writes survive a restart: shown on the instances again, then sent once each")

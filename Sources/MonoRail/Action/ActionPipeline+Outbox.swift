@@ -87,22 +87,21 @@ extension ActionPipeline {
 }
 
 /// Restores, sends and rolls back the kept writes of one model.
+///
+/// It holds no store: the outbox passes its own, which it holds weakly, so that nothing here keeps a
+/// store alive.
 protocol OutboxReplaying: Sendable {
     /// Sends a kept write under its key, merges the answer, and says how it ended.
-    func send(_ write: PendingWrite, entry: Outbox.Entry) async -> Outbox.Outcome
+    func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome
     /// Rolls the instance back after the server refused the write, or one it depended on.
-    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError)
+    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore)
 }
 
 struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
-    let store: ResourceStore
-
-    private var pipeline: ActionPipeline<Model> { ActionPipeline(store: store) }
-
     /// Puts kept writes back on live instances after a launch: the record as storage has it, with
     /// each write's fields applied as pending edits. Returns each write's instance and edit numbers.
-    func restore(_ writes: [PendingWrite]) async -> [Int64: (any ResourceModel, [UInt64])] {
-        let pipeline = pipeline
+    func restore(_ writes: [PendingWrite], in store: ResourceStore) async -> [Int64: (any ResourceModel, [UInt64])] {
+        let pipeline = ActionPipeline<Model>(store: store)
         let setup = pipeline.setup
         let coder = FieldCoder(options: setup.coding)
         var restored: [Int64: (any ResourceModel, [UInt64])] = [:]
@@ -113,7 +112,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             if let known = instances[key] {
                 instance = known
             } else {
-                instance = await self.instance(for: write, pipeline: pipeline)
+                instance = await self.instance(for: write, pipeline: pipeline, store: store)
                 instances[key] = instance
             }
             switch write.verb {
@@ -143,7 +142,9 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     /// The live instance a restored write applies to: the one in the identity map, else the stored
     /// record, else a new one (a record created in the outbox).
-    private func instance(for write: PendingWrite, pipeline: ActionPipeline<Model>) async -> Model {
+    private func instance(for write: PendingWrite, pipeline: ActionPipeline<Model>, store: ResourceStore) async
+        -> Model
+    {
         guard let id = write.id else { return store.identityMap.withLock { $0.makeSingleton(of: Model.self) } }
         if let live = store.instance(of: Model.self, id: id) { return live }
         if write.verb != .create, let storage = pipeline.setup.storage {
@@ -170,14 +171,14 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         return store.instance(of: Model.self, id: id) ?? made
     }
 
-    func send(_ write: PendingWrite, entry: Outbox.Entry) async -> Outbox.Outcome {
-        let pipeline = pipeline
+    func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
+        let pipeline = ActionPipeline<Model>(store: store)
         let setup = pipeline.setup
         let target = entry.instance as? Model
         let local = entry.write.id.flatMap { $0.isLocal ? $0 : nil }
         let prepared: ActionPipeline<Model>.Prepared
         do {
-            prepared = try self.prepared(write, target: target, sent: entry.sent, pipeline: pipeline)
+            prepared = try self.prepared(write, target: target, sent: entry.sent, pipeline: pipeline, store: store)
         } catch let error as APIError {
             return .rejected(error)
         } catch {
@@ -222,7 +223,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     /// A kept write as a request.
     private func prepared(
-        _ write: PendingWrite, target: Model?, sent: [UInt64], pipeline: ActionPipeline<Model>
+        _ write: PendingWrite, target: Model?, sent: [UInt64], pipeline: ActionPipeline<Model>, store: ResourceStore
     ) throws -> ActionPipeline<Model>.Prepared {
         let setup = pipeline.setup
         let routes = setup.conventions.routes
@@ -254,7 +255,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         return .rejected(error)
     }
 
-    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError) {
+    func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore) {
         guard let instance = entry.instance as? Model else { return }
         let state = instance._$state
         // Called latest first: each earlier one goes before.

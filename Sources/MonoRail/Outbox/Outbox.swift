@@ -73,8 +73,10 @@ public final class Outbox: Sendable {
         var opening: Task<Void, any Error>?
         var entries: [Entry] = []
         var nextSequence: Int64 = 1
-        /// Models whose kept writes were put back on live instances, by resource name.
-        var restored: Set<String> = []
+        /// Each model's putting back of its kept writes on live instances, by resource name.
+        var restoring: [String: Task<Void, Never>] = [:]
+        /// Whether sending waits for `flush()`.
+        var isPaused = false
         /// Local ids the server has replaced, and by what.
         var replaced: [String: ResourceID] = [:]
         /// How to send each restored model's writes, by resource name.
@@ -112,7 +114,7 @@ public final class Outbox: Sendable {
         while true {
             if case .stopped(let error) = await startRun().value { throw error }
             let (head, isRestored) = state.withLock { state in
-                (state.entries.first, state.entries.first.map { state.restored.contains($0.write.model) } ?? true)
+                (state.entries.first, state.entries.first.map { state.replays[$0.write.model] != nil } ?? true)
             }
             guard let head else { return }
             guard isRestored else {
@@ -130,7 +132,7 @@ public final class Outbox: Sendable {
     /// their model's first action.
     private func restoreRegisteredModels() async throws {
         let (store, waiting) = state.withLock { state in
-            (state.store, Set(state.entries.map(\.write.model)).subtracting(state.restored))
+            (state.store, Set(state.entries.map(\.write.model)).subtracting(state.restoring.keys))
         }
         guard let store, !waiting.isEmpty else { return }
         let models = store.configuration.models
@@ -153,6 +155,39 @@ public final class Outbox: Sendable {
     public func load() async throws {
         try await open()
         try await restoreRegisteredModels()
+    }
+
+    /// Forgets every kept write without sending it — for sign-out, where the next account must not
+    /// send the last one's writes; ``ResourceStore/clear()`` calls it. A write being sent right now
+    /// may still reach the server. Instances keep their values; what was pending is unsaved again.
+    ///
+    /// ```swift
+    /// try? await store.outbox.flush()   // send what can be sent first
+    /// try await store.clear()           // then forget the rest with everything else
+    /// ```
+    ///
+    /// - Throws: The storage's error when it cannot be read or written.
+    public func discardAll() async throws {
+        try await open()
+        let discarded = state.withLock { state in
+            defer {
+                state.entries = []
+                state.retry?.cancel()
+                state.retry = nil
+            }
+            return state.entries
+        }
+        for entry in discarded {
+            if let instance = entry.instance { Self.forgetPending(instance) }
+        }
+        try await storage().settle(removing: discarded.map(\.write.sequence), updating: [])
+    }
+
+    private static func forgetPending<Model: ResourceModel>(_ instance: Model) {
+        instance._$state.state.withLock { state in
+            state.pending = []
+            state.isDeletePending = false
+        }
     }
 
     // MARK: - Opening
@@ -188,26 +223,32 @@ public final class Outbox: Sendable {
     }
 
     /// Puts the kept writes of a model back on live instances, once per model: the first action of
-    /// each model after a launch waits for it, so it sees its records as the app left them.
+    /// each model after a launch waits for it (and so does any action that comes meanwhile), so it
+    /// sees its records as the app left them. The model's writes are sent only once their instances
+    /// are back.
     func restore<Model: ResourceModel>(_ type: Model.Type, in store: ResourceStore) async throws {
         try await open()
-        let writes = state.withLock { state -> [PendingWrite]? in
-            guard state.restored.insert(Model.resourceName).inserted else { return nil }
-            state.replays[Model.resourceName] = OutboxReplay<Model>(store: store)
-            return state.entries.filter { $0.write.model == Model.resourceName && $0.instance == nil }.map(\.write)
-        }
-        guard let writes else { return }
-        if !writes.isEmpty {
-            let applied = await OutboxReplay<Model>(store: store).restore(writes)
-            state.withLock { state in
-                for index in state.entries.indices {
-                    guard let (instance, sent) = applied[state.entries[index].write.sequence] else { continue }
-                    state.entries[index].instance = instance
-                    state.entries[index].sent = sent
+        let restoring = state.withLock { state -> Task<Void, Never> in
+            if let restoring = state.restoring[Model.resourceName] { return restoring }
+            let writes = state.entries.filter { $0.write.model == Model.resourceName && $0.instance == nil }
+                .map(\.write)
+            let restoring = Task { [weak self, weak store] in
+                guard let self, let store else { return }
+                let applied = writes.isEmpty ? [:] : await OutboxReplay<Model>().restore(writes, in: store)
+                self.state.withLock { state in
+                    for index in state.entries.indices {
+                        guard let (instance, sent) = applied[state.entries[index].write.sequence] else { continue }
+                        state.entries[index].instance = instance
+                        state.entries[index].sent = sent
+                    }
+                    state.replays[Model.resourceName] = OutboxReplay<Model>()
                 }
+                if !writes.isEmpty { self.startAutomaticRun() }
             }
-            startRun()
+            state.restoring[Model.resourceName] = restoring
+            return restoring
         }
+        await restoring.value
     }
 
     // MARK: - Keeping
@@ -243,7 +284,7 @@ public final class Outbox: Sendable {
         }
         broadcaster.yield(.queued(write))
         // While the server is known unreachable, the write waits for the retry instead of trying alone.
-        if state.withLock({ $0.retry == nil }) { startRun() }
+        if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
         return write
     }
 
@@ -264,10 +305,27 @@ public final class Outbox: Sendable {
             state.retry = nil
             return true
         }
-        if waiting { startRun() }
+        if waiting { startAutomaticRun() }
     }
 
     // MARK: - Replaying
+
+    /// Whether kept writes wait for ``flush()`` instead of being sent on their own — after they are
+    /// kept, on retries, and when a request goes through. For an app that sends only on Wi-Fi, or one
+    /// about to hand its file to another store. Setting it back to `false` sends what waits.
+    public var isPaused: Bool {
+        get { state.withLock { $0.isPaused } }
+        set {
+            state.withLock { $0.isPaused = newValue }
+            if !newValue { startAutomaticRun() }
+        }
+    }
+
+    /// A replay run, unless paused.
+    private func startAutomaticRun() {
+        guard !state.withLock({ $0.isPaused }) else { return }
+        startRun()
+    }
 
     /// The replay run, started if none is running.
     @discardableResult
@@ -326,7 +384,7 @@ public final class Outbox: Sendable {
                 if state.entries.first?.write.sequence == write.sequence { state.entries[0].write.attempts += 1 }
             }
             broadcaster.yield(.sent(attempted))
-            switch await replay.send(attempted, entry: entry) {
+            switch await replay.send(attempted, entry: entry, in: store) {
             case .confirmed(let newID, let etag):
                 await confirm(entry, write: attempted, newID: newID, etag: etag, in: store)
             case .rejected(let error):
@@ -423,7 +481,7 @@ public final class Outbox: Sendable {
         // Latest first, so each field ends at the server's state.
         let replays = state.withLock { $0.replays }
         for (entry, error) in refused.reversed() {
-            replays[entry.write.model]?.rollBack(entry.write, entry: entry, error: error)
+            replays[entry.write.model]?.rollBack(entry.write, entry: entry, error: error, in: store)
         }
         do {
             try await storage().settle(removing: refused.map(\.0.write.sequence), updating: [])
@@ -460,7 +518,7 @@ public final class Outbox: Sendable {
                 try? await Task.sleep(for: delay)
                 guard !Task.isCancelled, let self else { return }
                 self.state.withLock { $0.retry = nil }
-                self.startRun()
+                self.startAutomaticRun()
             }
         }
     }

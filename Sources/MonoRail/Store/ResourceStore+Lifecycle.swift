@@ -55,8 +55,9 @@ extension ResourceStore {
     }
 
     /// Forgets everything this store knows, for sign-out: every instance leaves the identity map,
-    /// pins are dropped, and the record cache and the file cache of the configuration (and of any
-    /// model that configured its own) are emptied, on disk too, so that none of it can be read back.
+    /// pins are dropped, the outbox's kept writes are discarded unsent (``Outbox/discardAll()``; flush
+    /// it first to send them), and the record cache and the file cache of the configuration (and of
+    /// any model that configured its own) are emptied, on disk too, so that none of it can be read back.
     ///
     /// ```swift
     /// try await ResourceStore.default.clear()
@@ -93,6 +94,11 @@ extension ResourceStore {
         _ = (released, map)
         for cache in fileCaches { cache.removeAll() }
         var failure: (any Error)?
+        do {
+            try await outbox.discardAll()
+        } catch {
+            failure = error
+        }
         for storage in storages {
             do { try await storage.clear() } catch { failure = failure ?? error }
         }
