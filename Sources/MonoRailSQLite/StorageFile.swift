@@ -112,7 +112,13 @@ enum StorageFile {
                 let tables = try String.fetchAll(
                     db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
                 guard applicationID == Self.applicationID else {
-                    guard applicationID == 0, tables.isEmpty else {
+                    // The migrator makes its table before the first migration's transaction: a
+                    // process killed between left only that table, empty, and nothing of anyone's.
+                    let migrations =
+                        tables == ["grdb_migrations"]
+                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") ?? 0 : nil
+                    let interrupted = migrations == 0
+                    guard applicationID == 0, tables.isEmpty || interrupted else {
                         throw SQLiteStorageError(
                             .foreign, path: path,
                             "the database belongs to another app (application id \(applicationID), tables "

@@ -180,6 +180,26 @@ struct SQLiteStorageTests {
         }
     }
 
+    @Test("a file whose creation was killed before the first migration opens as a new one")
+    func interruptedCreation() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            // What GRDB's migrator leaves when the process dies between making its table and
+            // committing the first migration (found by the outbox crash harness).
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            }
+            try queue.close()
+            let storage = try SQLiteStorage(path: path)
+            try await storage.enqueue(
+                PendingWrite(
+                    sequence: 1, idempotencyKey: "k", model: "train", verb: .destroy, id: 1, body: nil, fields: []))
+            #expect(try await storage.pendingWrites().map(\.idempotencyKey) == ["k"])
+        }
+    }
+
     @Test("a bad file is a typed error and stays byte for byte as it was", arguments: BadFile.allCases)
     func badFile(_ kind: BadFile) async throws {
         try await withTemporaryDirectory { directory in
