@@ -12,6 +12,11 @@ public func microseconds(_ duration: Duration) -> Int {
     Int(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)
 }
 
+/// A duration in whole nanoseconds.
+public func nanoseconds(_ duration: Duration) -> Int {
+    Int(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+}
+
 /// The median of a non-empty list.
 public func median(_ values: [Int]) -> Int {
     values.sorted()[values.count / 2]

@@ -46,10 +46,6 @@ func train(in store: ResourceStore, server: ServerProcess) async throws -> Train
     return read
 }
 
-func nanoseconds(_ duration: Duration) -> Int {
-    Int(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
-}
-
 let benchmarks: @Sendable () -> Void = {
     let clock = ContinuousClock()
 

@@ -160,9 +160,6 @@ let benchmarks: @Sendable () -> Void = {
         let held = try await Train.get(in: store)
         let ids = held.compactMap(\.id)
         let raw = try DatabasePool(path: path)
-        func nanoseconds(_ duration: Duration) -> Int {
-            Int(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
-        }
         for _ in benchmark.scaledIterations {
             var rawTimes: [Int] = []
             var ours: [Int] = []

@@ -103,7 +103,6 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
     func restore(_ writes: [PendingWrite], in store: ResourceStore) async -> [Int64: (any ResourceModel, [UInt64])] {
         let pipeline = ActionPipeline<Model>(store: store)
         let setup = pipeline.setup
-        let coder = FieldCoder(options: setup.coding)
         var restored: [Int64: (any ResourceModel, [UInt64])] = [:]
         var instances: [String: Model] = [:]
         for write in writes {
@@ -121,18 +120,12 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 restored[write.sequence] = (instance, [])
             default:
                 var sent: [UInt64] = []
-                if let body = write.body {
-                    do {
-                        let patch = try setup.decoder(coder: coder, store: store).decode(
-                            body, at: RecordLocation(base: "outbox write \(write.sequence)"), allowsMissingID: true)
-                        sent = instance._$state.applyEdits(
-                            patch, queued: true, only: Set(write.fields), of: instance, coder: coder)
-                    } catch {
-                        // The write is still sent as kept; only the instance cannot show it.
-                        setup.client.configuration.logger.warning(
-                            "a kept \(Model.resourceSchema.typeName) write could not be shown on its instance: \(error)"
-                        )
-                    }
+                do {
+                    sent = try instance._$state.applyEdits(of: write, queued: true, to: instance, in: store)
+                } catch {
+                    // The write is still sent as kept; only the instance cannot show it.
+                    setup.client.configuration.logger.warning(
+                        "a kept \(Model.resourceSchema.typeName) write could not be shown on its instance: \(error)")
                 }
                 restored[write.sequence] = (instance, sent)
             }

@@ -44,11 +44,6 @@ struct ActionPipeline<Model: ResourceModel> {
         var idempotencyKey: String?
         /// Sent as `If-Match`.
         var ifMatch: String?
-
-        var description: ActionDescription {
-            ActionDescription(
-                model: Model.resourceName, verb: action.verb, id: expectedID, path: path.encoded, query: query)
-        }
     }
 
     // MARK: - Running

@@ -1,5 +1,5 @@
 /// What an action does, named after the Rails controller action it maps to; passed to
-/// ``ResourceModel/customSerialize(_:for:)`` and in every ``ActionDescription``.
+/// ``ResourceModel/customSerialize(_:for:)`` and kept in every ``PendingWrite``.
 ///
 /// Before the action pipeline this enum was called `ResourceAction`; that name still works, deprecated.
 public enum ActionVerb: String, Sendable, Hashable {

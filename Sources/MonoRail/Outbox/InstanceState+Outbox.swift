@@ -18,17 +18,24 @@ extension InstanceState {
         }
     }
 
-    /// Applies the fields of a write as edits: pending ones (`queued`), as they were when the app
-    /// kept a write restored from storage, or unsaved ones, to be saved again. Returns the edit
-    /// numbers of the fields.
+    /// Applies the fields a write changed, read from its body, as edits: pending ones (`queued`), as
+    /// they were when the app kept a write restored from storage, or unsaved ones, to be saved
+    /// again. Only the fields the write changed: its body may carry every field, as it was then.
+    /// Returns the edit numbers of the fields.
     ///
-    /// - Parameter only: The Swift names of the fields to apply; `nil` for every field the patch has.
-    func applyEdits(
-        _ patch: RecordPatch<Model>, queued: Bool, only: Set<String>? = nil, of model: Model, coder: FieldCoder
-    ) -> [UInt64] {
+    /// - Throws: ``APIError`` when the body cannot be read as the model's record.
+    func applyEdits(of write: PendingWrite, queued: Bool, to model: Model, in store: ResourceStore) throws
+        -> [UInt64]
+    {
+        guard let body = write.body else { return [] }
+        let setup = store.setup(for: Model.self)
+        let coder = FieldCoder(options: setup.coding)
+        let patch = try setup.decoder(coder: coder, store: store).decode(
+            body, at: RecordLocation(base: "outbox write \(write.sequence)"), allowsMissingID: true)
         let fields = Model.resourceSchema.fields
+        let changedFields = Set(write.fields)
         let applied = fields.indices.map { index in
-            index < patch.present.count && patch.present[index] && (only?.contains(fields[index].name) ?? true)
+            index < patch.present.count && patch.present[index] && changedFields.contains(fields[index].name)
         }
         let (sent, changed) = state.withLock { state -> ([UInt64], [Int]) in
             var changed: [Int] = []

@@ -263,7 +263,7 @@ public final class Outbox: Sendable {
     func keep(
         _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], apply: () -> Void
     ) async throws -> PendingWrite {
-        try await open()
+        // The caller opened the outbox: it asked whether writes are held first.
         let (write, storage) = state.withLock { state -> (PendingWrite, (any OutboxStorage)?) in
             let write = make(state.nextSequence)
             state.nextSequence += 1
@@ -290,7 +290,7 @@ public final class Outbox: Sendable {
 
     /// Whether a write of this record is kept.
     func holdsWrite(model: String, id: ResourceID?) -> Bool {
-        let key = "\(model) \(id?.description ?? "")"
+        let key = Self.recordKey(model: model, id: id)
         return state.withLock { state in state.entries.contains { Self.recordKey($0.write) == key } }
     }
 
@@ -498,7 +498,11 @@ public final class Outbox: Sendable {
     }
 
     private static func recordKey(_ write: PendingWrite) -> String {
-        "\(write.model) \(write.id?.description ?? "")"
+        recordKey(model: write.model, id: write.id)
+    }
+
+    private static func recordKey(model: String, id: ResourceID?) -> String {
+        "\(model) \(id?.description ?? "")"
     }
 
     // MARK: - Retrying

@@ -18,7 +18,6 @@ extension ResourceModel {
     /// - Throws: ``APIError`` of the read or of the write; the rejection stays then.
     public func resolve(keepLocal: Bool) async throws {
         let (rejected, store) = _$state.state.withLock { ($0.rejectedWrites, $0.store ?? .default) }
-        let setup = store.setup(for: Self.self)
         if rejected.contains(where: { $0.verb == .create }) {
             // Nothing of it reached the server; its values are still the instance's.
             _$state.clearRejection(of: self)
@@ -32,14 +31,7 @@ extension ResourceModel {
             try await delete()
             return
         }
-        let coder = FieldCoder(options: setup.coding)
-        for write in rejected {
-            guard let body = write.body else { continue }
-            let patch = try setup.decoder(coder: coder, store: store).decode(
-                body, at: RecordLocation(base: "refused write \(write.sequence)"), allowsMissingID: true)
-            // Only what the app changed: the body may carry every field, as it was before.
-            _ = _$state.applyEdits(patch, queued: false, only: Set(write.fields), of: self, coder: coder)
-        }
+        for write in rejected { _ = try _$state.applyEdits(of: write, queued: false, to: self, in: store) }
         try await save()
     }
 }
