@@ -62,7 +62,7 @@ extension ActionPipeline.Prepared {
     /// not answer: a singleton resource's record and a ``ResourceModel/fetch()``.
     var queryKey: QueryKey? {
         switch action.operation {
-        case .get, .list, .search:
+        case .get, .list, .search, .page:
             let parameters =
                 query.isEmpty
                 ? "" : "?" + String(decoding: JSONWriter.serialize(.object(query), sortedKeys: true), as: UTF8.self)

@@ -74,6 +74,7 @@ extension ActionPipeline {
                     }
                     target._$state.markQueued(sent: sent)
                     target._$state.announceIdentity(of: target)
+                    target._$state.announce(.created, fields: [], of: target)
                 case .destroy:
                     target._$state.markDeletePending(true)
                     target._$state.announce(.deleted, fields: [], of: target)

@@ -152,7 +152,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// The stages, in order. `merge` is stages 4 to 6 for the action's kind of answer; `cached`
     /// makes the value of the instances a cached answer merged into.
-    private func run<Value: Sendable>(
+    func run<Value: Sendable>(
         _ action: ModelAction<Model>,
         merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value,
         cached: @escaping @Sendable ([Model]) throws -> Value,
@@ -222,6 +222,8 @@ struct ActionPipeline<Model: ResourceModel> {
         case .list(let filter):
             query.merge(filter) { _, filter in filter }
             return prepared(.get, try setup.path(for: conventions.routes.index))
+        case .page(let url):
+            return prepared(.get, try setup.path(following: url))
         case .search(let term):
             let route = conventions.routes.search
             if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
@@ -370,6 +372,14 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Locates, decodes and merges the records of a list response.
     func mergeList(_ response: APIResponse, _ context: MergeContext) throws -> [Model] {
+        try mergeListing(response, context).instances
+    }
+
+    /// ``mergeList(_:_:)``, also returning the object around the list, where a paged list's envelope
+    /// tells its total and its next page.
+    func mergeListing(_ response: APIResponse, _ context: MergeContext) throws
+        -> (instances: [Model], container: [String: JSONValue]?)
+    {
         do {
             let coder = FieldCoder(options: setup.coding)
             let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire)
@@ -395,7 +405,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 fetchedAt: context.fetchedAt)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
             context.keep(located.main, sideloaded: sideloaded)
-            return merged
+            return (merged, located.container)
         } catch {
             throw setup.attach(error, to: response)
         }

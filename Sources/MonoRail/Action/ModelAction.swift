@@ -1,3 +1,5 @@
+import Foundation
+
 /// One model operation as a value: what to do, to which record or records, with which options, in
 /// which store. Every model call builds one and hands it to ``ActionPipeline``; nothing else in the
 /// Resources layer sends requests.
@@ -11,6 +13,8 @@ struct ModelAction<Model: ResourceModel>: Sendable {
         case list(filter: [String: JSONValue])
         /// `search(_:)`.
         case search(String)
+        /// A page of a list, at the URL the page before linked to.
+        case page(URL)
         /// `create()` of this instance.
         case create(Model)
         /// `save()` of this instance, which exists on the server.
@@ -36,7 +40,7 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var verb: ActionVerb {
         switch operation {
         case .get, .fetch, .singleton: .show
-        case .list: .index
+        case .list, .page: .index
         case .search: .search
         case .create: .create
         case .save: .update
@@ -48,7 +52,7 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var target: Model? {
         switch operation {
         case .create(let instance), .save(let instance), .fetch(let instance), .delete(let instance): instance
-        case .get, .list, .search, .singleton: nil
+        case .get, .list, .search, .singleton, .page: nil
         }
     }
 }

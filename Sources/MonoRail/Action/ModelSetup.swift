@@ -129,6 +129,30 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         return expanded
     }
 
+    /// The path of a next-page link, which must stay on the API's origin: a link is the server's
+    /// word, and following it elsewhere would hand the API's credentials to another host.
+    func path(following link: URL) throws -> APIPath {
+        let root = try client.url(for: "/")
+        guard let scheme = link.scheme?.lowercased(), scheme == root.scheme?.lowercased(),
+            link.host?.lowercased() == root.host?.lowercased(),
+            (link.port ?? Self.defaultPort(scheme)) == (root.port ?? Self.defaultPort(scheme))
+        else {
+            throw APIError(
+                .inconsistentResponse,
+                "the next page of \(Model.resourceSchema.typeName) is linked at \(link.absoluteString), off the "
+                    + "API's origin \(root.scheme ?? "")://\(root.host ?? ""); it is not followed")
+        }
+        return APIPath(verbatim: link.absoluteString)
+    }
+
+    private static func defaultPort(_ scheme: String) -> Int? {
+        switch scheme {
+        case "http": 80
+        case "https": 443
+        default: nil
+        }
+    }
+
     // MARK: - Responses
 
     /// A response's main record or records, where they sit, and what came beside them.

@@ -65,6 +65,15 @@ public struct ServerConventions: Sendable {
     /// The query parameter that asks for related records to be side-loaded: `include`, as in
     /// `GET /trains/1?include=cars,conductor` (JSON:API and most Rails serializers).
     public var includeParameter: String = "include"
+    /// How a live query's `IN` and range conditions travel. Default ``FilterStyle/brackets``.
+    public var filterStyle: FilterStyle = .brackets
+    /// The query parameter that carries a live query's order, as keys separated by commas with `-`
+    /// before a descending one (`order=-max_speed,company`); `nil` for a server that cannot sort,
+    /// whose lists a query then sorts itself (pages then follow the server's order). Default
+    /// `"order"`; DRF's `OrderingFilter` reads `"ordering"`.
+    public var orderParameter: String? = "order"
+    /// How lists are paged. Default ``Paging/rails``.
+    public var paging: Paging = .rails
 
     /// Creates conventions; the defaults are Rails'.
     public init(
@@ -91,10 +100,18 @@ public struct ServerConventions: Sendable {
     public static let rails = ServerConventions()
 
     /// Django REST framework: trailing slashes, bare bodies, 400 validation errors in
-    /// `{field: [message]}`, and `?search=` for searches (DRF's `SearchFilter`).
-    public static let djangoREST = ServerConventions(
-        routes: .djangoREST, wrapsRequestBody: false, responseRoot: .bare, validationStatuses: [400, 422],
-        searchParameter: "search")
+    /// `{field: [message]}`, `?search=` for searches (DRF's `SearchFilter`), `?ordering=` for order
+    /// (`OrderingFilter`), django-filter lookups (`max_speed__gte`), and `page`/`page_size` pages in
+    /// the `{"count", "next", "results"}` envelope.
+    public static let djangoREST: ServerConventions = {
+        var django = ServerConventions(
+            routes: .djangoREST, wrapsRequestBody: false, responseRoot: .bare, validationStatuses: [400, 422],
+            searchParameter: "search")
+        django.filterStyle = .lookups
+        django.orderParameter = "ordering"
+        django.paging = .djangoREST
+        return django
+    }()
 
     /// Objects: MessagePack both ways; singular paths; a push (`POST /train/`) creates a record
     /// without an id and updates one whose id travels in the body; `{"object": …}` and

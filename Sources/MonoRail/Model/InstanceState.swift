@@ -238,6 +238,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         if kind != .edited {
             for index in indices { fields[index].notify(model, registrar) }
         }
+        if let queries = store?.broadcasters.queries(of: Model.self), let store {
+            queries.note(model, kind: kind, fields: indices, in: store)
+        }
         let perType = store?.broadcaster(for: Model.self)
         guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }
         let update = ResourceUpdate(kind: kind, fields: indices.map { fields[$0].name }, instance: model)

@@ -98,7 +98,8 @@ enum Merger {
                 continue
             }
             if !changed.isEmpty || isNew {
-                let kind: ResourceUpdate<Model>.Kind = isNew && target != nil ? .created : .merged
+                // A record first seen is new to the store's observers, wherever it came from.
+                let kind: ResourceUpdate<Model>.Kind = isNew ? .created : .merged
                 announcements.append {
                     if isNew { instance._$state.announceIdentity(of: instance) }
                     instance._$state.announce(kind, fields: changed, of: instance)

@@ -194,7 +194,11 @@ public final class ResourceStore: Sendable {
                 patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
                 fetchedAt: fetchedAt, announcements: &announcements)
         }
-        for announce in announcements { announce() }
+        if broadcasters.hasLiveQueries {
+            QueryBatch.collecting { for announce in announcements { announce() } }
+        } else {
+            for announce in announcements { announce() }
+        }
         return (instances, sideInstances)
     }
 

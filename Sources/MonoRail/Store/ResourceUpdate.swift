@@ -12,7 +12,8 @@ public struct ResourceUpdate<Model: ResourceModel>: Sendable {
         case edited
         /// ``ResourceModel/revert()`` discarded edits.
         case reverted
-        /// The record was created on the server and received its id.
+        /// The record is new to the store: created here (it received its id, or the outbox keeps its
+        /// create), or first seen in a response.
         case created
         /// The record was deleted on the server.
         case deleted

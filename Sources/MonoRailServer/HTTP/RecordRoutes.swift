@@ -29,7 +29,7 @@ struct RecordRoutes: Sendable {
     static let linkHeader = HTTPField.Name("Link")
 
     /// Query parameters that steer a response rather than filter records.
-    static let reservedParameters: Set<String> = ["page", "per_page", "include"]
+    static let reservedParameters: Set<String> = ["page", "per_page", "include", "order", "after"]
 
     /// Hummingbird matches `/trains/` like `/trains`, so Django-style trailing slashes need no routes
     /// of their own.
@@ -82,10 +82,15 @@ struct RecordRoutes: Sendable {
         let resource = try resource(context)
         var filters: [String: String] = [:]
         var anyOf: [String: [String]] = [:]
+        var ranges: [(column: String, comparison: String, value: String)] = []
         for (name, value) in request.uri.queryParameters {
             let key = String(name).removingPercentEncoding ?? String(name)
             if key.hasSuffix("[]") {
                 anyOf[String(key.dropLast(2)), default: []].append(String(value))
+            } else if key.hasSuffix("]"), let open = key.firstIndex(of: "[") {
+                // `max_speed[gte]=100`
+                let comparison = key[key.index(after: open)..<key.index(before: key.endIndex)]
+                ranges.append((String(key[..<open]), String(comparison), String(value)))
             } else if !Self.reservedParameters.contains(key) {
                 filters[key] = String(value)
             }
@@ -98,14 +103,20 @@ struct RecordRoutes: Sendable {
         let perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
         let limit = page != nil || perPage != nil ? (perPage ?? 25) : nil
         let offset = ((page ?? 1) - 1) * (limit ?? 0)
+        let order = (parameters.get("order") ?? "").split(separator: ",").map { key in
+            key.hasPrefix("-") ? (String(key.dropFirst()), true) : (String(key), false)
+        }
+        let after = parameters.get("after")
         let (records, total) = try store.list(
-            resource, filters: filters, anyOf: anyOf, limit: limit, offset: offset)
+            resource, filters: filters, anyOf: anyOf, ranges: ranges, order: order, after: after, limit: limit,
+            offset: offset)
         var body: [String: JSONValue] = [resource.pluralName: .array(records)]
         try sideload(include(request), for: resource, records: records, into: &body)
         var response = try respond(
             request, .ok, wrap(body, main: resource.pluralName), lastModified: Self.lastModified(of: records))
         if let name = Self.totalCountHeader { response.headers[name] = String(total) }
-        if let limit, let name = Self.linkHeader {
+        // A cursor page (`after`) links nothing: the next cursor is its last record's id.
+        if let limit, after == nil, let name = Self.linkHeader {
             response.headers[name] = Self.links(
                 path: "/\(resource.pluralName)", query: request.uri.query, page: page ?? 1, perPage: limit, total: total
             )

@@ -78,18 +78,36 @@ public final class RecordStore: Sendable {
     /// Records of a resource whose columns equal the given filters; unknown filter names are ignored.
     ///
     /// - Parameter anyOf: Filters that match any of several values, as Rails reads `?id[]=1&id[]=2`.
+    /// - Parameters:
+    ///   - ranges: Comparisons, as `?max_speed[gte]=100` asks: (column, `gte`/`gt`/`lte`/`lt`, value).
+    ///   - order: Columns to sort by, each descending or not; ties and the default follow insertion.
+    ///   - after: A cursor: only records whose id is greater (in the default order). The total
+    ///     counts the whole list all the same.
     public func list(
-        _ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:], limit: Int? = nil,
-        offset: Int = 0
+        _ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:],
+        ranges: [(column: String, comparison: String, value: String)] = [],
+        order: [(column: String, isDescending: Bool)] = [], after: String? = nil, limit: Int? = nil, offset: Int = 0
     ) throws -> (records: [JSONValue], total: Int) {
-        let (clause, arguments) = whereClause(resource, filters: filters, anyOf: anyOf)
+        let (clause, arguments) = whereClause(resource, filters: filters, anyOf: anyOf, ranges: ranges)
+        let columns = resource.columns(idType: schema.idType)
+        let sorting = order.compactMap { key -> String? in
+            let isID = key.column == "id" || key.column == resource.primaryKeyName
+            guard isID || columns.contains(where: { $0.name == key.column }) else { return nil }
+            return (isID ? "\"id\"" : quoted(key.column)) + (key.isDescending ? " DESC" : "")
+        }
         return try writer.read { db in
             let total =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM \(quoted(resource.pluralName))\(clause)", arguments: arguments) ?? 0
-            var sql = "SELECT * FROM \(quoted(resource.pluralName))\(clause) ORDER BY rowid"
+            var sql = "SELECT * FROM \(quoted(resource.pluralName))\(clause)"
+            var listArguments = arguments
+            if let after {
+                sql += (clause.isEmpty ? " WHERE " : " AND ") + "\"id\" > ?"
+                listArguments += [idValue(after) ?? after]
+            }
+            sql += " ORDER BY " + (sorting + ["rowid"]).joined(separator: ", ")
             if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
-            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let rows = try Row.fetchAll(db, sql: sql, arguments: listArguments)
             return (rows.map { json(from: $0, resource: resource) }, total)
         }
     }
@@ -265,12 +283,24 @@ public final class RecordStore: Sendable {
 
     // MARK: - Helpers
 
-    private func whereClause(_ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:])
-        -> (String, StatementArguments)
-    {
+    private func whereClause(
+        _ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:],
+        ranges: [(column: String, comparison: String, value: String)] = []
+    ) -> (String, StatementArguments) {
         var conditions: [String] = []
         var arguments = StatementArguments()
         let columns = resource.columns(idType: schema.idType)
+        let comparisons = ["gte": ">=", "gt": ">", "lte": "<=", "lt": "<"]
+        for range in ranges {
+            guard let comparison = comparisons[range.comparison] else { continue }
+            if range.column == "id" || range.column == resource.primaryKeyName {
+                conditions.append("\"id\" \(comparison) ?")
+                arguments += [idValue(range.value) ?? range.value]
+            } else if let column = columns.first(where: { $0.name == range.column }) {
+                conditions.append("\(quoted(range.column)) \(comparison) ?")
+                arguments += [Self.filterValue(range.value, type: column.type)]
+            }
+        }
         for name in anyOf.keys.sorted() {
             let values = anyOf[name] ?? []
             let isID = name == "id" || name == resource.primaryKeyName

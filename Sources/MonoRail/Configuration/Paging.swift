@@ -1,0 +1,71 @@
+/// How a server family pages its lists: the parameters a page is asked for with, and where the
+/// total and the next page are told.
+///
+/// ```swift
+/// MonoRail.configure {
+///     $0.conventions = .djangoREST
+///     $0.conventions.paging.style = .offsets(limit: "limit", offset: "offset")
+/// }
+/// let trains = try await Train.query(pageSize: 50)    // GET /trains/?limit=50&offset=0
+/// try await trains.loadNextPage()                     // the `next` link of the answer
+/// ```
+///
+/// A `Link` header field with `rel="next"` (RFC 8288), or a next-page URL in the body
+/// (``nextKey``), is followed as given; without either, the next page's parameters are worked out
+/// from ``style``. A next link must stay on the configured API's origin.
+public struct Paging: Sendable, Hashable {
+    /// The parameters of a page.
+    public enum Style: Sendable, Hashable {
+        /// Numbered pages from 1: `page=2&per_page=25` (Rails' will_paginate and Kaminari, the
+        /// reference server; DRF's `PageNumberPagination` with `page_size`).
+        case pageNumbers(page: String, size: String)
+        /// An offset and a count: `offset=50&limit=25` (DRF's `LimitOffsetPagination`).
+        case offsets(limit: String, offset: String)
+        /// A cursor the server hands out: `after=41&per_page=25`. The cursor of the next page is read
+        /// from the body at `nextCursorKey` (a key or a dotted path in the list's envelope, such as
+        /// `"meta.next_cursor"`), or, when that is `nil`, is the id of the page's last record
+        /// (Stripe's `starting_after`, the reference server's `after`).
+        case cursor(parameter: String, size: String, nextCursorKey: String?)
+    }
+
+    /// The parameters of a page.
+    public var style: Style
+    /// The header field holding the number of records in the whole list, or `nil`.
+    public var totalCountHeader: String?
+    /// The key of the list's envelope holding the number of records in the whole list (DRF's
+    /// `"count"`), or `nil`.
+    public var totalCountKey: String?
+    /// The key of the list's envelope holding the next page's URL (DRF's `"next"`), or `nil`.
+    public var nextKey: String?
+
+    /// Creates paging conventions.
+    public init(
+        style: Style, totalCountHeader: String? = "X-Total-Count", totalCountKey: String? = nil,
+        nextKey: String? = nil
+    ) {
+        self.style = style
+        self.totalCountHeader = totalCountHeader
+        self.totalCountKey = totalCountKey
+        self.nextKey = nextKey
+    }
+
+    /// `page`/`per_page` with `Link` and `X-Total-Count` header fields (Rails, the reference server).
+    public static let rails = Paging(style: .pageNumbers(page: "page", size: "per_page"))
+
+    /// Django REST framework: `page`/`page_size` and the `{"count", "next", "previous", "results"}`
+    /// envelope; for `LimitOffsetPagination`, set ``style`` to `.offsets(limit: "limit", offset:
+    /// "offset")`.
+    public static let djangoREST = Paging(
+        style: .pageNumbers(page: "page", size: "page_size"), totalCountHeader: nil, totalCountKey: "count",
+        nextKey: "next")
+}
+
+/// How a server family writes a live query's `IN` and range conditions as query parameters.
+/// Equality is always `key=value`.
+public enum FilterStyle: Sendable, Hashable {
+    /// Rails brackets: `company[]=A&company[]=B`, `max_speed[gte]=100&max_speed[lt]=300` (the
+    /// reference server).
+    case brackets
+    /// django-filter lookups: `company__in=A,B`, `max_speed__gte=100&max_speed__lt=300`.
+    case lookups
+}

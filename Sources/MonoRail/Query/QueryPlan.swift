@@ -1,0 +1,180 @@
+import Foundation
+
+/// A live query's filter and order, resolved against its model: which field each key names, the
+/// parameters the server is sent, and how an instance is tested and placed.
+struct QueryPlan<Model: ResourceModel>: Sendable {
+    /// A place a value is read from: a field of the schema, or the id.
+    enum Slot: Hashable, Sendable {
+        case id
+        case field(Int)
+    }
+
+    let conditions: [(slot: Slot, condition: QueryCondition)]
+    let order: [(slot: Slot, isDescending: Bool)]
+    /// Whether every condition and sort key names a field the query can read: if not, the query
+    /// refetches on relevant change instead of evaluating.
+    let isEvaluable: Bool
+    /// The schema fields the filter reads; a change elsewhere cannot change membership.
+    let filterFields: Set<Int>
+    /// The schema fields the order reads.
+    let orderFields: Set<Int>
+    /// Every slot either reads.
+    let slots: Set<Slot>
+    /// Whether the filter is empty: every record of the model belongs.
+    var isUnfiltered: Bool { conditions.isEmpty }
+    /// The filter and order as the server is sent them.
+    let parameters: [String: JSONValue]
+
+    init(where filter: [String: QueryCondition], order: [QueryOrder], setup: ModelSetup<Model>) {
+        let fields = Model.resourceSchema.fields
+        // A key names the id, a field by its key on the wire, or a field by its Swift name.
+        func resolve(_ key: String) -> (Slot, String)? {
+            if key == setup.idKey { return (.id, key) }
+            let index = setup.wireKeys.firstIndex(of: key) ?? fields.firstIndex { $0.name == key }
+            guard let index else { return nil }
+            // What a field embeds is not one comparable value.
+            guard fields[index].embedded == nil else { return nil }
+            return (.field(index), setup.wireKeys[index])
+        }
+        let conventions = setup.conventions
+        var conditions: [(Slot, QueryCondition)] = []
+        var sortKeys: [(Slot, Bool)] = []
+        var evaluable = true
+        var parameters: [String: JSONValue] = [:]
+        for key in filter.keys.sorted() {
+            guard let condition = filter[key] else { continue }
+            let resolved = resolve(key)
+            if let (slot, _) = resolved { conditions.append((slot, condition)) } else { evaluable = false }
+            Self.write(condition, key: resolved?.1 ?? key, style: conventions.filterStyle, into: &parameters)
+        }
+        var orderText: [String] = []
+        for item in order {
+            let resolved = resolve(item.key)
+            if let (slot, _) = resolved { sortKeys.append((slot, item.isDescending)) } else { evaluable = false }
+            orderText.append((item.isDescending ? "-" : "") + (resolved?.1 ?? item.key))
+        }
+        if let name = conventions.orderParameter, !orderText.isEmpty {
+            parameters[name] = .string(orderText.joined(separator: ","))
+        }
+        self.conditions = conditions
+        self.order = sortKeys
+        self.isEvaluable = evaluable
+        self.parameters = parameters
+        var filterFields = Set<Int>()
+        var orderFields = Set<Int>()
+        var slots = Set<Slot>()
+        for (slot, _) in conditions {
+            slots.insert(slot)
+            if case .field(let index) = slot { filterFields.insert(index) }
+        }
+        for (slot, _) in sortKeys {
+            slots.insert(slot)
+            if case .field(let index) = slot { orderFields.insert(index) }
+        }
+        self.filterFields = filterFields
+        self.orderFields = orderFields
+        self.slots = slots
+    }
+
+    /// A condition as query parameters, in the server family's style.
+    private static func write(
+        _ condition: QueryCondition, key: String, style: FilterStyle, into parameters: inout [String: JSONValue]
+    ) {
+        switch (condition, style) {
+        case (.equals(let value), _):
+            parameters[key] = value
+        case (.isIn(let values), .brackets):
+            parameters[key] = .array(values)
+        case (.isIn(let values), .lookups):
+            parameters[key + "__in"] = .string(values.map(text).joined(separator: ","))
+        case (.range(let lower, let upper), .brackets):
+            var bounds: [String: JSONValue] = [:]
+            if let lower { bounds[lower.isIncluded ? "gte" : "gt"] = lower.value }
+            if let upper { bounds[upper.isIncluded ? "lte" : "lt"] = upper.value }
+            parameters[key] = .object(bounds)
+        case (.range(let lower, let upper), .lookups):
+            if let lower { parameters[key + (lower.isIncluded ? "__gte" : "__gt")] = lower.value }
+            if let upper { parameters[key + (upper.isIncluded ? "__lte" : "__lt")] = upper.value }
+        }
+    }
+
+    private static func text(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let string): string
+        case .int(let int): String(int)
+        case .uint(let uint): String(uint)
+        case .double(let double): double.description
+        case .bool(let bool): bool ? "true" : "false"
+        case .null: ""
+        case .array, .object: String(decoding: JSONWriter.serialize(value), as: UTF8.self)
+        }
+    }
+
+    // MARK: - Evaluating
+
+    /// Whether an instance's values meet every condition; unknown counts as not.
+    func matches(_ values: RecordValues) -> Bool {
+        for (slot, condition) in conditions {
+            guard let value = values[slot], condition.isMet(by: value) == true else { return false }
+        }
+        return true
+    }
+
+    /// The values an instance sorts by.
+    func sortKey(_ values: RecordValues) -> [JSONValue] {
+        order.map { values[$0.slot] ?? .null }
+    }
+
+    /// The order of two sort keys.
+    func compare(_ lhs: [JSONValue], _ rhs: [JSONValue]) -> ComparisonResult {
+        for (position, item) in order.enumerated() where position < lhs.count && position < rhs.count {
+            let result = QueryValue.sortOrder(lhs[position], rhs[position])
+            if result != .orderedSame {
+                return item.isDescending
+                    ? (result == .orderedAscending ? .orderedDescending : .orderedAscending) : result
+            }
+        }
+        return .orderedSame
+    }
+}
+
+/// The values of one instance that live queries read, taken together under its lock.
+struct RecordValues: Sendable {
+    var id: JSONValue?
+    var fields: [Int: JSONValue] = [:]
+    /// Deleted, or its delete kept in the outbox: no query shows it.
+    var isGone = false
+    /// Whether the id is a local one, of a create the outbox keeps.
+    var isLocal = false
+    /// When the newest server state merged in was fetched.
+    var fetchedAt: Date?
+    /// Whether the app has edited a field since.
+    var isEdited = false
+
+    subscript(slot: QueryPlan<some ResourceModel>.Slot) -> JSONValue? {
+        switch slot {
+        case .id: id
+        case .field(let index): fields[index]
+        }
+    }
+
+    /// Reads the slots of an instance.
+    static func read<Model: ResourceModel>(
+        _ instance: Model, slots: Set<QueryPlan<Model>.Slot>, coder: FieldCoder
+    ) -> RecordValues {
+        let schema = Model.resourceSchema.fields
+        return instance._$state.state.withLock { state in
+            var values = RecordValues()
+            values.id = state.id?.jsonValue
+            values.isLocal = state.id?.isLocal ?? false
+            values.isGone = state.isDeleted || state.isDeletePending
+            values.fetchedAt = state.fetchedAt
+            values.isEdited = state.edits.contains { $0 != 0 }
+            for slot in slots {
+                guard case .field(let index) = slot, index < schema.count else { continue }
+                values.fields[index] = (try? schema[index].encode(state.values, coder)) ?? .null
+            }
+            return values
+        }
+    }
+}

@@ -1,0 +1,463 @@
+import Foundation
+import MonoRailTransport
+public import Observation
+
+/// A list of a model's instances that stays true: the server's answer to a filter, kept current as
+/// instances are created, merged, edited and deleted anywhere in the store — without a request.
+///
+/// ```swift
+/// let trains = try await Train.query(where: ["company": "MonoRail Co."], order: [.descending("max_speed")])
+/// trains.records            // [Train], live instances, fastest first
+///
+/// let other = Train()
+/// other.company = "MonoRail Co."
+/// try await other.create()  // trains.records now holds it too, in its place
+///
+/// for await records in trains {   // the list now, then each time it changes
+///     print(records.map(\.company))
+/// }
+/// ```
+///
+/// It is `Observable`: a SwiftUI view reading ``records`` redraws when membership or order changes.
+///
+/// **What stays true without a request.** The query evaluates its filter itself for equality, `IN`
+/// and ranges (``QueryCondition``) on keys that name a field or the id, compares values as
+/// ``QueryCondition`` describes, and sorts by its ``QueryOrder``s. A record joins when a change
+/// makes it match — a create here, a record first seen in any response, an edit, saved or not —
+/// and leaves when one makes it stop matching, or when it is deleted. An answer the server sends
+/// for the query decides membership, except for instances that changed here after its request was
+/// sent, which the query tests itself. A key the query cannot evaluate (one that names no field, a
+/// field that embeds records) makes it refetch instead: after any record of the model is created,
+/// merged or deleted, one ``refresh()`` at a time.
+///
+/// **Pages.** With a `pageSize`, the query holds the pages loaded so far; ``loadNextPage()`` appends
+/// the next one (see ``Paging``). While pages remain, a sorted query admits a joining record only
+/// if it sorts within the loaded pages; an unsorted one appends it, and the page that brings it
+/// later does not repeat it. ``total`` is the server's count, kept up as records join and leave.
+///
+/// **Order of answers.** A query never shows an older answer than the one it shows: a ``refresh()``
+/// answered after a later one is dropped, and so is a page asked for before a refresh.
+public final class ResourceQuery<Model: ResourceModel>: Sendable {
+    /// The store whose instances the query holds.
+    public let store: ResourceStore
+    /// The filter, as it was given.
+    public let filter: [String: QueryCondition]
+    /// The order, as it was given.
+    public let order: [QueryOrder]
+    /// The records per page, or `nil` for one unpaged list.
+    public let pageSize: Int?
+    let plan: QueryPlan<Model>
+    private let include: [String]
+    private let policy: CachePolicy?
+    private let state = Locked(State())
+    private let subscribers = Locked<Subscribers>(Subscribers())
+    private let registrar = ObservationRegistrar()
+
+    private struct State: Sendable {
+        var members: [Model] = []
+        /// Parallel to `members` when the query is sorted.
+        var keys: [[JSONValue]] = []
+        var memberIDs: Set<ObjectIdentifier> = []
+        var total: Int?
+        var next: NextPage?
+        /// Pages of the shown answer, and the records the server sent in them.
+        var pages = 0
+        var received = 0
+        /// The newest refresh sent, and the one whose answer is shown.
+        var generation = 0
+        var shownGeneration = 0
+        var pageLoad: (generation: Int, task: Task<Void, any Error>)?
+        var isRefetchScheduled = false
+        var refetchError: APIError?
+    }
+
+    private struct Subscribers: Sendable {
+        var next = 0
+        var continuations: [Int: AsyncStream<[Model]>.Continuation] = [:]
+    }
+
+    /// How the next page is asked for.
+    enum NextPage: Sendable {
+        case link(URL)
+        case parameters([String: JSONValue])
+    }
+
+    init(
+        filter: [String: QueryCondition], order: [QueryOrder], pageSize: Int?, include: [String],
+        policy: CachePolicy?, store: ResourceStore
+    ) {
+        self.store = store
+        self.filter = filter
+        self.order = order
+        self.pageSize = pageSize.map { Swift.max(1, $0) }
+        self.include = include
+        self.policy = policy
+        self.plan = QueryPlan(where: filter, order: order, setup: store.setup(for: Model.self))
+        store.broadcasters.add(self)
+    }
+
+    deinit {
+        store.broadcasters.remove(ObjectIdentifier(self), of: Model.self)
+        let continuations = subscribers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    // MARK: - Reading
+
+    /// The instances, in order.
+    public var records: [Model] {
+        registrar.access(self, keyPath: \.records)
+        return state.withLock { $0.members }
+    }
+
+    /// The number of records in the whole list: the server's count when it sends one (an
+    /// `X-Total-Count` header field, DRF's `"count"`), kept up as records join and leave; else `nil`.
+    public var total: Int? {
+        registrar.access(self, keyPath: \.total)
+        return state.withLock { $0.total }
+    }
+
+    /// Whether ``loadNextPage()`` has a page to load.
+    public var hasNextPage: Bool {
+        registrar.access(self, keyPath: \.hasNextPage)
+        return state.withLock { $0.next != nil }
+    }
+
+    /// Why the last refetch the query made by itself failed (see the type's discussion), or `nil`
+    /// once one succeeds.
+    public var refetchError: APIError? {
+        registrar.access(self, keyPath: \.refetchError)
+        return state.withLock { $0.refetchError }
+    }
+
+    // MARK: - Loading
+
+    /// Asks the server again and shows its answer: the first page, for a paged query.
+    ///
+    /// - Throws: ``APIError``, as ``ResourceModel/get(where:include:policy:in:)``; the query keeps
+    ///   what it showed.
+    public func refresh() async throws {
+        let generation = state.withLock { state in
+            state.generation += 1
+            return state.generation
+        }
+        let answer = try await fetch(.parameters(firstPageParameters))
+        let values = read(answer.value.instances)
+        let locals = pendingCreates()
+        let shown = state.withLock { state -> Bool in
+            guard generation > state.shownGeneration else { return false }
+            state.shownGeneration = generation
+            state.pageLoad = nil
+            state.members = []
+            state.keys = []
+            state.memberIDs = []
+            admit(answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: false, into: &state)
+            for (instance, values) in locals where !state.memberIDs.contains(ObjectIdentifier(instance)) {
+                insert(instance, key: plan.sortKey(values), into: &state)
+            }
+            state.pages = 1
+            state.received = answer.value.instances.count
+            state.total = answer.value.total
+            state.next = nextPage(after: answer.value, state: state)
+            publish(state)
+            return true
+        }
+        if shown { announce() }
+    }
+
+    /// Loads the next page and appends its records; does nothing when there is none.
+    ///
+    /// Calls made while a page loads wait for that page: they share one request.
+    ///
+    /// - Throws: ``APIError``, as ``refresh()``; the query keeps what it showed, and the next call
+    ///   asks for the same page again.
+    public func loadNextPage() async throws {
+        let task = state.withLock { state -> Task<Void, any Error>? in
+            if let load = state.pageLoad, load.generation == state.shownGeneration { return load.task }
+            guard let next = state.next else { return nil }
+            let generation = state.shownGeneration
+            let pages = state.pages
+            let task = Task { try await self.load(next, generation: generation, after: pages) }
+            state.pageLoad = (generation, task)
+            return task
+        }
+        try await task?.value
+    }
+
+    private func load(_ next: NextPage, generation: Int, after pages: Int) async throws {
+        defer {
+            state.withLock { state in
+                if state.pageLoad?.generation == generation { state.pageLoad = nil }
+            }
+        }
+        let answer = try await fetch(next)
+        let values = read(answer.value.instances)
+        let shown = state.withLock { state -> Bool in
+            // A refresh since, or a page that got here first, makes this answer stale.
+            guard state.shownGeneration == generation, state.pages == pages else { return false }
+            admit(
+                answer.value.instances, values: values, answeredAt: answer.fetchedAt,
+                sorting: setup.conventions.orderParameter == nil, into: &state)
+            state.pages += 1
+            state.received += answer.value.instances.count
+            if let total = answer.value.total { state.total = total }
+            state.next = nextPage(after: answer.value, state: state)
+            publish(state)
+            return true
+        }
+        if shown { announce() }
+    }
+
+    private var setup: ModelSetup<Model> { store.setup(for: Model.self) }
+
+    private func fetch(_ page: NextPage) async throws -> ResourceResponse<ListedPage<Model>> {
+        let action: ModelAction<Model> =
+            switch page {
+            case .link(let url):
+                ModelAction(operation: .page(url), store: store, policy: policy)
+            case .parameters(let parameters):
+                ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy)
+            }
+        return try await QueryBatch.$fetchingQuery.withValue(ObjectIdentifier(self)) {
+            try await ActionPipeline<Model>(store: store).page(action)
+        }
+    }
+
+    // MARK: - Pages
+
+    private var firstPageParameters: [String: JSONValue] {
+        var parameters = plan.parameters
+        guard let pageSize else { return parameters }
+        switch setup.conventions.paging.style {
+        case .pageNumbers(let page, let size):
+            parameters[page] = 1
+            parameters[size] = .int(Int64(pageSize))
+        case .offsets(let limit, let offset):
+            parameters[limit] = .int(Int64(pageSize))
+            parameters[offset] = 0
+        case .cursor(_, let size, _):
+            parameters[size] = .int(Int64(pageSize))
+        }
+        return parameters
+    }
+
+    /// The page after the ones in `state`, which now counts the page just answered.
+    private func nextPage(after page: ListedPage<Model>, state: State) -> NextPage? {
+        guard let pageSize else { return nil }
+        if let link = page.nextLink { return .link(link) }
+        // A server that links its pages, and linked none, has no next one.
+        if page.isLinked { return nil }
+        let hasMore = state.total.map { state.received < $0 } ?? (page.instances.count >= pageSize)
+        var parameters = plan.parameters
+        switch setup.conventions.paging.style {
+        case .pageNumbers(let number, let size):
+            guard hasMore else { return nil }
+            parameters[number] = .int(Int64(state.pages + 1))
+            parameters[size] = .int(Int64(pageSize))
+        case .offsets(let limit, let offset):
+            guard hasMore else { return nil }
+            parameters[limit] = .int(Int64(pageSize))
+            parameters[offset] = .int(Int64(state.received))
+        case .cursor(let cursor, let size, let key):
+            let next: JSONValue?
+            if key != nil {
+                next = page.nextCursor
+            } else {
+                next = hasMore ? page.instances.last.flatMap { $0.id?.jsonValue } : nil
+            }
+            guard let next else { return nil }
+            parameters[cursor] = next
+            parameters[size] = .int(Int64(pageSize))
+        }
+        return .parameters(parameters)
+    }
+
+    // MARK: - Membership
+
+    private func read(_ instances: [Model]) -> [RecordValues] {
+        let coder = FieldCoder(options: setup.coding)
+        return instances.map { RecordValues.read($0, slots: plan.slots, coder: coder) }
+    }
+
+    /// Instances of creates the outbox keeps that match: the server does not list them yet.
+    private func pendingCreates() -> [(Model, RecordValues)] {
+        guard plan.isEvaluable, store.outboxIfMade != nil else { return [] }
+        let coder = FieldCoder(options: setup.coding)
+        return store.instances(of: Model.self).compactMap { instance in
+            guard instance.id?.isLocal == true else { return nil }
+            let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
+            return !values.isGone && plan.matches(values) ? (instance, values) : nil
+        }
+    }
+
+    /// Adds what an answer lists, in its order, or sorted when the server does not sort. An
+    /// instance that changed here after the request was sent is tested here.
+    private func admit(
+        _ instances: [Model], values: [RecordValues], answeredAt: Date?, sorting: Bool, into state: inout State
+    ) {
+        for (instance, values) in zip(instances, values) {
+            guard !values.isGone, !state.memberIDs.contains(ObjectIdentifier(instance)) else { continue }
+            if plan.isEvaluable {
+                let isNewer = values.isEdited || (values.fetchedAt ?? .distantPast) > (answeredAt ?? .distantFuture)
+                if isNewer, !plan.matches(values) { continue }
+            }
+            let key = plan.sortKey(values)
+            if sorting {
+                insert(instance, key: key, into: &state)
+            } else {
+                state.members.append(instance)
+                if !plan.order.isEmpty { state.keys.append(key) }
+                state.memberIDs.insert(ObjectIdentifier(instance))
+            }
+        }
+    }
+
+    /// Puts an instance in its place: after the ones it ties with, or last when unsorted.
+    private func insert(_ instance: Model, key: [JSONValue], into state: inout State) {
+        state.memberIDs.insert(ObjectIdentifier(instance))
+        guard !plan.order.isEmpty else {
+            state.members.append(instance)
+            return
+        }
+        var low = 0
+        var high = state.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if plan.compare(state.keys[middle], key) == .orderedDescending { high = middle } else { low = middle + 1 }
+        }
+        state.members.insert(instance, at: low)
+        state.keys.insert(key, at: low)
+    }
+
+    private func remove(_ instance: Model, from state: inout State) {
+        state.memberIDs.remove(ObjectIdentifier(instance))
+        guard let position = state.members.firstIndex(where: { $0 === instance }) else { return }
+        state.members.remove(at: position)
+        if !plan.order.isEmpty { state.keys.remove(at: position) }
+    }
+
+    /// Whether a joining record belongs in the pages loaded: while more remain, a sorted query holds
+    /// only what sorts before the next page.
+    private func fits(_ key: [JSONValue], in state: State) -> Bool {
+        guard state.next != nil, !plan.order.isEmpty, let last = state.keys.last else { return true }
+        return plan.compare(key, last) != .orderedDescending
+    }
+
+    /// Applies changes to instances of the model, as the store tells them.
+    func apply(_ changes: [QueryChange<Model>]) {
+        let isOwnFetch = QueryBatch.fetchingQuery == ObjectIdentifier(self)
+        var refetches = false
+        let changed = state.withLock { state -> Bool in
+            // Before the first answer there is nothing to keep true; the answer decides.
+            guard state.shownGeneration > 0 else { return false }
+            var changed = false
+            for change in changes {
+                let instance = change.instance
+                let isMember = state.memberIDs.contains(ObjectIdentifier(instance))
+                if change.values.isGone || change.kind == .deleted {
+                    guard isMember else { continue }
+                    remove(instance, from: &state)
+                    state.total = state.total.map { Swift.max(0, $0 - 1) }
+                    changed = true
+                    continue
+                }
+                guard plan.isEvaluable else {
+                    if !isOwnFetch, change.kind == .created || change.kind == .merged { refetches = true }
+                    continue
+                }
+                let touchesFilter = change.kind == .created || change.fields.contains(where: plan.filterFields.contains)
+                if !isMember {
+                    guard touchesFilter, plan.matches(change.values) else { continue }
+                    state.total = state.total.map { $0 + 1 }
+                    let key = plan.sortKey(change.values)
+                    if fits(key, in: state) { insert(instance, key: key, into: &state) }
+                    changed = true
+                } else if touchesFilter, !plan.matches(change.values) {
+                    remove(instance, from: &state)
+                    state.total = state.total.map { Swift.max(0, $0 - 1) }
+                    changed = true
+                } else if !plan.order.isEmpty, change.fields.contains(where: plan.orderFields.contains) {
+                    remove(instance, from: &state)
+                    insert(instance, key: plan.sortKey(change.values), into: &state)
+                    changed = true
+                }
+            }
+            if changed { publish(state) }
+            return changed
+        }
+        if changed { announce() }
+        if refetches { scheduleRefetch() }
+    }
+
+    /// One refresh at a time for a query that cannot evaluate its filter; changes while it runs
+    /// schedule the next.
+    private func scheduleRefetch() {
+        let schedules = state.withLock { state in
+            defer { state.isRefetchScheduled = true }
+            return !state.isRefetchScheduled
+        }
+        guard schedules else { return }
+        Task { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.isRefetchScheduled = false }
+            let failure: APIError?
+            do {
+                try await self.refresh()
+                failure = nil
+            } catch {
+                failure = error as? APIError ?? APIError(.transport, "\(error)", underlyingError: error)
+            }
+            self.state.withLock { $0.refetchError = failure }
+            self.registrar.withMutation(of: self, keyPath: \.refetchError) {}
+        }
+    }
+
+    // MARK: - Telling
+
+    /// Hands the records to every iterator, under the state's lock so they arrive in order.
+    private func publish(_ state: State) {
+        let continuations = subscribers.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(state.members) }
+    }
+
+    /// Tells observers, outside the lock: an observer may read the query.
+    private func announce() {
+        registrar.withMutation(of: self, keyPath: \.records) {}
+        registrar.withMutation(of: self, keyPath: \.total) {}
+        registrar.withMutation(of: self, keyPath: \.hasNextPage) {}
+    }
+}
+
+extension ResourceQuery: Observable {}
+
+extension ResourceQuery: AsyncSequence {
+    /// The records, in order.
+    public typealias Element = [Model]
+
+    /// Iterates over the query's records: the list now, then the list after each change. A slow
+    /// reader skips to the newest list.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<[Model]>.Iterator
+
+        /// The next list, or `nil` once the query is gone.
+        public mutating func next() async -> [Model]? { await base.next() }
+    }
+
+    /// Starts an iteration.
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncStream<[Model]>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Under the state's lock, so no change falls between the list now and the first update.
+        state.withLock { state in
+            let key = subscribers.withLock { subscribers in
+                subscribers.next += 1
+                subscribers.continuations[subscribers.next] = continuation
+                return subscribers.next
+            }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
+            }
+            continuation.yield(state.members)
+        }
+        return AsyncIterator(base: stream.makeAsyncIterator())
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import Testing
+
+/// Live queries against the reference server: membership and order kept true by local changes,
+/// with the server's journal showing no request beyond the changes' own.
+@Suite("Live queries", .timeLimit(.minutes(2)))
+struct LiveQueryTests {
+    @Test("creates, records first seen elsewhere, edits in and out of the filter, and deletes, with no extra request")
+    func membership() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let trains = try await Train.query(
+                where: ["company": "MonoRail Co."], order: [.descending("max_speed")], in: store)
+            #expect(trains.records.map(\.id) == [1])
+            #expect(harness.journal.entries.last?.contains("company=MonoRail") == true)
+            #expect(harness.journal.entries.last?.contains("order=-max_speed") == true)
+            harness.journal.reset()
+
+            // A create here joins in its place: faster than train 1 (46.8), so first.
+            let fast = Train()
+            fast.company = "MonoRail Co."
+            fast.maxSpeed = 120
+            try await fast.create(in: store)
+            #expect(trains.records.map(\.id) == [fast.id, 1])
+            #expect(harness.journal.entries == ["POST /trains"])
+
+            // Created through another store: joins once this store sees it in any response.
+            let other = ResourceStore(configuration: store.configuration)
+            let elsewhere = Train()
+            elsewhere.company = "MonoRail Co."
+            elsewhere.maxSpeed = 80
+            try await elsewhere.create(in: other)
+            let elsewhereID = try #require(elsewhere.id)
+            #expect(trains.records.count == 2)
+            harness.journal.reset()
+            let seen = try await Train.get(id: elsewhereID, in: store)
+            #expect(trains.records.map(\.id) == [fast.id, seen.id, 1])
+            #expect(harness.journal.count == 1)
+
+            // An edit that moves a record out leaves at once, saved or not; one that moves it in joins.
+            harness.journal.reset()
+            let first = try #require(store.instance(of: Train.self, id: 1))
+            first.company = "Elsewhere"
+            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+            try await first.save()
+            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+            let second = try await Train.get(id: 2, in: store)
+            second.company = "MonoRail Co."
+            #expect(trains.records.map(\.id) == [second.id, fast.id, seen.id])  // 300 km/h
+            // An edit of the sort key moves it.
+            second.maxSpeed = 10
+            #expect(trains.records.map(\.id) == [fast.id, seen.id, second.id])
+            second.revert()
+            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+
+            // A delete leaves.
+            try await fast.delete()
+            #expect(trains.records.map(\.id) == [seen.id])
+            #expect(
+                harness.journal.entries == [
+                    "PUT /trains/1", "GET /trains/2", "DELETE /trains/\(fast.id?.description ?? "")",
+                ])
+
+            // What the server answers agrees.
+            try await trains.refresh()
+            #expect(trains.records.map(\.id) == [seen.id])
+        }
+    }
+
+    @Test("IN and ranges, sent in brackets and evaluated here")
+    func conditions() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let trains = try await Train.query(
+                where: ["company": ["MonoRail Co.", "Deutsche Bahn AG"], "max_speed": .between(40, 200)],
+                order: [.ascending("max_speed")], in: store)
+            #expect(trains.records.map(\.id) == [1])
+            let line = try #require(harness.journal.entries.last)
+            #expect(line.contains("company%5B%5D=Deutsche") && line.contains("max_speed%5Bgte%5D=40"), "\(line)")
+            let made = Train()
+            made.company = "Deutsche Bahn AG"
+            made.maxSpeed = 150
+            try await made.create(in: store)
+            #expect(trains.records.map(\.id) == [1, made.id])
+            made.maxSpeed = 201
+            #expect(trains.records.map(\.id) == [1])
+            made.maxSpeed = 200
+            #expect(trains.records.map(\.id) == [1, made.id])
+            made.company = "SNCF"
+            #expect(trains.records.map(\.id) == [1])
+            try await trains.refresh()
+            #expect(trains.records.map(\.id) == [1])
+
+            let open = try await Train.query(where: ["max_speed": .greaterThan(46.8)], in: store)
+            #expect(open.records.map(\.id) == [2, made.id])
+        }
+    }
+
+    @Test("a key the query cannot evaluate makes it refetch after a change, once")
+    func refetches() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            // `q` is the reference server's search: no field of Train.
+            let found = try await Train.query(where: ["q": "Mono"], in: store)
+            #expect(found.records.map(\.id) == [1])
+            let made = Train()
+            made.company = "Monorail Two"
+            try await made.create(in: store)
+            // The create is followed by one refetch, in the background.
+            for _ in 0..<200 where found.records.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(found.records.map(\.id) == [1, made.id])
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(harness.journal.entries.filter { $0.hasPrefix("GET /trains?q=") }.count == 2)
+        }
+    }
+
+    @Test("iterating gives the list now, then each change")
+    func snapshots() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let trains = try await Train.query(where: ["company": "MonoRail Co."], in: store)
+            var iterator = trains.makeAsyncIterator()
+            #expect(await iterator.next()?.map(\.id) == [1])
+            let made = Train()
+            made.company = "MonoRail Co."
+            try await made.create(in: store)
+            #expect(await iterator.next()?.map(\.id) == [1, made.id])
+            try await made.delete()
+            #expect(await iterator.next()?.map(\.id) == [1])
+        }
+    }
+
+    @Test("Train.updates() tells records first seen in a response as created")
+    func updatesTellCreates() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let updates = Train.updates(in: store)
+            var iterator = updates.makeAsyncIterator()
+            _ = try await Train.get(id: 1, in: store)
+            let first = await iterator.next()
+            #expect(first?.kind == .created && first?.instance.id == 1)
+            let train = try #require(store.instance(of: Train.self, id: 1))
+            train.maxSpeed = 50
+            #expect(await iterator.next()?.kind == .edited)
+            try await train.save()
+            try await train.delete()
+            var kinds: [ResourceUpdate<Train>.Kind] = []
+            while let next = await iterator.next() {
+                kinds.append(next.kind)
+                if next.kind == .deleted { break }
+            }
+            #expect(kinds.last == .deleted)
+            #expect(!kinds.contains(.created))
+        }
+    }
+}
