@@ -301,7 +301,7 @@ struct ActionPipeline<Model: ResourceModel> {
             body: prepared.body.map { .tree($0, files: prepared.files) },
             bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
             options: RequestOptions(
-                timeout: setup.timeout,
+                deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
                 operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
                 uploadProgress: prepared.action.uploadProgress, format: setup.format,
                 validationStatuses: conventions.validationStatuses))

@@ -36,6 +36,9 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var uploadProgress: (@Sendable (TransferProgress) -> Void)?
     /// Where a read looks for its records; `nil` for the model's ``MonoRail/Configuration/cachePolicy``.
     var policy: CachePolicy?
+    /// Whether a read may share the answer of the same request already in flight. A live query's
+    /// refresh may not: that request was sent before the refresh was asked for.
+    var sharesRequests = true
 
     var verb: ActionVerb {
         switch operation {

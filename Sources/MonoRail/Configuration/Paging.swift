@@ -37,6 +37,9 @@ public struct Paging: Sendable, Hashable {
     public var totalCountKey: String?
     /// The key of the list's envelope holding the next page's URL (DRF's `"next"`), or `nil`.
     public var nextKey: String?
+    /// Whether a next-page link the server sends is followed. Default `true`; `false` asks for each
+    /// page by ``style``'s parameters, for a server whose links are wrong.
+    public var followsLinks = true
 
     /// Creates paging conventions.
     public init(

@@ -141,7 +141,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.generation += 1
             return state.generation
         }
-        let answer = try await fetch(.parameters(firstPageParameters))
+        let answer = try await fetch(.parameters(firstPageParameters), sharing: false)
         let values = read(answer.value.instances)
         let locals = pendingCreates()
         let shown = state.withLock { state -> Bool in
@@ -210,14 +210,15 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     private var setup: ModelSetup<Model> { store.setup(for: Model.self) }
 
-    private func fetch(_ page: NextPage) async throws -> ResourceResponse<ListedPage<Model>> {
-        let action: ModelAction<Model> =
+    private func fetch(_ page: NextPage, sharing: Bool = true) async throws -> ResourceResponse<ListedPage<Model>> {
+        var action: ModelAction<Model> =
             switch page {
             case .link(let url):
                 ModelAction(operation: .page(url), store: store, policy: policy)
             case .parameters(let parameters):
                 ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy)
             }
+        action.sharesRequests = sharing
         return try await QueryBatch.$fetchingQuery.withValue(ObjectIdentifier(self)) {
             try await ActionPipeline<Model>(store: store).page(action)
         }
@@ -244,12 +245,15 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// The page after the ones in `state`, which now counts the page just answered.
     private func nextPage(after page: ListedPage<Model>, state: State) -> NextPage? {
         guard let pageSize else { return nil }
-        if let link = page.nextLink { return .link(link) }
-        // A server that links its pages, and linked none, has no next one.
-        if page.isLinked { return nil }
+        let paging = setup.conventions.paging
+        if paging.followsLinks {
+            if let link = page.nextLink { return .link(link) }
+            // A server that links its pages, and linked none, has no next one.
+            if page.isLinked { return nil }
+        }
         let hasMore = state.total.map { state.received < $0 } ?? (page.instances.count >= pageSize)
         var parameters = plan.parameters
-        switch setup.conventions.paging.style {
+        switch paging.style {
         case .pageNumbers(let number, let size):
             guard hasMore else { return nil }
             parameters[number] = .int(Int64(state.pages + 1))
@@ -345,7 +349,9 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     /// Applies changes to instances of the model, as the store tells them.
     func apply(_ changes: [QueryChange<Model>]) {
-        let isOwnFetch = QueryBatch.fetchingQuery == ObjectIdentifier(self)
+        // The query's own answer decides what it shows when it arrives, and a stale one nothing:
+        // the changes its merge makes are not told to it.
+        guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return }
         var refetches = false
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
@@ -362,7 +368,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                     continue
                 }
                 guard plan.isEvaluable else {
-                    if !isOwnFetch, change.kind == .created || change.kind == .merged { refetches = true }
+                    if change.kind == .created || change.kind == .merged { refetches = true }
                     continue
                 }
                 let touchesFilter = change.kind == .created || change.fields.contains(where: plan.filterFields.contains)

@@ -1,0 +1,170 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import TestServer
+import Testing
+
+/// Paged live queries against the reference server: `Link` headers, page numbers, cursors, shared
+/// page loads, and answers that arrive out of order.
+@Suite("Live queries: paging", .timeLimit(.minutes(2)))
+struct LivePagingTests {
+    /// Adds trains to the server directly, as another client would; returns their ids.
+    @discardableResult
+    static func addTrains(_ count: Int, to harness: Harness, speed: (Int) -> Double = { Double($0 % 300) }) throws
+        -> [Int]
+    {
+        let store = harness.server.store
+        let resource = try #require(store.schema.resource(plural: "trains"))
+        return try (0..<count).map { index in
+            let record = try store.create(
+                resource,
+                attributes: [
+                    "company": .string("Bulk \(index)"), "max_speed": .double(speed(index)), "in_service": false,
+                    "tags": [],
+                ])
+            return try #require(record["id"]?.intValue)
+        }
+    }
+
+    /// Every train's id on the server, in its order.
+    static func serverIDs(_ harness: Harness) throws -> [Int] {
+        let store = harness.server.store
+        let resource = try #require(store.schema.resource(plural: "trains"))
+        return try store.list(resource, filters: [:]).records.compactMap { $0["id"]?.intValue }
+    }
+
+    /// Pages through every train while other clients add some between pages, and checks the query
+    /// ends holding each record once, in the server's order, with the total up to date.
+    func pageThrough(_ harness: Harness) async throws -> [String] {
+        try Self.addTrains(998, to: harness)
+        let trains = try await Train.query(pageSize: 100, in: harness.store)
+        #expect(trains.records.count == 100)
+        #expect(trains.total == 1000)
+        var page = 1
+        while trains.hasNextPage {
+            if page % 3 == 0 { try Self.addTrains(7, to: harness) }
+            try await trains.loadNextPage()
+            page += 1
+            #expect(page < 40)
+        }
+        let ids = trains.records.compactMap { $0.id?.description }
+        let expected = try Self.serverIDs(harness).map(String.init)
+        #expect(Set(ids).count == ids.count, "no duplicates")
+        #expect(ids == expected, "no gaps")
+        #expect(trains.total == expected.count)
+        return harness.journal.entries.filter { $0.hasPrefix("GET /trains") }
+    }
+
+    @Test("1,000 records through Link headers, with records added between pages")
+    func links() async throws {
+        try await withHarness { harness in
+            let requests = try await pageThrough(harness)
+            #expect(requests.count == 11)
+            #expect(requests.dropFirst().allSatisfy { $0.contains("page=") })
+        }
+    }
+
+    @Test("1,000 records through page/per_page worked out here, links not followed")
+    func pageNumbers() async throws {
+        try await withHarness(configure: { $0.conventions.paging.followsLinks = false }) { harness in
+            let requests = try await pageThrough(harness)
+            #expect(requests.first == "GET /trains?page=1&per_page=100")
+            #expect(requests.last == "GET /trains?page=11&per_page=100")
+        }
+    }
+
+    @Test("1,000 records through a cursor: the id of each page's last record")
+    func cursor() async throws {
+        try await withHarness(configure: {
+            $0.conventions.paging.style = .cursor(parameter: "after", size: "per_page", nextCursorKey: nil)
+            // The reference server links numbered pages; this client pages by cursor.
+            $0.conventions.paging.followsLinks = false
+        }) { harness in
+            let requests = try await pageThrough(harness)
+            #expect(requests.first == "GET /trains?per_page=100")
+            #expect(requests[1] == "GET /trains?after=100&per_page=100")
+        }
+    }
+
+    @Test("concurrent loadNextPage() calls share one request")
+    func sharedLoads() async throws {
+        try await withHarness { harness in
+            try Self.addTrains(18, to: harness)
+            let trains = try await Train.query(pageSize: 5, in: harness.store)
+            harness.journal.reset()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 { group.addTask { try await trains.loadNextPage() } }
+                try await group.waitForAll()
+            }
+            #expect(harness.journal.count == 1)
+            #expect(trains.records.count == 10)
+            try await trains.loadNextPage()
+            try await trains.loadNextPage()
+            #expect(!trains.hasNextPage)
+            #expect(trains.records.count == 20)
+            try await trains.loadNextPage()
+            #expect(harness.journal.count == 3)
+        }
+    }
+
+    @Test("a sorted paged query admits a joining record only within the pages loaded")
+    func sortedJoins() async throws {
+        try await withHarness { harness in
+            try Self.addTrains(30, to: harness) { Double(100 + $0) }
+            // Seeded: 46.8 and 300; added: 100…129.
+            let trains = try await Train.query(order: [.ascending("max_speed")], pageSize: 10, in: harness.store)
+            #expect(trains.records.first?.id == 1)
+            #expect(trains.records.last?.maxSpeed == 108)
+            #expect(harness.journal.entries.last?.contains("order=max_speed") == true)
+            let slow = Train()
+            slow.company = "Slow"
+            slow.maxSpeed = 50
+            try await slow.create(in: harness.store)
+            let fast = Train()
+            fast.company = "Fast"
+            fast.maxSpeed = 250
+            try await fast.create(in: harness.store)
+            #expect(trains.records.map(\.maxSpeed).prefix(3) == [46.8, 50, 100])
+            #expect(!trains.records.contains { $0 === fast })
+            #expect(trains.total == 34)
+            while trains.hasNextPage { try await trains.loadNextPage() }
+            let speeds = trains.records.compactMap(\.maxSpeed)
+            #expect(speeds == speeds.sorted())
+            #expect(trains.records.count == 34)
+            #expect(trains.records.filter { $0 === fast }.count == 1)
+        }
+    }
+
+    @Test("a refresh answered after a later one, and a page asked for before a refresh, are dropped")
+    func staleAnswers() async throws {
+        let canned = try await CannedServer.start()
+        defer { Task { await canned.stop() } }
+        let store = ResourceStore(configuration: .init(apiRootURL: canned.baseURL, retryPolicy: .none))
+        let line = "GET /trains?company=A&page=1&per_page=2"
+        canned.respond(
+            to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 2, "company": "A"}]}"#)
+        let trains = try await Train.query(where: ["company": "A"], pageSize: 2, in: store)
+        #expect(trains.records.map(\.id) == [1, 2])
+
+        // The older refresh is slow and lists record 3; the newer one answers at once without it.
+        canned.respond(
+            to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 3, "company": "A"}]}"#,
+            after: .milliseconds(400))
+        let older = Task { try await trains.refresh() }
+        try await Task.sleep(for: .milliseconds(100))
+        canned.respond(to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 2, "company": "A"}]}"#)
+        try await trains.refresh()
+        try await older.value
+        #expect(trains.records.map(\.id) == [1, 2])
+
+        // A page asked for before a refresh is not appended after it.
+        canned.respond(
+            to: "GET /trains?company=A&page=2&per_page=2", body: #"{"trains": [{"id": 4, "company": "A"}]}"#,
+            after: .milliseconds(400))
+        let page = Task { try await trains.loadNextPage() }
+        try await Task.sleep(for: .milliseconds(100))
+        try await trains.refresh()
+        try await page.value
+        #expect(trains.records.map(\.id) == [1, 2])
+    }
+}
