@@ -5,6 +5,7 @@ validation errors). Prints the port on the first line of stdout once it listens,
 stdin closes, so the test process that started it takes it down with it.
 
     python3 serve.py            # a free port, a temporary database
+    python3 serve.py 998        # with 998 more trains, "Bulk 0" to "Bulk 997"
 """
 import os
 import sys
@@ -49,6 +50,10 @@ second = Train.objects.create(company="Deutsche Bahn AG", number_of_cars=12, max
 Car.objects.create(occupancy=40, needs_repairs=False, train=first)
 Car.objects.create(occupancy=12, needs_repairs=True, train=first)
 Car.objects.create(occupancy=80, needs_repairs=False, train=second)
+extra = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+Train.objects.bulk_create(
+    [Train(company=f"Bulk {index}", number_of_cars=1, max_speed=float(index % 300), in_service=True) for index in range(extra)]
+)
 
 
 class QuietHandler(WSGIRequestHandler):

@@ -26,7 +26,9 @@ extension APIClient {
                 throw APIError(.invalidRequest, "\(text) is not a usable URL")
             }
             let authority = absolute.port.map { "\(host):\($0)" } ?? host
-            var rest = absolute.path.isEmpty ? "/" : absolute.path
+            // `path(percentEncoded:)` keeps a trailing slash and the encoding as sent; `path` drops both.
+            let encodedPath = absolute.path(percentEncoded: true)
+            var rest = encodedPath.isEmpty ? "/" : encodedPath
             if let existing = absolute.query { rest += "?" + existing }
             return (scheme, authority, QueryEncoder.appending(query, to: rest))
         }

@@ -1,5 +1,5 @@
 import django_filters
-from rest_framework import filters, routers, serializers, viewsets
+from rest_framework import filters, pagination, routers, serializers, viewsets
 
 from .models import Car, Train
 
@@ -29,12 +29,40 @@ class CarFilter(django_filters.FilterSet):
         fields = ["needs_repairs"]
 
 
+class PageNumbers(pagination.PageNumberPagination):
+    page_size = None  # unpaged unless ?page_size= asks
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class Offsets(pagination.LimitOffsetPagination):
+    default_limit = None  # unpaged unless ?limit= asks
+    max_limit = 1000
+
+
+class PageNumbersOrOffsets(pagination.BasePagination):
+    """DRF's two paginators on one endpoint: `limit`/`offset` when asked that way, else `page`/`page_size`."""
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self.delegate = Offsets() if "limit" in request.query_params else PageNumbers()
+        return self.delegate.paginate_queryset(queryset, request, view)
+
+    def get_paginated_response(self, data):
+        return self.delegate.get_paginated_response(data)
+
+
 class TrainViewSet(viewsets.ModelViewSet):
-    queryset = Train.objects.all()
+    queryset = Train.objects.all().order_by("id")
     serializer_class = TrainSerializer
-    filter_backends = [django_filters.rest_framework.DjangoFilterBackend, filters.SearchFilter]
-    filterset_fields = ["company", "in_service"]
+    pagination_class = PageNumbersOrOffsets
+    filter_backends = [django_filters.rest_framework.DjangoFilterBackend, filters.SearchFilter, filters.OrderingFilter]
+    filterset_fields = {
+        "company": ["exact", "in"],
+        "in_service": ["exact"],
+        "max_speed": ["exact", "gte", "gt", "lte", "lt"],
+    }
     search_fields = ["company"]
+    ordering_fields = ["id", "company", "max_speed"]
 
 
 class CarViewSet(viewsets.ModelViewSet):

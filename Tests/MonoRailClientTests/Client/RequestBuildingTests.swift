@@ -14,6 +14,9 @@ struct RequestBuildingTests {
             ("http://127.0.0.1:3000/api/v1/", "trains", "http://127.0.0.1:3000/api/v1/trains"),
             ("https://example.com/api", "/posts.json?page=2", "https://example.com/api/posts.json?page=2"),
             ("http://127.0.0.1:3000/api", "https://other.example/x", "https://other.example/x"),
+            // An absolute link, as DRF's `next`: its trailing slash and encoding stay as sent.
+            ("http://127.0.0.1:3000", "http://127.0.0.1:8000/trains/?page=2", "http://127.0.0.1:8000/trains/?page=2"),
+            ("http://127.0.0.1:3000", "http://127.0.0.1:8000/a%20b/?q=1", "http://127.0.0.1:8000/a%20b/?q=1"),
         ])
     func joinsBaseURL(base: String, path: String, expected: String) throws {
         let client = APIClient(baseURL: try #require(URL(string: base)))

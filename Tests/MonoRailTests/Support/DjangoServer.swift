@@ -25,12 +25,13 @@ final class DjangoServer {
         var description: String
     }
 
-    /// Starts the app on a free port with a fresh database.
-    static func start() async throws -> DjangoServer {
+    /// Starts the app on a free port with a fresh database, holding `extraTrains` more trains
+    /// ("Bulk 0", "Bulk 1", …) after the two it always has.
+    static func start(extraTrains: Int = 0) async throws -> DjangoServer {
         try installIfNeeded()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", directory.appendingPathComponent("serve.py").path]
+        process.arguments = ["python3", directory.appendingPathComponent("serve.py").path, String(extraTrains)]
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()
