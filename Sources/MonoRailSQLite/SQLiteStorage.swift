@@ -399,6 +399,24 @@ public final class SQLiteStorage: RecordCache {
         }
     }
 
+    /// Forgets the records of a model an authoritative list no longer holds.
+    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws
+        -> [RecordKey]
+    {
+        try await flush()
+        let absent = try reading { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id FROM record WHERE model = ? AND fetched_at < ?",
+                arguments: [model, date.timeIntervalSinceReferenceDate]
+            ).compactMap { row -> RecordKey? in
+                let id: String = row[0]
+                return ids.contains(id) ? nil : RecordKey(model: model, id: id)
+            }
+        }
+        try await forgetDeleted(absent)
+        return absent
+    }
+
     /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
         try await flush()

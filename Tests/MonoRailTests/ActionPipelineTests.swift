@@ -13,6 +13,9 @@ private final class FullCache: RecordCache {
     func remove(_ keys: [RecordKey]) async throws { throw Full() }
     func forgetDeleted(_ keys: [RecordKey]) async throws { throw Full() }
     func removeAll(model: String) async throws { throw Full() }
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey] {
+        throw Full()
+    }
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws { throw Full() }
     func clear() async throws { throw Full() }
 }

@@ -108,6 +108,28 @@ struct RecordCacheContractTests {
         }
     }
 
+    @Test(
+        "forgetAbsent forgets the model's records an authoritative list lacks, fetched before it",
+        arguments: Kind.allCases)
+    func absent(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            let listedAt = Date()
+            let earlier = listedAt.addingTimeInterval(-10)
+            let later = listedAt.addingTimeInterval(10)
+            let query = StoredQuery(
+                key: QueryKey(model: "train", key: "/trains?company=A"), ids: ["1", "2"], fetchedAt: earlier)
+            let car = StoredRecord(key: RecordKey(model: "car", id: "2"), body: Data("x".utf8), fetchedAt: earlier)
+            try await cache.write(
+                [Self.record(1, at: earlier), Self.record(2, at: earlier), Self.record(3, at: later), car], query: query
+            )
+            let forgotten = try await cache.forgetAbsent(model: "train", keeping: ["1"], fetchedBefore: listedAt)
+            #expect(forgotten == Self.keys([2]))
+            #expect(try await cache.records(Self.keys([1, 2, 3])).keys.sorted { $0.id < $1.id } == Self.keys([1, 3]))
+            #expect(try await cache.records([car.key]).count == 1)
+            #expect(try await cache.query(query.key)?.ids == ["1"])
+        }
+    }
+
     @Test("past the bound, least recently used records go first, and pinned ones stay", arguments: Kind.allCases)
     func eviction(_ kind: Kind) async throws {
         let body = String(repeating: "r", count: 400)

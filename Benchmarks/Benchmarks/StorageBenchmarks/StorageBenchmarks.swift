@@ -37,6 +37,9 @@ final class CapturingCache: RecordCache {
     func remove(_ keys: [RecordKey]) async throws {}
     func forgetDeleted(_ keys: [RecordKey]) async throws {}
     func removeAll(model: String) async throws {}
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey] {
+        []
+    }
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {}
     func clear() async throws {}
 }

@@ -20,7 +20,7 @@ extension ActionPipeline {
     /// Runs a list read and returns the page it answered with.
     func page(_ action: ModelAction<Model>) async throws -> ResourceResponse<ListedPage<Model>> {
         let paging = setup.conventions.paging
-        return try await run(action) { response, _, context in
+        let answer = try await run(action) { response, _, context in
             let (instances, container) = try mergeListing(response, context)
             return Self.page(of: instances, in: response, container: container, paging: paging)
         } cached: { instances in
@@ -28,6 +28,13 @@ extension ActionPipeline {
         } queued: { _ in
             ListedPage(instances: [])
         }
+        // A live query prunes for itself, once it holds the whole list.
+        if setup.prunesOrphans, QueryBatch.fetchingQuery == nil, answer.source == .network, listsEverything(action),
+            let fetchedAt = answer.fetchedAt
+        {
+            await pruneOrphans(keeping: answer.value.instances, fetchedAt: fetchedAt)
+        }
+        return answer
     }
 
     /// What a list response says of the pages beside it. Values that do not read as what they

@@ -88,13 +88,17 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Runs an action that answers with a list: get, get(where:), search.
     func list(_ action: ModelAction<Model>) async throws -> ResourceResponse<[Model]> {
-        try await run(action) { response, _, context in
+        let answer = try await run(action) { response, _, context in
             try mergeList(response, context)
         } cached: { instances in
             instances
         } queued: { _ in
             []
         }
+        if setup.prunesOrphans, answer.source == .network, listsEverything(action), let fetchedAt = answer.fetchedAt {
+            await pruneOrphans(keeping: answer.value, fetchedAt: fetchedAt)
+        }
+        return answer
     }
 
     /// Runs a delete.

@@ -33,6 +33,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let cacheTimeToLive: Double?
     let writePolicy: WritePolicy
     let conditionalWrites: Bool
+    let prunesOrphans: Bool
     /// Whether the outbox's kept writes of this model are back on live instances.
     let outboxRestored = Atomic<Bool>(false)
     /// The models known by name, for polymorphic references.
@@ -67,6 +68,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         cacheTimeToLive = configuration.cacheTimeToLive.map(\.timeInterval)
         writePolicy = configuration.writePolicy
         conditionalWrites = configuration.conditionalWrites
+        prunesOrphans = configuration.prunesOrphans
         models = configuration.models
         singular = Model.resourceName
         plural = Model.resourcePlural

@@ -130,6 +130,19 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Forgets the records of a model an authoritative list no longer holds.
+    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws
+        -> [RecordKey]
+    {
+        let absent = state.withLock { state in
+            state.records.compactMap { key, entry in
+                key.model == model && !ids.contains(key.id) && entry.record.fetchedAt < date ? key : nil
+            }
+        }
+        try await forgetDeleted(absent)
+        return absent
+    }
+
     /// Forgets every record and query of a model.
     public func removeAll(model: String) async throws {
         state.withLock { state in

@@ -38,6 +38,11 @@ public protocol RecordCache: AnyObject, Sendable {
     /// Forgets every record and query of a model.
     func removeAll(model: String) async throws
 
+    /// Forgets the records of a model that an authoritative list no longer holds — those not in
+    /// `ids` and fetched before `date`, when that list was asked for — as ``forgetDeleted(_:)``
+    /// does. Returns their keys.
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey]
+
     /// Keeps records from eviction (`true`), or lets them go again (`false`).
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws
 

@@ -71,6 +71,13 @@ extension MonoRail {
         /// honours it refuses with `412 Precondition Failed` to overwrite a change made meanwhile.
         /// Default `false`. A refused write rolls back; ``ResourceModel/resolve(keepLocal:)`` settles it.
         public var conditionalWrites = false
+        /// Whether an authoritative list — every record of the model, unfiltered and unpaged
+        /// (`Train.get()`, `Train.query()`), or a query made with `authoritative: true` — removes the
+        /// records it no longer holds: from the identity map and the record cache, with a
+        /// ``ResourceUpdate/Kind/deleted`` update and ``ResourceModel/isDeleted`` on instances the app
+        /// still holds. Records fetched after the list was asked for, and records with writes the
+        /// outbox keeps, stay. Default `false`; a model opts in in ``ResourceModel/configure(_:)``.
+        public var prunesOrphans = false
         /// The models known by name, whose records may come side-loaded with any model's and whose
         /// names polymorphic references hold.
         public var models = ModelRegistry()

@@ -20,15 +20,20 @@ extension ResourceModel {
     ///     says; `nil` (the default) for one unpaged list.
     ///   - include: Related models to side-load, as in ``get(id:include:parameters:policy:in:)``.
     ///   - policy: Where each page is looked for, as in ``get(where:include:policy:in:)``.
+    ///   - authoritative: Whether the answer is the whole truth about what the filter matches, so
+    ///     that, with ``MonoRail/Configuration/prunesOrphans``, records it lacks are removed. An
+    ///     unfiltered query always is.
     ///   - store: The store whose instances the query holds.
     /// - Returns: The query, holding the server's answer (the first page, for a paged query).
     /// - Throws: ``APIError``, as ``get(where:include:policy:in:)``.
     public static func query(
         where filter: [String: QueryCondition] = [:], order: [QueryOrder] = [], pageSize: Int? = nil,
-        include: [String] = [], policy: CachePolicy? = nil, in store: ResourceStore = .default
+        include: [String] = [], policy: CachePolicy? = nil, authoritative: Bool = false,
+        in store: ResourceStore = .default
     ) async throws -> ResourceQuery<Self> {
         let query = ResourceQuery<Self>(
-            filter: filter, order: order, pageSize: pageSize, include: include, policy: policy, store: store)
+            filter: filter, order: order, pageSize: pageSize, include: include, policy: policy,
+            isAuthoritative: authoritative, store: store)
         try await query.refresh()
         return query
     }

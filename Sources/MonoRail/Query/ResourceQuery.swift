@@ -46,6 +46,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     public let order: [QueryOrder]
     /// The records per page, or `nil` for one unpaged list.
     public let pageSize: Int?
+    /// Whether the server's answer is the whole truth about the records the filter matches: with
+    /// ``MonoRail/Configuration/prunesOrphans``, records it matches here that the answer lacks are
+    /// removed (see ``MonoRail/Configuration/prunesOrphans``). An unfiltered query is authoritative.
+    public let isAuthoritative: Bool
     let plan: QueryPlan<Model>
     private let include: [String]
     private let policy: CachePolicy?
@@ -68,6 +72,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var shownGeneration = 0
         var pageLoad: (generation: Int, task: Task<Void, any Error>)?
         var isRefetchScheduled = false
+        /// When the first page of the shown answer was asked for.
+        var fetchedAt: Date?
         var refetchError: APIError?
     }
 
@@ -84,12 +90,13 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     init(
         filter: [String: QueryCondition], order: [QueryOrder], pageSize: Int?, include: [String],
-        policy: CachePolicy?, store: ResourceStore
+        policy: CachePolicy?, isAuthoritative: Bool, store: ResourceStore
     ) {
         self.store = store
         self.filter = filter
         self.order = order
         self.pageSize = pageSize.map { Swift.max(1, $0) }
+        self.isAuthoritative = isAuthoritative || filter.isEmpty
         self.include = include
         self.policy = policy
         self.plan = QueryPlan(where: filter, order: order, setup: store.setup(for: Model.self))
@@ -159,10 +166,14 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.received = answer.value.instances.count
             state.total = answer.value.total
             state.next = nextPage(after: answer.value, state: state)
+            state.fetchedAt = answer.fetchedAt
             publish(state)
             return true
         }
-        if shown { announce() }
+        if shown {
+            announce()
+            await pruneIfWhole(answer.source, generation: generation)
+        }
     }
 
     /// Loads the next page and appends its records; does nothing when there is none.
@@ -205,7 +216,28 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             publish(state)
             return true
         }
-        if shown { announce() }
+        if shown {
+            announce()
+            await pruneIfWhole(answer.source, generation: generation)
+        }
+    }
+
+    /// Prunes what an authoritative query's answer no longer holds, once it holds the whole list.
+    private func pruneIfWhole(_ source: ResponseSource, generation: Int) async {
+        guard isAuthoritative, plan.isEvaluable, setup.prunesOrphans, source == .network else { return }
+        let whole = state.withLock { state -> (members: [Model], fetchedAt: Date)? in
+            guard state.shownGeneration == generation, state.next == nil, let fetchedAt = state.fetchedAt else {
+                return nil
+            }
+            return (state.members, fetchedAt)
+        }
+        guard let whole else { return }
+        let plan = plan
+        let coder = FieldCoder(options: setup.coding)
+        let matches: (Model) -> Bool = { plan.matches(RecordValues.read($0, slots: plan.slots, coder: coder)) }
+        let scope = plan.isUnfiltered ? nil : matches
+        await ActionPipeline<Model>(store: store).pruneOrphans(
+            keeping: whole.members, fetchedAt: whole.fetchedAt, scope: scope)
     }
 
     private var setup: ModelSetup<Model> { store.setup(for: Model.self) }

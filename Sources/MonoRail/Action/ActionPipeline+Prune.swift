@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+
+extension ActionPipeline {
+    /// Whether a list read is authoritative by its shape: every record of the model, unfiltered and
+    /// unpaged, from the server.
+    func listsEverything(_ action: ModelAction<Model>) -> Bool {
+        guard case .list(let filter) = action.operation else { return false }
+        return filter.isEmpty && action.parameters.isEmpty
+    }
+
+    /// Removes the records of the model that an authoritative list no longer holds: live instances
+    /// (which read as deleted) and, for every record of the model, the record cache's copies.
+    ///
+    /// Instances fetched after the list was asked for, never described by the server, with a local
+    /// id, or with writes the outbox keeps, stay: the list does not speak for them.
+    ///
+    /// - Parameters:
+    ///   - kept: The list's instances.
+    ///   - fetchedAt: When the list was asked for.
+    ///   - scope: For a filtered list, the instances it speaks for; `nil` for every record.
+    func pruneOrphans(keeping kept: [Model], fetchedAt: Date, scope: ((Model) -> Bool)? = nil) async {
+        let keptIDs = Set(kept.map(ObjectIdentifier.init))
+        var pruned: [(Model, ResourceID)] = []
+        for instance in store.instances(of: Model.self) where !keptIDs.contains(ObjectIdentifier(instance)) {
+            let id = instance._$state.state.withLock { state -> ResourceID? in
+                guard let id = state.id, !id.isLocal, !state.isDeleted, !state.isDeletePending,
+                    !state.pending.contains(where: { $0 != 0 }), let seen = state.fetchedAt, seen < fetchedAt
+                else { return nil }
+                return id
+            }
+            guard let id, scope?(instance) ?? true else { continue }
+            pruned.append((instance, id))
+        }
+        for (instance, id) in pruned {
+            store.remove(instance, id: id)
+            instance._$state.state.withLock { $0.isDeleted = true }
+            instance._$state.announce(.deleted, fields: [], of: instance)
+        }
+        guard let storage = setup.storage else { return }
+        do {
+            if scope == nil {
+                let ids = Set(kept.compactMap { $0.id?.description })
+                _ = try await storage.forgetAbsent(model: Model.resourceName, keeping: ids, fetchedBefore: fetchedAt)
+            } else if !pruned.isEmpty {
+                try await storage.forgetDeleted(pruned.map { RecordKey(model: Model.resourceName, id: $0.1) })
+            }
+        } catch {
+            setup.client.configuration.logger.warning(
+                "the record cache could not forget the \(Model.resourceSchema.typeName) records a list no longer holds: \(error)"
+            )
+        }
+    }
+}
