@@ -167,4 +167,39 @@ struct LivePagingTests {
         try await page.value
         #expect(trains.records.map(\.id) == [1, 2])
     }
+
+    @Test("a @Has(.many) relationship in pages: train.$cars.query(pageSize:)")
+    func hasManyPages() async throws {
+        try await withHarness { harness in
+            let server = harness.server.store
+            let cars = try #require(server.schema.resource(plural: "cars"))
+            for occupancy in 0..<23 {
+                _ = try server.create(
+                    cars,
+                    attributes: ["occupancy": .int(Int64(100 - occupancy)), "needs_repairs": false, "train_id": 1])
+            }
+            let train = try await Seed.Train.get(id: 1, in: harness.store)
+            let other = try await Seed.Train.get(id: 2, in: harness.store)
+            let paged = try await train.$cars.query(order: [.ascending("occupancy")], pageSize: 10)
+            #expect(harness.journal.entries.last == "GET /cars?order=occupancy&page=1&per_page=10&train_id=1")
+            #expect(paged.records.count == 10)
+            #expect(paged.total == 25)
+            while paged.hasNextPage { try await paged.loadNextPage() }
+            let occupancies = paged.records.compactMap(\.occupancy)
+            #expect(occupancies == Array(occupancies.sorted()) && occupancies.count == 25)
+            #expect(occupancies.first == 12)
+
+            // A car moved to another train leaves; one moved here joins.
+            let moved = try #require(paged.records.first)
+            moved.train = other
+            try await moved.save()
+            #expect(paged.records.count == 24)
+            #expect(paged.total == 24)
+            let otherCars = try await other.$cars.query()
+            let joining = try #require(otherCars.records.first { $0 !== moved })
+            joining.train = train
+            #expect(paged.records.contains { $0 === joining })
+            #expect(!otherCars.records.contains { $0 === joining })
+        }
+    }
 }

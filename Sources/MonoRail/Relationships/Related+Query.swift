@@ -1,0 +1,37 @@
+extension Related {
+    /// The related records of a `@Has(.many)` relationship as a live query: `GET /cars?train_id=1`,
+    /// paged when asked, kept true as cars join and leave the train (see ``ResourceQuery``).
+    ///
+    /// ```swift
+    /// let cars = try await train.$cars.query(order: [.ascending("occupancy")], pageSize: 20)
+    /// cars.records                   // the first 20 cars of the train
+    /// try await cars.loadNextPage()  // the next 20
+    /// ```
+    ///
+    /// `train.cars` itself stays what ``load()`` last loaded; the query holds its own list.
+    ///
+    /// - Parameters:
+    ///   - filter: More conditions, beside the foreign key.
+    ///   - order: Sort keys, as in ``ResourceModel/query(where:order:pageSize:include:policy:authoritative:in:)``.
+    ///   - pageSize: Records per page, or `nil` for one unpaged list.
+    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` when the property is not a `@Has`
+    ///   relationship, ``APIError/Code/notPersisted`` when the owner has no id yet, or as the request.
+    public func query<Target: ResourceModel>(
+        where filter: [String: QueryCondition] = [:], order: [QueryOrder] = [], pageSize: Int? = nil
+    ) async throws -> ResourceQuery<Target> where Value == [Target] {
+        guard let relationship = Owner.resourceSchema.relationships.first(where: { $0.name == name }) else {
+            throw APIError(.invalidRequest, "\(Owner.resourceSchema.typeName).\(name) is not a @Has relationship")
+        }
+        let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
+        guard let id, !id.isLocal else {
+            throw APIError(
+                .notPersisted,
+                "\(Owner.resourceSchema.typeName).\(name) cannot be queried before the record is created on the server")
+        }
+        let key = store.foreignKey(
+            relationship.foreignKey, inverse: relationship.inverse, from: Owner.self, to: Target.self)
+        var conditions = filter
+        conditions[key] = .equals(id.jsonValue)
+        return try await Target.query(where: conditions, order: order, pageSize: pageSize, in: store)
+    }
+}
