@@ -379,11 +379,12 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         return plan.compare(key, last) != .orderedDescending
     }
 
-    /// Applies changes to instances of the model, as the store tells them.
-    func apply(_ changes: [QueryChange<Model>]) {
+    /// Applies changes to instances of the model, as the store tells them. Returns what tells the
+    /// query's observers, to run once the store's lock is released, if anything changed.
+    func apply(_ changes: [QueryChange<Model>]) -> (@Sendable () -> Void)? {
         // The query's own answer decides what it shows when it arrives, and a stale one nothing:
         // the changes its merge makes are not told to it.
-        guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return }
+        guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return nil }
         var refetches = false
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
@@ -423,8 +424,11 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             if changed { publish(state) }
             return changed
         }
-        if changed { announce() }
-        if refetches { scheduleRefetch() }
+        guard changed || refetches else { return nil }
+        return { [refetches] in
+            if changed { self.announce() }
+            if refetches { self.scheduleRefetch() }
+        }
     }
 
     /// One refresh at a time for a query that cannot evaluate its filter; changes while it runs

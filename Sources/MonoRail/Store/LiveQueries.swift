@@ -30,6 +30,9 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     }
 
     private let state = Locked(State())
+    /// Held while changes are read and applied, so that of two changes to one instance the one
+    /// applied last read the newer values, whatever order their announcements ran in.
+    private let applying = Locked(())
 
     func add(_ query: ResourceQuery<Model>) {
         state.withLock { state in
@@ -73,21 +76,26 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
             (state.entries.values.compactMap(\.query), state.slots, state.fields, state.hasUnevaluable)
         }
         guard !queries.isEmpty else { return }
-        let coder = FieldCoder(options: store.setup(for: Model.self).coding)
-        var relevant: [QueryChange<Model>] = []
-        relevant.reserveCapacity(changes.count)
-        for var change in changes {
+        let relevant = changes.filter { change in
             switch change.kind {
-            case .created, .deleted: break
-            case .merged where hasUnevaluable: break
-            case .merged, .edited, .reverted:
-                guard change.fields.contains(where: fields.contains) else { continue }
+            case .created, .deleted: true
+            case .merged where hasUnevaluable: true
+            case .merged, .edited, .reverted: change.fields.contains(where: fields.contains)
             }
-            change.values = RecordValues.read(change.instance, slots: slots, coder: coder)
-            relevant.append(change)
         }
         guard !relevant.isEmpty else { return }
-        for query in queries { query.apply(relevant) }
+        let coder = FieldCoder(options: store.setup(for: Model.self).coding)
+        // Observers are told after the lock is released: one may change an instance, which comes
+        // back here.
+        let notices = applying.withLock { _ in
+            let read = relevant.map { change in
+                var change = change
+                change.values = RecordValues.read(change.instance, slots: slots, coder: coder)
+                return change
+            }
+            return queries.compactMap { $0.apply(read) }
+        }
+        for notice in notices { notice() }
     }
 }
 
