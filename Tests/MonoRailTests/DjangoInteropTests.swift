@@ -96,11 +96,13 @@ struct DjangoInteropTests {
         }
     }
 
+    static func limitOffset(_ configuration: inout MonoRail.Configuration) {
+        configuration.conventions.paging.style = .offsets(limit: "limit", offset: "offset")
+    }
+
     @Test("pages of 1,000 trains in DRF's envelope: limit/offset")
     func limitOffsetPaging() async throws {
-        try await withDjango(
-            extraTrains: 998, configure: { $0.conventions.paging.style = .offsets(limit: "limit", offset: "offset") }
-        ) { store in
+        try await withDjango(extraTrains: 998, configure: Self.limitOffset) { store in
             try await pageThrough(store)
         }
     }

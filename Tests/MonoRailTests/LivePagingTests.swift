@@ -8,6 +8,16 @@ import Testing
 /// page loads, and answers that arrive out of order.
 @Suite("Live queries: paging", .timeLimit(.minutes(2)))
 struct LivePagingTests {
+    static func pageNumbersWorkedOut(_ configuration: inout MonoRail.Configuration) {
+        configuration.conventions.paging.followsLinks = false
+    }
+
+    static func cursors(_ configuration: inout MonoRail.Configuration) {
+        configuration.conventions.paging.style = .cursor(parameter: "after", size: "per_page", nextCursorKey: nil)
+        // The reference server links numbered pages; this client pages by cursor.
+        configuration.conventions.paging.followsLinks = false
+    }
+
     /// Adds trains to the server directly, as another client would; returns their ids.
     @discardableResult
     static func addTrains(_ count: Int, to harness: Harness, speed: (Int) -> Double = { Double($0 % 300) }) throws
@@ -66,7 +76,7 @@ struct LivePagingTests {
 
     @Test("1,000 records through page/per_page worked out here, links not followed")
     func pageNumbers() async throws {
-        try await withHarness(configure: { $0.conventions.paging.followsLinks = false }) { harness in
+        try await withHarness(configure: Self.pageNumbersWorkedOut) { harness in
             let requests = try await pageThrough(harness)
             #expect(requests.first == "GET /trains?page=1&per_page=100")
             #expect(requests.last == "GET /trains?page=11&per_page=100")
@@ -75,11 +85,7 @@ struct LivePagingTests {
 
     @Test("1,000 records through a cursor: the id of each page's last record")
     func cursor() async throws {
-        try await withHarness(configure: {
-            $0.conventions.paging.style = .cursor(parameter: "after", size: "per_page", nextCursorKey: nil)
-            // The reference server links numbered pages; this client pages by cursor.
-            $0.conventions.paging.followsLinks = false
-        }) { harness in
+        try await withHarness(configure: Self.cursors) { harness in
             let requests = try await pageThrough(harness)
             #expect(requests.first == "GET /trains?per_page=100")
             #expect(requests[1] == "GET /trains?after=100&per_page=100")

@@ -155,4 +155,36 @@ struct LiveQueryTests {
             #expect(!kinds.contains(.created))
         }
     }
+
+    @Test("one response that moves, adds and removes many records reorders the query in one step")
+    func bigMerge() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let ids = try LivePagingTests.addTrains(60, to: harness) { Double($0) }
+            let trains = try await Train.query(
+                where: ["max_speed": .atMost(500)], order: [.descending("max_speed")], in: store)
+            #expect(trains.records.count == 62)
+            var snapshots = trains.makeAsyncIterator()
+            _ = await snapshots.next()
+            // On the server: every speed reversed, a third pushed out of the range, and 30 new ones.
+            let server = harness.server.store
+            let resource = try #require(server.schema.resource(plural: "trains"))
+            for (index, id) in ids.enumerated() {
+                let speed: JSONValue = index % 3 == 0 ? 900 : .double(Double(500 - index))
+                _ = try server.update(resource, id: String(id), attributes: ["max_speed": speed])
+            }
+            try LivePagingTests.addTrains(30, to: harness) { Double(400 + $0) }
+            harness.journal.reset()
+            _ = try await Train.get(in: store)  // another screen's list
+            #expect(harness.journal.count == 1)
+            let records = trains.records
+            let speeds = records.compactMap(\.maxSpeed)
+            #expect(speeds == speeds.sorted(by: >))
+            #expect(records.count == 62 - 20 + 30)
+            #expect(Set(records.map(ObjectIdentifier.init)).count == records.count)
+            #expect(!records.contains { ($0.maxSpeed ?? 0) > 500 })
+            // Observers heard of it once.
+            #expect(await snapshots.next()?.count == 72)
+        }
+    }
 }

@@ -7,6 +7,8 @@ import Testing
 /// Authoritative lists remove what the server no longer lists, when a model opts in.
 @Suite("Orphan pruning", .timeLimit(.minutes(2)))
 struct OrphanPruningTests {
+    static func pruning(_ configuration: inout MonoRail.Configuration) { configuration.prunesOrphans = true }
+
     static func deleteOnServer(_ id: Int, _ harness: Harness) throws {
         let store = harness.server.store
         let resource = try #require(store.schema.resource(plural: "trains"))
@@ -15,7 +17,7 @@ struct OrphanPruningTests {
 
     @Test("Train.get() forgets a record the server dropped, in memory and in the record cache")
     func unheld() async throws {
-        try await withHarness(configure: { $0.prunesOrphans = true }) { harness in
+        try await withHarness(configure: Self.pruning) { harness in
             let store = harness.store
             let updates = Train.updates(in: store)
             _ = try await Train.get(in: store)
@@ -40,7 +42,7 @@ struct OrphanPruningTests {
 
     @Test("an unfiltered live query's refresh marks a held instance deleted and drops it from other queries")
     func held() async throws {
-        try await withHarness(configure: { $0.prunesOrphans = true }) { harness in
+        try await withHarness(configure: Self.pruning) { harness in
             let store = harness.store
             let second = try await Train.get(id: 2, in: store)
             let all = try await Train.query(order: [.ascending("id")], in: store)
@@ -59,7 +61,7 @@ struct OrphanPruningTests {
 
     @Test("an authoritative filtered query prunes only what its filter matches")
     func authoritativeFilter() async throws {
-        try await withHarness(configure: { $0.prunesOrphans = true }) { harness in
+        try await withHarness(configure: Self.pruning) { harness in
             let store = harness.store
             let first = try await Train.get(id: 1, in: store)
             let second = try await Train.get(id: 2, in: store)

@@ -20,6 +20,9 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
     let orderFields: Set<Int>
     /// Every slot either reads.
     let slots: Set<Slot>
+    /// ``filterFields`` and ``orderFields`` as ``QueryPlan/mask(_:)`` writes them.
+    let filterMask: UInt64
+    let orderMask: UInt64
     /// Whether the filter is empty: every record of the model belongs.
     var isUnfiltered: Bool { conditions.isEmpty }
     /// The filter and order as the server is sent them.
@@ -74,6 +77,14 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
         self.filterFields = filterFields
         self.orderFields = orderFields
         self.slots = slots
+        self.filterMask = Self.mask(filterFields)
+        self.orderMask = Self.mask(orderFields)
+    }
+
+    /// Schema field indices as bits, for a test per change that costs one `and`: field 63 and later
+    /// share the last bit, which can only make a change look relevant when it is not.
+    static func mask(_ fields: some Sequence<Int>) -> UInt64 {
+        fields.reduce(0) { $0 | (1 << UInt64(Swift.min(Swift.max($1, 0), 63))) }
     }
 
     /// A condition as query parameters, in the server family's style.

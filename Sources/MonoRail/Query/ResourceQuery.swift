@@ -379,56 +379,113 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         return plan.compare(key, last) != .orderedDescending
     }
 
-    /// Applies changes to instances of the model, as the store tells them. Returns what tells the
-    /// query's observers, to run once the store's lock is released, if anything changed.
+    /// Applies changes to instances of the model, as the store tells them (one per instance).
+    /// Returns what tells the query's observers, to run once the store's lock is released, if
+    /// anything changed.
     func apply(_ changes: [QueryChange<Model>]) -> (@Sendable () -> Void)? {
         // The query's own answer decides what it shows when it arrives, and a stale one nothing:
         // the changes its merge makes are not told to it.
         guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return nil }
+        let relevantMask = plan.filterMask | plan.orderMask
+        let isSorted = !plan.order.isEmpty
         var refetches = false
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
             guard state.shownGeneration > 0 else { return false }
-            var changed = false
+            var leaving = Set<ObjectIdentifier>()
+            var joining: [(instance: Model, key: [JSONValue])] = []
             for change in changes {
+                let isWrite = change.kind == .merged || change.kind == .edited || change.kind == .reverted
+                if isWrite, plan.isEvaluable, change.mask & relevantMask == 0 { continue }
                 let instance = change.instance
-                let isMember = state.memberIDs.contains(ObjectIdentifier(instance))
+                let identifier = ObjectIdentifier(instance)
+                let isMember = state.memberIDs.contains(identifier)
                 if change.values.isGone || change.kind == .deleted {
                     guard isMember else { continue }
-                    remove(instance, from: &state)
+                    leaving.insert(identifier)
                     state.total = state.total.map { Swift.max(0, $0 - 1) }
-                    changed = true
                     continue
                 }
                 guard plan.isEvaluable else {
                     if change.kind == .created || change.kind == .merged { refetches = true }
                     continue
                 }
-                let touchesFilter = change.kind == .created || change.fields.contains(where: plan.filterFields.contains)
+                let touchesFilter = change.kind == .created || change.mask & plan.filterMask != 0
                 if !isMember {
                     guard touchesFilter, plan.matches(change.values) else { continue }
                     state.total = state.total.map { $0 + 1 }
                     let key = plan.sortKey(change.values)
-                    if fits(key, in: state) { insert(instance, key: key, into: &state) }
-                    changed = true
+                    if fits(key, in: state) { joining.append((instance, key)) }
                 } else if touchesFilter, !plan.matches(change.values) {
-                    remove(instance, from: &state)
+                    leaving.insert(identifier)
                     state.total = state.total.map { Swift.max(0, $0 - 1) }
-                    changed = true
-                } else if !plan.order.isEmpty, change.fields.contains(where: plan.orderFields.contains) {
-                    remove(instance, from: &state)
-                    insert(instance, key: plan.sortKey(change.values), into: &state)
-                    changed = true
+                } else if isSorted, change.mask & plan.orderMask != 0 {
+                    // Moves: out of its place, into its new one.
+                    leaving.insert(identifier)
+                    joining.append((instance, plan.sortKey(change.values)))
                 }
             }
-            if changed { publish(state) }
-            return changed
+            guard !leaving.isEmpty || !joining.isEmpty else { return false }
+            if leaving.count + joining.count <= 16 {
+                for identifier in leaving {
+                    if let instance = state.members.first(where: { ObjectIdentifier($0) == identifier }) {
+                        remove(instance, from: &state)
+                    }
+                }
+                for (instance, key) in joining { insert(instance, key: key, into: &state) }
+            } else {
+                rebuild(&state, leaving: leaving, joining: joining)
+            }
+            publish(state)
+            return true
         }
         guard changed || refetches else { return nil }
         return { [refetches] in
             if changed { self.announce() }
             if refetches { self.scheduleRefetch() }
         }
+    }
+
+    /// Many changes at once: the members that stay, merged with the joining ones sorted, in one pass
+    /// rather than one search and one shift per change.
+    private func rebuild(
+        _ state: inout State, leaving: Set<ObjectIdentifier>, joining: [(instance: Model, key: [JSONValue])]
+    ) {
+        var members: [Model] = []
+        var keys: [[JSONValue]] = []
+        members.reserveCapacity(state.members.count + joining.count)
+        for identifier in leaving { state.memberIDs.remove(identifier) }
+        guard !plan.order.isEmpty else {
+            members = state.members.filter { !leaving.contains(ObjectIdentifier($0)) }
+            for (instance, _) in joining { members.append(instance) }
+            for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
+            state.members = members
+            return
+        }
+        keys.reserveCapacity(members.capacity)
+        // Stable: joining records that tie keep the order they came in.
+        let sorted = joining.enumerated().sorted { lhs, rhs in
+            let order = plan.compare(lhs.element.key, rhs.element.key)
+            return order == .orderedAscending || (order == .orderedSame && lhs.offset < rhs.offset)
+        }.map(\.element)
+        var next = 0
+        for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
+            // A joining record goes before the first member it sorts strictly before.
+            while next < sorted.count, plan.compare(sorted[next].key, key) == .orderedAscending {
+                members.append(sorted[next].instance)
+                keys.append(sorted[next].key)
+                next += 1
+            }
+            members.append(member)
+            keys.append(key)
+        }
+        for (instance, key) in sorted[next...] {
+            members.append(instance)
+            keys.append(key)
+        }
+        for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
+        state.members = members
+        state.keys = keys
     }
 
     /// One refresh at a time for a query that cannot evaluate its filter; changes while it runs

@@ -6,8 +6,10 @@ struct QueryChange<Model: ResourceModel>: Sendable {
     let instance: Model
     let kind: ResourceUpdate<Model>.Kind
     /// The schema fields that changed.
-    let fields: [Int]
+    var fields: [Int]
     var values = RecordValues()
+    /// `fields` as ``QueryPlan/mask(_:)`` writes them.
+    var mask: UInt64 = 0
 }
 
 /// The live queries of one model in a store, told of every change to its instances.
@@ -76,11 +78,21 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
             (state.entries.values.compactMap(\.query), state.slots, state.fields, state.hasUnevaluable)
         }
         guard !queries.isEmpty else { return }
-        let relevant = changes.filter { change in
+        // One change per instance: a response may name a record twice (side-loaded and embedded).
+        var relevant: [QueryChange<Model>] = []
+        var positions: [ObjectIdentifier: Int] = [:]
+        for change in changes {
             switch change.kind {
-            case .created, .deleted: true
-            case .merged where hasUnevaluable: true
-            case .merged, .edited, .reverted: change.fields.contains(where: fields.contains)
+            case .created, .deleted: break
+            case .merged where hasUnevaluable: break
+            case .merged, .edited, .reverted: guard change.fields.contains(where: fields.contains) else { continue }
+            }
+            let identifier = ObjectIdentifier(change.instance)
+            if let position = positions[identifier] {
+                relevant[position] = Self.combine(relevant[position], change)
+            } else {
+                positions[identifier] = relevant.count
+                relevant.append(change)
             }
         }
         guard !relevant.isEmpty else { return }
@@ -88,14 +100,23 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
         // Observers are told after the lock is released: one may change an instance, which comes
         // back here.
         let notices = applying.withLock { _ in
-            let read = relevant.map { change in
-                var change = change
-                change.values = RecordValues.read(change.instance, slots: slots, coder: coder)
-                return change
+            for index in relevant.indices {
+                relevant[index].values = RecordValues.read(relevant[index].instance, slots: slots, coder: coder)
+                relevant[index].mask = QueryPlan<Model>.mask(relevant[index].fields)
             }
-            return queries.compactMap { $0.apply(read) }
+            return queries.compactMap { $0.apply(relevant) }
         }
         for notice in notices { notice() }
+    }
+
+    /// Two changes to one instance as one: a delete or a create says the most, fields add up.
+    private static func combine(_ first: QueryChange<Model>, _ second: QueryChange<Model>) -> QueryChange<Model> {
+        var combined = first
+        if second.kind == .deleted || (second.kind == .created && first.kind != .deleted) {
+            combined = QueryChange(instance: first.instance, kind: second.kind, fields: first.fields)
+        }
+        combined.fields = Array(Set(first.fields).union(second.fields))
+        return combined
     }
 }
 
