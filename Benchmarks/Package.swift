@@ -77,6 +77,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "LiveQueryBenchmarks",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+            ],
+            path: "Benchmarks/LiveQueryBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "StorageBenchmarks",
             dependencies: [
                 "BenchSupport",
