@@ -33,8 +33,10 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
 
     private let state = Locked(State())
     /// Held while changes are read and applied, so that of two changes to one instance the one
-    /// applied last read the newer values, whatever order their announcements ran in.
-    private let applying = Locked(())
+    /// applied last read the newer values, whatever order their announcements ran in. Counts the
+    /// batches applied (a `Locked<Void>` would put its empty value where the thread sanitizer sees
+    /// the mutex).
+    private let applying = Locked<UInt64>(0)
 
     func add(_ query: ResourceQuery<Model>) {
         state.withLock { state in
@@ -99,7 +101,8 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
         let coder = FieldCoder(options: store.setup(for: Model.self).coding)
         // Observers are told after the lock is released: one may change an instance, which comes
         // back here.
-        let notices = applying.withLock { _ in
+        let notices = applying.withLock { batches in
+            batches &+= 1
             for index in relevant.indices {
                 relevant[index].values = RecordValues.read(relevant[index].instance, slots: slots, coder: coder)
                 relevant[index].mask = QueryPlan<Model>.mask(relevant[index].fields)
