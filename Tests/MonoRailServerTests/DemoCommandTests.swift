@@ -42,6 +42,10 @@ struct DemoCommandTests {
             "train.maxSpeed (kept, pending): 80.0, true", "→ PUT /trains/1\n   → POST /trains\n   → POST /cars",
             "train.hasPendingChanges: false", "the line's cars on the server (occupancy): [6]",
             "writes in the server's Idempotency-Key ledger: 3",
+            "fast.records: 2 Deutsche Bahn AG 300.0", "fast.total, fast.hasNextPage: 2, true",
+            "after loadNextPage(): 2 Deutsche Bahn AG 300.0, 1 MonoRail Co. 80.0",
+            "→ GET /trains?max_speed%5Bgte%5D=50&order=-max_speed&page=2&per_page=1",
+            "fast.records: 5 Express 200.0, 1 MonoRail Co. 80.0\n   fast.total: 2\n   → GET /trains\n",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

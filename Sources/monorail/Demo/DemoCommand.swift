@@ -185,6 +185,7 @@ struct Walkthrough {
 
         try await offline(storage)
         try await offlineWrites()
+        try await liveList()
 
         print("")
         print("Done.")
@@ -283,6 +284,34 @@ struct Walkthrough {
             )
         }
         show("writes in the server's Idempotency-Key ledger", "\(try server.store.idempotencyLedger().count)")
+    }
+
+    /// Step 15: a live query follows the server's changes as other responses bring them, and pages.
+    private mutating func liveList() async throws {
+        step(15, "A live list: it pages, and follows the server's changes with no request of its own")
+        let store = ResourceStore(configuration: MonoRail.configuration)
+        func describe(_ trains: [Train]) -> String {
+            trains.map { "\($0.id?.description ?? "?") \($0.company ?? "") \($0.maxSpeed.map { "\($0)" } ?? "nil")" }
+                .joined(separator: ", ")
+        }
+        let fast = try await Train.query(
+            where: ["max_speed": .atLeast(50)], order: [.descending("max_speed")], pageSize: 1, in: store)
+        show("fast.records", describe(fast.records))
+        show("fast.total, fast.hasNextPage", "\(fast.total.map { "\($0)" } ?? "nil"), \(fast.hasNextPage)")
+        try await fast.loadNextPage()
+        show("after loadNextPage()", describe(fast.records))
+        requests()
+        if let trains = server.store.schema.resource(plural: "trains") {
+            _ = try server.store.update(trains, id: "2", attributes: ["max_speed": 40])
+            _ = try server.store.create(
+                trains, attributes: ["company": "Express", "max_speed": 200, "in_service": true])
+        }
+        print("   (on the server: train 2 slowed to 40 km/h; another client added Express at 200 km/h)")
+        _ = try await Train.get(in: store)
+        print("   (another screen of the app lists every train)")
+        show("fast.records", describe(fast.records))
+        show("fast.total", fast.total.map { "\($0)" } ?? "nil")
+        requests()
     }
 
     private func step(_ number: Int, _ title: String) {
