@@ -208,4 +208,29 @@ struct LivePagingTests {
             #expect(!otherCars.records.contains { $0 === joining })
         }
     }
+
+    @Test("a server that ignores page parameters ends the list; one that cannot sort is sorted here")
+    func unpagingServer() async throws {
+        let canned = try await CannedServer.start()
+        defer { Task { await canned.stop() } }
+        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        configuration.conventions.orderParameter = nil
+        let store = ResourceStore(configuration: configuration)
+        let two = #"{"trains": [{"id": 1, "max_speed": 10}, {"id": 2, "max_speed": 30}]}"#
+        canned.respond(to: "GET /trains?page=1&per_page=2", body: two)
+        canned.respond(to: "GET /trains?page=2&per_page=2", body: two)
+        let repeated = try await Train.query(order: [.descending("max_speed")], pageSize: 2, in: store)
+        #expect(repeated.records.map(\.id) == [2, 1])
+        #expect(repeated.hasNextPage)
+        try await repeated.loadNextPage()
+        #expect(repeated.records.map(\.id) == [2, 1])
+        #expect(!repeated.hasNextPage)
+
+        let three = #"{"trains": [{"id": 3, "max_speed": 5}, {"id": 4, "max_speed": 50}, {"id": 5, "max_speed": 20}]}"#
+        canned.respond(to: "GET /trains?company=X&page=1&per_page=2", body: three)
+        let all = try await Train.query(
+            where: ["company": "X"], order: [.ascending("max_speed")], pageSize: 2, in: store)
+        #expect(all.records.map(\.id) == [3, 5, 4])
+        #expect(!all.hasNextPage)
+    }
 }

@@ -158,7 +158,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.members = []
             state.keys = []
             state.memberIDs = []
-            admit(answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: false, into: &state)
+            admit(
+                answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere, into: &state)
             for (instance, values) in locals where !state.memberIDs.contains(ObjectIdentifier(instance)) {
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
@@ -206,13 +207,18 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         let shown = state.withLock { state -> Bool in
             // A refresh since, or a page that got here first, makes this answer stale.
             guard state.shownGeneration == generation, state.pages == pages else { return false }
+            let before = state.members.count
             admit(
-                answer.value.instances, values: values, answeredAt: answer.fetchedAt,
-                sorting: setup.conventions.orderParameter == nil, into: &state)
+                answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere,
+                into: &state)
+            let broughtNothing = !answer.value.instances.isEmpty && state.members.count == before
             state.pages += 1
             state.received += answer.value.instances.count
             if let total = answer.value.total { state.total = total }
-            state.next = nextPage(after: answer.value, state: state)
+            // A page of nothing but records already shown, with no link onward, is a server that
+            // ignores the page parameters: asking again would bring the same.
+            state.next =
+                broughtNothing && answer.value.nextLink == nil ? nil : nextPage(after: answer.value, state: state)
             publish(state)
             return true
         }
@@ -241,6 +247,9 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     }
 
     private var setup: ModelSetup<Model> { store.setup(for: Model.self) }
+
+    /// Whether the query sorts answers itself: it has an order the server is not told.
+    private var sortsHere: Bool { !plan.order.isEmpty && setup.conventions.orderParameter == nil }
 
     private func fetch(_ page: NextPage, sharing: Bool = true) async throws -> ResourceResponse<ListedPage<Model>> {
         var action: ModelAction<Model> =
@@ -276,7 +285,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     /// The page after the ones in `state`, which now counts the page just answered.
     private func nextPage(after page: ListedPage<Model>, state: State) -> NextPage? {
-        guard let pageSize else { return nil }
+        // More records than asked for: the server does not page, and this was all of them.
+        guard let pageSize, page.instances.count <= pageSize else { return nil }
         let paging = setup.conventions.paging
         if paging.followsLinks {
             if let link = page.nextLink { return .link(link) }
