@@ -233,4 +233,24 @@ struct LivePagingTests {
         #expect(all.records.map(\.id) == [3, 5, 4])
         #expect(!all.hasNextPage)
     }
+
+    @Test("a record that joins while a refresh is in flight stays when the older answer arrives")
+    func joinDuringRefresh() async throws {
+        let canned = try await CannedServer.start()
+        defer { Task { await canned.stop() } }
+        let store = ResourceStore(configuration: .init(apiRootURL: canned.baseURL, retryPolicy: .none))
+        let line = "GET /trains?company=A"
+        canned.respond(to: line, body: #"{"trains": [{"id": 1, "company": "A"}]}"#)
+        let trains = try await Train.query(where: ["company": "A"], in: store)
+        canned.respond(to: line, body: #"{"trains": [{"id": 1, "company": "A"}]}"#, after: .milliseconds(400))
+        canned.respond(to: "POST /trains", status: 201, body: #"{"train": {"id": 2, "company": "A"}}"#)
+        let refresh = Task { try await trains.refresh() }
+        try await Task.sleep(for: .milliseconds(100))
+        let made = Train()
+        made.company = "A"
+        try await made.create(in: store)
+        #expect(trains.records.map(\.id) == [1, 2])
+        try await refresh.value
+        #expect(trains.records.map(\.id) == [1, 2])
+    }
 }

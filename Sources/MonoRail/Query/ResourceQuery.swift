@@ -151,8 +151,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         let answer = try await fetch(.parameters(firstPageParameters), sharing: false)
         let values = read(answer.value.instances)
         let locals = pendingCreates()
+        let coder = FieldCoder(options: setup.coding)
         let shown = state.withLock { state -> Bool in
             guard generation > state.shownGeneration else { return false }
+            let previous = state.members
             state.shownGeneration = generation
             state.pageLoad = nil
             state.members = []
@@ -161,6 +163,15 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             admit(
                 answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere, into: &state)
             for (instance, values) in locals where !state.memberIDs.contains(ObjectIdentifier(instance)) {
+                insert(instance, key: plan.sortKey(values), into: &state)
+            }
+            // A record that joined after the request was sent — created, or moved in — is newer
+            // than the answer, which cannot list it.
+            for instance in previous where plan.isEvaluable && !state.memberIDs.contains(ObjectIdentifier(instance)) {
+                let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
+                let isNewer =
+                    values.isEdited || (values.fetchedAt ?? .distantPast) > (answer.fetchedAt ?? .distantFuture)
+                guard isNewer, !values.isGone, plan.matches(values) else { continue }
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
             state.pages = 1
