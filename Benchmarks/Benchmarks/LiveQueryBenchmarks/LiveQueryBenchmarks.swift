@@ -47,7 +47,7 @@ let benchmarks: @Sendable () -> Void = {
         let watched = ResourceStore(configuration: configuration)
         let heldPlain = try await Train.get(in: plain)
         let heldWatched = try await Train.get(in: watched)
-        precondition(heldPlain.count == 10_000 && heldWatched.count == 10_000, "the server holds 10,000 trains")
+        precondition(heldPlain.count >= 10_000 && heldWatched.count >= 10_000, "the server holds 10,000 trains")
         var queries: [ResourceQuery<Train>] = []
         for index in 0..<100 {
             let lowest = index * 90 + 1

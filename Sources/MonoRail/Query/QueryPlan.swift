@@ -3,14 +3,13 @@ import Foundation
 /// A live query's filter and order, resolved against its model: which field each key names, the
 /// parameters the server is sent, and how an instance is tested and placed.
 struct QueryPlan<Model: ResourceModel>: Sendable {
-    /// A place a value is read from: a field of the schema, or the id.
-    enum Slot: Hashable, Sendable {
-        case id
-        case field(Int)
-    }
+    typealias Slot = QuerySlot
 
     let conditions: [(slot: Slot, condition: QueryCondition)]
-    let order: [(slot: Slot, isDescending: Bool)]
+    /// The sort keys: where each is read, and whether it is descending.
+    let orderSlots: [Slot]
+    let descending: [Bool]
+    var isSorted: Bool { !orderSlots.isEmpty }
     /// Whether every condition and sort key names a field the query can read: if not, the query
     /// refetches on relevant change instead of evaluating.
     let isEvaluable: Bool
@@ -60,7 +59,8 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
             parameters[name] = .string(orderText.joined(separator: ","))
         }
         self.conditions = conditions
-        self.order = sortKeys
+        self.orderSlots = sortKeys.map(\.0)
+        self.descending = sortKeys.map(\.1)
         self.isEvaluable = evaluable
         self.parameters = parameters
         var filterFields = Set<Int>()
@@ -133,20 +133,29 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
 
     /// The values an instance sorts by.
     func sortKey(_ values: RecordValues) -> [JSONValue] {
-        order.map { values[$0.slot] ?? .null }
+        orderSlots.map { values[$0] ?? .null }
     }
 
     /// The order of two sort keys.
     func compare(_ lhs: [JSONValue], _ rhs: [JSONValue]) -> ComparisonResult {
-        for (position, item) in order.enumerated() where position < lhs.count && position < rhs.count {
+        let count = Swift.min(descending.count, lhs.count, rhs.count)
+        var position = 0
+        while position < count {
             let result = QueryValue.sortOrder(lhs[position], rhs[position])
             if result != .orderedSame {
-                return item.isDescending
-                    ? (result == .orderedAscending ? .orderedDescending : .orderedAscending) : result
+                guard descending[position] else { return result }
+                return result == .orderedAscending ? .orderedDescending : .orderedAscending
             }
+            position += 1
         }
         return .orderedSame
     }
+}
+
+/// A place a live query reads a value from: a field of the schema, or the id.
+enum QuerySlot: Hashable, Sendable {
+    case id
+    case field(Int)
 }
 
 /// The values of one instance that live queries read, taken together under its lock.
@@ -162,7 +171,7 @@ struct RecordValues: Sendable {
     /// Whether the app has edited a field since.
     var isEdited = false
 
-    subscript(slot: QueryPlan<some ResourceModel>.Slot) -> JSONValue? {
+    subscript(slot: QuerySlot) -> JSONValue? {
         switch slot {
         case .id: id
         case .field(let index): fields[index]
@@ -171,7 +180,7 @@ struct RecordValues: Sendable {
 
     /// Reads the slots of an instance.
     static func read<Model: ResourceModel>(
-        _ instance: Model, slots: Set<QueryPlan<Model>.Slot>, coder: FieldCoder
+        _ instance: Model, slots: Set<QuerySlot>, coder: FieldCoder
     ) -> RecordValues {
         let schema = Model.resourceSchema.fields
         return instance._$state.state.withLock { state in

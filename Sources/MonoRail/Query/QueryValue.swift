@@ -9,6 +9,13 @@ import Foundation
 enum QueryValue {
     /// The order of two values, or `nil` when they cannot be compared.
     static func compare(_ lhs: JSONValue, _ rhs: JSONValue) -> ComparisonResult? {
+        // The common cases first: a sort compares the same kind of value many times.
+        if case .double(let a) = lhs, case .double(let b) = rhs, !a.isNaN, !b.isNaN {
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        }
+        if case .int(let a) = lhs, case .int(let b) = rhs {
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        }
         switch (lhs, rhs) {
         case (.null, .null): return .orderedSame
         case (.null, _): return .orderedAscending

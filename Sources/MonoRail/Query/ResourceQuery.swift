@@ -260,7 +260,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     private var setup: ModelSetup<Model> { store.setup(for: Model.self) }
 
     /// Whether the query sorts answers itself: it has an order the server is not told.
-    private var sortsHere: Bool { !plan.order.isEmpty && setup.conventions.orderParameter == nil }
+    private var sortsHere: Bool { plan.isSorted && setup.conventions.orderParameter == nil }
 
     private func fetch(_ page: NextPage, sharing: Bool = true) async throws -> ResourceResponse<ListedPage<Model>> {
         var action: ModelAction<Model> =
@@ -338,7 +338,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     /// Instances of creates the outbox keeps that match: the server does not list them yet.
     private func pendingCreates() -> [(Model, RecordValues)] {
-        guard plan.isEvaluable, store.outboxIfMade != nil else { return [] }
+        guard plan.isEvaluable, let outbox = store.outboxIfMade, outbox.pendingCount > 0 else { return [] }
         let coder = FieldCoder(options: setup.coding)
         return store.instances(of: Model.self).compactMap { instance in
             guard instance.id?.isLocal == true else { return nil }
@@ -363,7 +363,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 insert(instance, key: key, into: &state)
             } else {
                 state.members.append(instance)
-                if !plan.order.isEmpty { state.keys.append(key) }
+                if plan.isSorted { state.keys.append(key) }
                 state.memberIDs.insert(ObjectIdentifier(instance))
             }
         }
@@ -372,7 +372,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Puts an instance in its place: after the ones it ties with, or last when unsorted.
     private func insert(_ instance: Model, key: [JSONValue], into state: inout State) {
         state.memberIDs.insert(ObjectIdentifier(instance))
-        guard !plan.order.isEmpty else {
+        guard plan.isSorted else {
             state.members.append(instance)
             return
         }
@@ -390,13 +390,13 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         state.memberIDs.remove(ObjectIdentifier(instance))
         guard let position = state.members.firstIndex(where: { $0 === instance }) else { return }
         state.members.remove(at: position)
-        if !plan.order.isEmpty { state.keys.remove(at: position) }
+        if plan.isSorted { state.keys.remove(at: position) }
     }
 
     /// Whether a joining record belongs in the pages loaded: while more remain, a sorted query holds
     /// only what sorts before the next page.
     private func fits(_ key: [JSONValue], in state: State) -> Bool {
-        guard state.next != nil, !plan.order.isEmpty, let last = state.keys.last else { return true }
+        guard state.next != nil, plan.isSorted, let last = state.keys.last else { return true }
         return plan.compare(key, last) != .orderedDescending
     }
 
@@ -408,16 +408,19 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         // the changes its merge makes are not told to it.
         guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return nil }
         let relevantMask = plan.filterMask | plan.orderMask
-        let isSorted = !plan.order.isEmpty
+        let isSorted = plan.isSorted
         var refetches = false
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
             guard state.shownGeneration > 0 else { return false }
             var leaving = Set<ObjectIdentifier>()
             var joining: [(instance: Model, key: [JSONValue])] = []
-            for change in changes {
-                let isWrite = change.kind == .merged || change.kind == .edited || change.kind == .reverted
-                if isWrite, plan.isEvaluable, change.mask & relevantMask == 0 { continue }
+            for index in changes.indices {
+                // Most changes of a large merge are not this query's: tested before anything is copied.
+                let kind = changes[index].kind
+                let isWrite = kind == .merged || kind == .edited || kind == .reverted
+                if isWrite, plan.isEvaluable, changes[index].mask & relevantMask == 0 { continue }
+                let change = changes[index]
                 let instance = change.instance
                 let identifier = ObjectIdentifier(instance)
                 let isMember = state.memberIDs.contains(identifier)
@@ -476,7 +479,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var keys: [[JSONValue]] = []
         members.reserveCapacity(state.members.count + joining.count)
         for identifier in leaving { state.memberIDs.remove(identifier) }
-        guard !plan.order.isEmpty else {
+        guard plan.isSorted else {
             members = state.members.filter { !leaving.contains(ObjectIdentifier($0)) }
             for (instance, _) in joining { members.append(instance) }
             for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
@@ -484,25 +487,29 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             return
         }
         keys.reserveCapacity(members.capacity)
-        // Stable: joining records that tie keep the order they came in.
-        let sorted = joining.enumerated().sorted { lhs, rhs in
-            let order = plan.compare(lhs.element.key, rhs.element.key)
-            return order == .orderedAscending || (order == .orderedSame && lhs.offset < rhs.offset)
-        }.map(\.element)
+        // Stable: joining records that tie keep the order they came in. Sorted by position, so the
+        // comparison copies no key.
+        var sorted = Array(joining.indices)
+        joining.withUnsafeBufferPointer { joining in
+            sorted.sort { lhs, rhs in
+                let order = plan.compare(joining[lhs].key, joining[rhs].key)
+                return order == .orderedAscending || (order == .orderedSame && lhs < rhs)
+            }
+        }
         var next = 0
         for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
             // A joining record goes before the first member it sorts strictly before.
-            while next < sorted.count, plan.compare(sorted[next].key, key) == .orderedAscending {
-                members.append(sorted[next].instance)
-                keys.append(sorted[next].key)
+            while next < sorted.count, plan.compare(joining[sorted[next]].key, key) == .orderedAscending {
+                members.append(joining[sorted[next]].instance)
+                keys.append(joining[sorted[next]].key)
                 next += 1
             }
             members.append(member)
             keys.append(key)
         }
-        for (instance, key) in sorted[next...] {
-            members.append(instance)
-            keys.append(key)
+        for position in sorted[next...] {
+            members.append(joining[position].instance)
+            keys.append(joining[position].key)
         }
         for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
         state.members = members

@@ -26,7 +26,7 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
         /// What any query reads.
-        var slots: Set<QueryPlan<Model>.Slot> = []
+        var slots: Set<QuerySlot> = []
         var fields: Set<Int> = []
         var hasUnevaluable = false
     }
