@@ -187,4 +187,31 @@ struct LiveQueryTests {
             #expect(await snapshots.next()?.count == 72)
         }
     }
+
+    @Test("a response that moves many records of a query sorted by text keeps it in order")
+    func bigMergeByText() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let ids = try LivePagingTests.addTrains(40, to: harness)
+            let trains = try await Train.query(order: [.ascending("company"), .descending("id")], in: store)
+            #expect(trains.records.count == 42)
+            let server = harness.server.store
+            let resource = try #require(server.schema.resource(plural: "trains"))
+            for (index, id) in ids.enumerated() {
+                let company = "Line \(String(UnicodeScalar(UInt8(65 + (index * 7) % 26))))"
+                _ = try server.update(resource, id: String(id), attributes: ["company": .string(company)])
+            }
+            _ = try await Train.get(in: store)
+            let records = trains.records
+            #expect(records.count == 42)
+            for (earlier, later) in zip(records, records.dropFirst()) {
+                let (a, b) = (earlier.company ?? "", later.company ?? "")
+                let (first, second) = (Int(earlier.id?.description ?? "") ?? 0, Int(later.id?.description ?? "") ?? 0)
+                #expect(a < b || (a == b && first > second), "\(a) \(first), \(b) \(second)")
+            }
+            // Ties broken by the second key, descending ids: checked on the ints.
+            let lineA = records.filter { $0.company == "Line A" }.compactMap { Int($0.id?.description ?? "") }
+            #expect(lineA == lineA.sorted(by: >) && lineA.count >= 2)
+        }
+    }
 }

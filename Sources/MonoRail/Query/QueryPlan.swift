@@ -2,7 +2,10 @@ import Foundation
 
 /// A live query's filter and order, resolved against its model: which field each key names, the
 /// parameters the server is sent, and how an instance is tested and placed.
-struct QueryPlan<Model: ResourceModel>: Sendable {
+///
+/// Not generic over the model, but for its initializer: what a query runs per change is plain code,
+/// not code that looks the model's layout up at run time.
+struct QueryPlan: Sendable {
     typealias Slot = QuerySlot
 
     let conditions: [(slot: Slot, condition: QueryCondition)]
@@ -27,7 +30,7 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
     /// The filter and order as the server is sent them.
     let parameters: [String: JSONValue]
 
-    init(where filter: [String: QueryCondition], order: [QueryOrder], setup: ModelSetup<Model>) {
+    init<Model: ResourceModel>(where filter: [String: QueryCondition], order: [QueryOrder], setup: ModelSetup<Model>) {
         let fields = Model.resourceSchema.fields
         // A key names the id, a field by its key on the wire, or a field by its Swift name.
         func resolve(_ key: String) -> (Slot, String)? {
@@ -136,6 +139,20 @@ struct QueryPlan<Model: ResourceModel>: Sendable {
         orderSlots.map { values[$0] ?? .null }
     }
 
+    /// A one-value sort key as a number that orders as ``compare(_:_:)`` does — `null` first,
+    /// descending keys negated — or `nil` when it is not a number exactly representable as one.
+    func numericRank(_ key: [JSONValue]) -> Double? {
+        guard descending.count == 1, key.count == 1 else { return nil }
+        let value: Double
+        switch key[0] {
+        case .null: value = -.infinity
+        case .double(let double) where !double.isNaN: value = double
+        case .int(let int) where int.magnitude <= 1 << 53: value = Double(int)
+        default: return nil
+        }
+        return descending[0] ? -value : value
+    }
+
     /// The order of two sort keys.
     func compare(_ lhs: [JSONValue], _ rhs: [JSONValue]) -> ComparisonResult {
         let count = Swift.min(descending.count, lhs.count, rhs.count)
@@ -161,7 +178,9 @@ enum QuerySlot: Hashable, Sendable {
 /// The values of one instance that live queries read, taken together under its lock.
 struct RecordValues: Sendable {
     var id: JSONValue?
-    var fields: [Int: JSONValue] = [:]
+    /// By schema field index; `nil` where nothing was read. An array, not a dictionary: a large
+    /// merge looks values up once per change and query.
+    var fields: [JSONValue?] = []
     /// Deleted, or its delete kept in the outbox: no query shows it.
     var isGone = false
     /// Whether the id is a local one, of a create the outbox keeps.
@@ -174,7 +193,7 @@ struct RecordValues: Sendable {
     subscript(slot: QuerySlot) -> JSONValue? {
         switch slot {
         case .id: id
-        case .field(let index): fields[index]
+        case .field(let index): index < fields.count ? fields[index] : nil
         }
     }
 
@@ -192,6 +211,7 @@ struct RecordValues: Sendable {
             values.isEdited = state.edits.contains { $0 != 0 }
             for slot in slots {
                 guard case .field(let index) = slot, index < schema.count else { continue }
+                if values.fields.isEmpty { values.fields = Array(repeating: nil, count: schema.count) }
                 values.fields[index] = (try? schema[index].encode(state.values, coder)) ?? .null
             }
             return values

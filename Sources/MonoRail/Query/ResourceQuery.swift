@@ -50,7 +50,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// ``MonoRail/Configuration/prunesOrphans``, records it matches here that the answer lacks are
     /// removed (see ``MonoRail/Configuration/prunesOrphans``). An unfiltered query is authoritative.
     public let isAuthoritative: Bool
-    let plan: QueryPlan<Model>
+    let plan: QueryPlan
     private let include: [String]
     private let policy: CachePolicy?
     private let state = Locked(State())
@@ -400,56 +400,58 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         return plan.compare(key, last) != .orderedDescending
     }
 
-    /// Applies changes to instances of the model, as the store tells them (one per instance).
-    /// Returns what tells the query's observers, to run once the store's lock is released, if
-    /// anything changed.
-    func apply(_ changes: [QueryChange<Model>]) -> (@Sendable () -> Void)? {
+    /// Applies changes to instances of the model, as the store tells them: one per instance,
+    /// `facts[i]` of `instances[i]`. Returns what tells the query's observers, to run once the
+    /// store's lock is released, if anything changed.
+    func apply(_ facts: [ChangeFacts], instances: [Model]) -> (@Sendable () -> Void)? {
         // The query's own answer decides what it shows when it arrives, and a stale one nothing:
         // the changes its merge makes are not told to it.
         guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return nil }
+        let plan = plan
         let relevantMask = plan.filterMask | plan.orderMask
-        let isSorted = plan.isSorted
         var refetches = false
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
             guard state.shownGeneration > 0 else { return false }
             var leaving = Set<ObjectIdentifier>()
             var joining: [(instance: Model, key: [JSONValue])] = []
-            for index in changes.indices {
-                // Most changes of a large merge are not this query's: tested before anything is copied.
-                let kind = changes[index].kind
-                let isWrite = kind == .merged || kind == .edited || kind == .reverted
-                if isWrite, plan.isEvaluable, changes[index].mask & relevantMask == 0 { continue }
-                let change = changes[index]
-                let instance = change.instance
-                let identifier = ObjectIdentifier(instance)
-                let isMember = state.memberIDs.contains(identifier)
-                if change.values.isGone || change.kind == .deleted {
+            var total = state.total
+            for index in facts.indices {
+                let fact = facts[index]
+                if fact.isWrite, plan.isEvaluable {
+                    if fact.mask & relevantMask == 0 { continue }
+                    // Only the order changed: a record that does not match is not a member, found
+                    // without hashing it.
+                    if fact.mask & plan.filterMask == 0, !plan.matches(fact.values) { continue }
+                }
+                let isMember = state.memberIDs.contains(fact.instance)
+                if fact.values.isGone || fact.kind == .deleted {
                     guard isMember else { continue }
-                    leaving.insert(identifier)
-                    state.total = state.total.map { Swift.max(0, $0 - 1) }
+                    leaving.insert(fact.instance)
+                    total = total.map { Swift.max(0, $0 - 1) }
                     continue
                 }
                 guard plan.isEvaluable else {
-                    if change.kind == .created || change.kind == .merged { refetches = true }
+                    if fact.kind == .created || fact.kind == .merged { refetches = true }
                     continue
                 }
-                let touchesFilter = change.kind == .created || change.mask & plan.filterMask != 0
+                let touchesFilter = fact.kind == .created || fact.mask & plan.filterMask != 0
                 if !isMember {
-                    guard touchesFilter, plan.matches(change.values) else { continue }
-                    state.total = state.total.map { $0 + 1 }
-                    let key = plan.sortKey(change.values)
-                    if fits(key, in: state) { joining.append((instance, key)) }
-                } else if touchesFilter, !plan.matches(change.values) {
-                    leaving.insert(identifier)
-                    state.total = state.total.map { Swift.max(0, $0 - 1) }
-                } else if isSorted, change.mask & plan.orderMask != 0 {
+                    guard touchesFilter, plan.matches(fact.values) else { continue }
+                    total = total.map { $0 + 1 }
+                    let key = plan.sortKey(fact.values)
+                    if fits(key, in: state) { joining.append((instances[index], key)) }
+                } else if touchesFilter, !plan.matches(fact.values) {
+                    leaving.insert(fact.instance)
+                    total = total.map { Swift.max(0, $0 - 1) }
+                } else if plan.isSorted, fact.mask & plan.orderMask != 0 {
                     // Moves: out of its place, into its new one.
-                    leaving.insert(identifier)
-                    joining.append((instance, plan.sortKey(change.values)))
+                    leaving.insert(fact.instance)
+                    joining.append((instances[index], plan.sortKey(fact.values)))
                 }
             }
-            guard !leaving.isEmpty || !joining.isEmpty else { return false }
+            guard !leaving.isEmpty || !joining.isEmpty || total != state.total else { return false }
+            state.total = total
             if leaving.count + joining.count <= 16 {
                 for identifier in leaving {
                     if let instance = state.members.first(where: { ObjectIdentifier($0) == identifier }) {
@@ -487,6 +489,33 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             return
         }
         keys.reserveCapacity(members.capacity)
+        // One numeric sort key, the common case: sorted and merged as plain numbers.
+        if let ranks = numericRanks(of: joining, members: state.keys) {
+            var sorted = Array(joining.indices)
+            ranks.withUnsafeBufferPointer { ranks in
+                sorted.sort { ranks[$0] < ranks[$1] || (ranks[$0] == ranks[$1] && $0 < $1) }
+            }
+            var next = 0
+            for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
+                // Surviving members passed `numericRanks`'s check too.
+                let rank = plan.numericRank(key) ?? 0
+                while next < sorted.count, ranks[sorted[next]] < rank {
+                    members.append(joining[sorted[next]].instance)
+                    keys.append(joining[sorted[next]].key)
+                    next += 1
+                }
+                members.append(member)
+                keys.append(key)
+            }
+            for position in sorted[next...] {
+                members.append(joining[position].instance)
+                keys.append(joining[position].key)
+            }
+            for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
+            state.members = members
+            state.keys = keys
+            return
+        }
         // Stable: joining records that tie keep the order they came in. Sorted by position, so the
         // comparison copies no key.
         var sorted = Array(joining.indices)
@@ -514,6 +543,19 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
         state.members = members
         state.keys = keys
+    }
+
+    /// The joining records' keys as numbers in ascending order, when the query sorts by one numeric
+    /// key and every key at hand, the members' too, is a number or `null`.
+    private func numericRanks(of joining: [(instance: Model, key: [JSONValue])], members: [[JSONValue]]) -> [Double]? {
+        guard plan.descending.count == 1 else { return nil }
+        var ranks: [Double] = []
+        ranks.reserveCapacity(joining.count)
+        for (_, key) in joining {
+            guard let rank = plan.numericRank(key) else { return nil }
+            ranks.append(rank)
+        }
+        return members.allSatisfy { plan.numericRank($0) != nil } ? ranks : nil
     }
 
     /// One refresh at a time for a query that cannot evaluate its filter; changes while it runs

@@ -7,9 +7,29 @@ struct QueryChange<Model: ResourceModel>: Sendable {
     let kind: ResourceUpdate<Model>.Kind
     /// The schema fields that changed.
     var fields: [Int]
-    var values = RecordValues()
-    /// `fields` as ``QueryPlan/mask(_:)`` writes them.
-    var mask: UInt64 = 0
+}
+
+/// What a live query needs to know of one change, in plain values: a large merge tests each change
+/// against each query, and code generic over the model would look the model's layout up at run
+/// time for every test.
+struct ChangeFacts: Sendable {
+    enum Kind: Sendable {
+        /// The store has the record now: created here, or first seen.
+        case created
+        case deleted
+        /// A server answer changed fields.
+        case merged
+        /// The app changed fields: an edit or a revert.
+        case edited
+    }
+
+    var isWrite: Bool { kind == .merged || kind == .edited }
+
+    let instance: ObjectIdentifier
+    let kind: Kind
+    /// The changed fields as ``QueryPlan/mask(_:)`` writes them.
+    let mask: UInt64
+    let values: RecordValues
 }
 
 /// The live queries of one model in a store, told of every change to its instances.
@@ -20,7 +40,7 @@ struct QueryChange<Model: ResourceModel>: Sendable {
 final class ModelQueries<Model: ResourceModel>: Sendable {
     private struct Entry {
         weak var query: ResourceQuery<Model>?
-        let plan: QueryPlan<Model>
+        let plan: QueryPlan
     }
 
     private struct State {
@@ -37,6 +57,8 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     /// batches applied (a `Locked<Void>` would put its empty value where the thread sanitizer sees
     /// the mutex).
     private let applying = Locked<UInt64>(0)
+    /// Changes held by merges not yet applied, by batch.
+    private let held = Locked<[ObjectIdentifier: [QueryChange<Model>]]>([:])
 
     func add(_ query: ResourceQuery<Model>) {
         state.withLock { state in
@@ -67,10 +89,17 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     /// Tells the queries of a change: now, or when the merge that made it has applied.
     func note(_ instance: Model, kind: ResourceUpdate<Model>.Kind, fields: [Int], in store: ResourceStore) {
         let change = QueryChange(instance: instance, kind: kind, fields: fields)
-        if let batch = QueryBatch.current {
-            batch.add(change, to: self, in: store)
-        } else {
+        guard let batch = QueryBatch.current else {
             apply([change], in: store)
+            return
+        }
+        let key = ObjectIdentifier(batch)
+        let isFirst = held.withLock { held in
+            defer { held[key, default: []].append(change) }
+            return held[key] == nil
+        }
+        if isFirst {
+            batch.add { [self] in self.apply(self.held.withLock { $0.removeValue(forKey: key) } ?? [], in: store) }
         }
     }
 
@@ -99,17 +128,29 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
         }
         guard !relevant.isEmpty else { return }
         let coder = FieldCoder(options: store.setup(for: Model.self).coding)
+        let instances = relevant.map(\.instance)
         // Observers are told after the lock is released: one may change an instance, which comes
         // back here.
         let notices = applying.withLock { batches in
             batches &+= 1
-            for index in relevant.indices {
-                relevant[index].values = RecordValues.read(relevant[index].instance, slots: slots, coder: coder)
-                relevant[index].mask = QueryPlan<Model>.mask(relevant[index].fields)
+            let facts = relevant.map { change in
+                ChangeFacts(
+                    instance: ObjectIdentifier(change.instance), kind: Self.kind(of: change),
+                    mask: QueryPlan.mask(change.fields),
+                    values: RecordValues.read(change.instance, slots: slots, coder: coder))
             }
-            return queries.compactMap { $0.apply(relevant) }
+            return queries.compactMap { $0.apply(facts, instances: instances) }
         }
         for notice in notices { notice() }
+    }
+
+    private static func kind(of change: QueryChange<Model>) -> ChangeFacts.Kind {
+        switch change.kind {
+        case .created: .created
+        case .deleted: .deleted
+        case .merged: .merged
+        case .edited, .reverted: .edited
+        }
     }
 
     /// Two changes to one instance as one: a delete or a create says the most, fields add up.
@@ -130,47 +171,19 @@ final class QueryBatch: Sendable {
     /// The live query whose own request this task runs: its answer's changes do not make it refetch.
     @TaskLocal static var fetchingQuery: ObjectIdentifier?
 
-    private protocol Pending: AnyObject, Sendable {
-        func flush()
-    }
+    // Only the task running the merge touches a batch; the lock is for the compiler's sake and is
+    // never contended.
+    private let flushes = Locked<[@Sendable () -> Void]>([])
 
-    private final class Changes<Model: ResourceModel>: Pending {
-        let queries: ModelQueries<Model>
-        let store: ResourceStore
-        let changes = Locked<[QueryChange<Model>]>([])
-
-        init(queries: ModelQueries<Model>, store: ResourceStore) {
-            self.queries = queries
-            self.store = store
-        }
-
-        func flush() { queries.apply(changes.withLock { $0 }, in: store) }
-    }
-
-    // Only the task running the merge touches a batch; its locks are for the compiler's sake and
-    // are never contended.
-    private let pending = Locked<[(ObjectIdentifier, any Pending)]>([])
-
-    func add<Model: ResourceModel>(
-        _ change: QueryChange<Model>, to queries: ModelQueries<Model>, in store: ResourceStore
-    ) {
-        let identifier = ObjectIdentifier(queries)
-        pending.withLock { pending in
-            if let existing = pending.first(where: { $0.0 == identifier })?.1 as? Changes<Model> {
-                existing.changes.withLock { $0.append(change) }
-            } else {
-                let made = Changes(queries: queries, store: store)
-                made.changes.withLock { $0.append(change) }
-                pending.append((identifier, made))
-            }
-        }
+    /// Adds what tells one model's queries of the changes held for them.
+    func add(_ flush: @escaping @Sendable () -> Void) {
+        flushes.withLock { $0.append(flush) }
     }
 
     /// Runs `announce` with changes held, then tells the queries.
     static func collecting(_ announce: () -> Void) {
         let batch = QueryBatch()
         $current.withValue(batch) { announce() }
-        let pending = batch.pending.withLock { $0 }
-        for (_, changes) in pending { changes.flush() }
+        for flush in batch.flushes.withLock({ $0 }) { flush() }
     }
 }
