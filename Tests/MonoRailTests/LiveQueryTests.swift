@@ -214,4 +214,22 @@ struct LiveQueryTests {
             #expect(lineA == lineA.sorted(by: >) && lineA.count >= 2)
         }
     }
+
+    @Test("a query answers from the record cache's stored list with a cache policy, then stays live")
+    func cachedList() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let first = try await Train.query(where: ["company": "MonoRail Co."], in: store)
+            #expect(first.records.map(\.id) == [1])
+            harness.journal.reset()
+            let cached = try await Train.query(where: ["company": "MonoRail Co."], policy: .cacheOnly, in: store)
+            #expect(cached.records.map(\.id) == [1])
+            #expect(harness.journal.count == 0)
+            let made = Train()
+            made.company = "MonoRail Co."
+            try await made.create(in: store)
+            #expect(cached.records.map(\.id) == [1, made.id])
+            #expect(harness.journal.entries == ["POST /trains"])
+        }
+    }
 }
