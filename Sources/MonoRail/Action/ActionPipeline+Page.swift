@@ -28,12 +28,7 @@ extension ActionPipeline {
         } queued: { _ in
             ListedPage(instances: [])
         }
-        // A live query prunes for itself, once it holds the whole list.
-        if setup.prunesOrphans, QueryBatch.fetchingQuery == nil, answer.source == .network, listsEverything(action),
-            let fetchedAt = answer.fetchedAt
-        {
-            await pruneOrphans(keeping: answer.value.instances, fetchedAt: fetchedAt)
-        }
+        await pruneIfEverything(action, answer: answer, kept: answer.value.instances)
         return answer
     }
 

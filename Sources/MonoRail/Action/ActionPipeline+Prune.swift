@@ -9,6 +9,17 @@ extension ActionPipeline {
         return filter.isEmpty && action.parameters.isEmpty
     }
 
+    /// Prunes after a list read that is authoritative by its shape, for a model that opts in. A live
+    /// query prunes for itself, once it holds the whole list.
+    func pruneIfEverything(_ action: ModelAction<Model>, answer: ResourceResponse<some Sendable>, kept: [Model])
+        async
+    {
+        guard setup.prunesOrphans, QueryBatch.fetchingQuery == nil, answer.source == .network,
+            listsEverything(action), let fetchedAt = answer.fetchedAt
+        else { return }
+        await pruneOrphans(keeping: kept, fetchedAt: fetchedAt)
+    }
+
     /// Removes the records of the model that an authoritative list no longer holds: live instances
     /// (which read as deleted) and, for every record of the model, the record cache's copies.
     ///

@@ -95,9 +95,7 @@ struct ActionPipeline<Model: ResourceModel> {
         } queued: { _ in
             []
         }
-        if setup.prunesOrphans, answer.source == .network, listsEverything(action), let fetchedAt = answer.fetchedAt {
-            await pruneOrphans(keeping: answer.value, fetchedAt: fetchedAt)
-        }
+        await pruneIfEverything(action, answer: answer, kept: answer.value)
         return answer
     }
 

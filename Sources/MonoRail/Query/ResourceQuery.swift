@@ -481,54 +481,37 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var keys: [[JSONValue]] = []
         members.reserveCapacity(state.members.count + joining.count)
         for identifier in leaving { state.memberIDs.remove(identifier) }
+        for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
         guard plan.isSorted else {
             members = state.members.filter { !leaving.contains(ObjectIdentifier($0)) }
-            for (instance, _) in joining { members.append(instance) }
-            for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
+            members.append(contentsOf: joining.map(\.instance))
             state.members = members
             return
         }
         keys.reserveCapacity(members.capacity)
-        // One numeric sort key, the common case: sorted and merged as plain numbers.
+        // The joining records by position, stable: those that tie keep the order they came in, and
+        // the comparison copies no key. One numeric sort key, the common case, compares plain numbers.
+        var sorted = Array(joining.indices)
+        let precedes: (Int, [JSONValue]) -> Bool
         if let ranks = numericRanks(of: joining, members: state.keys) {
-            var sorted = Array(joining.indices)
             ranks.withUnsafeBufferPointer { ranks in
                 sorted.sort { ranks[$0] < ranks[$1] || (ranks[$0] == ranks[$1] && $0 < $1) }
             }
-            var next = 0
-            for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
-                // Surviving members passed `numericRanks`'s check too.
-                let rank = plan.numericRank(key) ?? 0
-                while next < sorted.count, ranks[sorted[next]] < rank {
-                    members.append(joining[sorted[next]].instance)
-                    keys.append(joining[sorted[next]].key)
-                    next += 1
+            // Surviving members passed `numericRanks`'s check too.
+            precedes = { ranks[$0] < (self.plan.numericRank($1) ?? 0) }
+        } else {
+            joining.withUnsafeBufferPointer { joining in
+                sorted.sort { lhs, rhs in
+                    let order = plan.compare(joining[lhs].key, joining[rhs].key)
+                    return order == .orderedAscending || (order == .orderedSame && lhs < rhs)
                 }
-                members.append(member)
-                keys.append(key)
             }
-            for position in sorted[next...] {
-                members.append(joining[position].instance)
-                keys.append(joining[position].key)
-            }
-            for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
-            state.members = members
-            state.keys = keys
-            return
-        }
-        // Stable: joining records that tie keep the order they came in. Sorted by position, so the
-        // comparison copies no key.
-        var sorted = Array(joining.indices)
-        joining.withUnsafeBufferPointer { joining in
-            sorted.sort { lhs, rhs in
-                let order = plan.compare(joining[lhs].key, joining[rhs].key)
-                return order == .orderedAscending || (order == .orderedSame && lhs < rhs)
-            }
+            precedes = { self.plan.compare(joining[$0].key, $1) == .orderedAscending }
         }
         var next = 0
         for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
             // A joining record goes before the first member it sorts strictly before.
-            while next < sorted.count, plan.compare(joining[sorted[next]].key, key) == .orderedAscending {
+            while next < sorted.count, precedes(sorted[next], key) {
                 members.append(joining[sorted[next]].instance)
                 keys.append(joining[sorted[next]].key)
                 next += 1
@@ -540,7 +523,6 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             members.append(joining[position].instance)
             keys.append(joining[position].key)
         }
-        for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
         state.members = members
         state.keys = keys
     }
