@@ -134,27 +134,27 @@ struct QueryPlan: Sendable {
         return true
     }
 
-    /// The values an instance sorts by.
-    func sortKey(_ values: RecordValues) -> [JSONValue] {
-        orderSlots.map { values[$0] ?? .null }
-    }
-
-    /// A one-value sort key as a number that orders as ``compare(_:_:)`` does — `null` first,
-    /// descending keys negated — or `nil` when it is not a number exactly representable as one.
-    func numericRank(_ key: [JSONValue]) -> Double? {
-        guard descending.count == 1, key.count == 1 else { return nil }
-        let value: Double
-        switch key[0] {
-        case .null: value = -.infinity
-        case .double(let double) where !double.isNaN: value = double
-        case .int(let int) where int.magnitude <= 1 << 53: value = Double(int)
-        default: return nil
+    /// Where an instance sorts: one number when the order is one key holding a number, which a
+    /// large merge compares without a `JSONValue`; its values otherwise.
+    func sortKey(_ values: RecordValues) -> SortKey {
+        if orderSlots.count == 1 {
+            let value = values[orderSlots[0]] ?? .null
+            if let rank = SortKey.rank(value, descending: descending[0]) { return .rank(rank) }
+            return .values([value])
         }
-        return descending[0] ? -value : value
+        return .values(orderSlots.map { values[$0] ?? .null })
     }
 
     /// The order of two sort keys.
-    func compare(_ lhs: [JSONValue], _ rhs: [JSONValue]) -> ComparisonResult {
+    @inline(__always)
+    func compare(_ lhs: SortKey, _ rhs: SortKey) -> ComparisonResult {
+        if case .rank(let a) = lhs, case .rank(let b) = rhs {
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        }
+        return compare(lhs.values(descending: descending), rhs.values(descending: descending))
+    }
+
+    private func compare(_ lhs: [JSONValue], _ rhs: [JSONValue]) -> ComparisonResult {
         let count = Swift.min(descending.count, lhs.count, rhs.count)
         var position = 0
         while position < count {
@@ -173,48 +173,4 @@ struct QueryPlan: Sendable {
 enum QuerySlot: Hashable, Sendable {
     case id
     case field(Int)
-}
-
-/// The values of one instance that live queries read, taken together under its lock.
-struct RecordValues: Sendable {
-    var id: JSONValue?
-    /// By schema field index; `nil` where nothing was read. An array, not a dictionary: a large
-    /// merge looks values up once per change and query.
-    var fields: [JSONValue?] = []
-    /// Deleted, or its delete kept in the outbox: no query shows it.
-    var isGone = false
-    /// Whether the id is a local one, of a create the outbox keeps.
-    var isLocal = false
-    /// When the newest server state merged in was fetched.
-    var fetchedAt: Date?
-    /// Whether the app has edited a field since.
-    var isEdited = false
-
-    subscript(slot: QuerySlot) -> JSONValue? {
-        switch slot {
-        case .id: id
-        case .field(let index): index < fields.count ? fields[index] : nil
-        }
-    }
-
-    /// Reads the slots of an instance.
-    static func read<Model: ResourceModel>(
-        _ instance: Model, slots: Set<QuerySlot>, coder: FieldCoder
-    ) -> RecordValues {
-        let schema = Model.resourceSchema.fields
-        return instance._$state.state.withLock { state in
-            var values = RecordValues()
-            values.id = state.id?.jsonValue
-            values.isLocal = state.id?.isLocal ?? false
-            values.isGone = state.isDeleted || state.isDeletePending
-            values.fetchedAt = state.fetchedAt
-            values.isEdited = state.edits.contains { $0 != 0 }
-            for slot in slots {
-                guard case .field(let index) = slot, index < schema.count else { continue }
-                if values.fields.isEmpty { values.fields = Array(repeating: nil, count: schema.count) }
-                values.fields[index] = (try? schema[index].encode(state.values, coder)) ?? .null
-            }
-            return values
-        }
-    }
 }

@@ -53,15 +53,14 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     let plan: QueryPlan
     private let include: [String]
     private let policy: CachePolicy?
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let subscribers = Locked<Subscribers>(Subscribers())
     private let registrar = ObservationRegistrar()
 
     private struct State: Sendable {
+        /// The instances, in the order of `membership`.
         var members: [Model] = []
-        /// Parallel to `members` when the query is sorted.
-        var keys: [[JSONValue]] = []
-        var memberIDs: Set<ObjectIdentifier> = []
+        var membership: QueryMembers
         var total: Int?
         var next: NextPage?
         /// Pages of the shown answer, and the records the server sent in them.
@@ -100,6 +99,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         self.include = include
         self.policy = policy
         self.plan = QueryPlan(where: filter, order: order, setup: store.setup(for: Model.self))
+        self.state = Locked(State(membership: QueryMembers(plan: plan)))
         store.broadcasters.add(self)
     }
 
@@ -158,20 +158,17 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.shownGeneration = generation
             state.pageLoad = nil
             state.members = []
-            state.keys = []
-            state.memberIDs = []
+            state.membership.removeAll()
             admit(
                 answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere, into: &state)
-            for (instance, values) in locals where !state.memberIDs.contains(ObjectIdentifier(instance)) {
+            for (instance, values) in locals where !state.membership.contains(ObjectIdentifier(instance)) {
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
             // A record that joined after the request was sent — created, or moved in — is newer
             // than the answer, which cannot list it.
-            for instance in previous where plan.isEvaluable && !state.memberIDs.contains(ObjectIdentifier(instance)) {
+            for instance in previous where plan.isEvaluable && !state.membership.contains(ObjectIdentifier(instance)) {
                 let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
-                let isNewer =
-                    values.isEdited || (values.fetchedAt ?? .distantPast) > (answer.fetchedAt ?? .distantFuture)
-                guard isNewer, !values.isGone, plan.matches(values) else { continue }
+                guard values.isNewer(than: answer.fetchedAt), !values.isGone, plan.matches(values) else { continue }
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
             state.pages = 1
@@ -333,7 +330,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     private func read(_ instances: [Model]) -> [RecordValues] {
         let coder = FieldCoder(options: setup.coding)
-        return instances.map { RecordValues.read($0, slots: plan.slots, coder: coder) }
+        return RecordValues.read(instances, slots: plan.slots, coder: coder)
     }
 
     /// Instances of creates the outbox keeps that match: the server does not list them yet.
@@ -353,114 +350,48 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         _ instances: [Model], values: [RecordValues], answeredAt: Date?, sorting: Bool, into state: inout State
     ) {
         for (instance, values) in zip(instances, values) {
-            guard !values.isGone, !state.memberIDs.contains(ObjectIdentifier(instance)) else { continue }
-            if plan.isEvaluable {
-                let isNewer = values.isEdited || (values.fetchedAt ?? .distantPast) > (answeredAt ?? .distantFuture)
-                if isNewer, !plan.matches(values) { continue }
-            }
+            guard !values.isGone, !state.membership.contains(ObjectIdentifier(instance)) else { continue }
+            if plan.isEvaluable, values.isNewer(than: answeredAt), !plan.matches(values) { continue }
             let key = plan.sortKey(values)
             if sorting {
                 insert(instance, key: key, into: &state)
             } else {
+                state.membership.append(ObjectIdentifier(instance), key: key)
                 state.members.append(instance)
-                if plan.isSorted { state.keys.append(key) }
-                state.memberIDs.insert(ObjectIdentifier(instance))
             }
         }
     }
 
     /// Puts an instance in its place: after the ones it ties with, or last when unsorted.
-    private func insert(_ instance: Model, key: [JSONValue], into state: inout State) {
-        state.memberIDs.insert(ObjectIdentifier(instance))
-        guard plan.isSorted else {
-            state.members.append(instance)
-            return
-        }
-        var low = 0
-        var high = state.keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if plan.compare(state.keys[middle], key) == .orderedDescending { high = middle } else { low = middle + 1 }
-        }
-        state.members.insert(instance, at: low)
-        state.keys.insert(key, at: low)
-    }
-
-    private func remove(_ instance: Model, from state: inout State) {
-        state.memberIDs.remove(ObjectIdentifier(instance))
-        guard let position = state.members.firstIndex(where: { $0 === instance }) else { return }
-        state.members.remove(at: position)
-        if plan.isSorted { state.keys.remove(at: position) }
-    }
-
-    /// Whether a joining record belongs in the pages loaded: while more remain, a sorted query holds
-    /// only what sorts before the next page.
-    private func fits(_ key: [JSONValue], in state: State) -> Bool {
-        guard state.next != nil, plan.isSorted, let last = state.keys.last else { return true }
-        return plan.compare(key, last) != .orderedDescending
+    private func insert(_ instance: Model, key: SortKey, into state: inout State) {
+        state.members.insert(instance, at: state.membership.insert(ObjectIdentifier(instance), key: key))
     }
 
     /// Applies changes to instances of the model, as the store tells them: one per instance,
-    /// `facts[i]` of `instances[i]`. Returns what tells the query's observers, to run once the
-    /// store's lock is released, if anything changed.
-    func apply(_ facts: [ChangeFacts], instances: [Model]) -> (@Sendable () -> Void)? {
+    /// `changes.facts[i]` of `instances[i]`. Returns what tells the query's observers, to run once
+    /// the store's lock is released, if anything changed.
+    func apply(_ changes: ChangeTable, instances: [Model]) -> (@Sendable () -> Void)? {
         // The query's own answer decides what it shows when it arrives, and a stale one nothing:
         // the changes its merge makes are not told to it.
         guard QueryBatch.fetchingQuery != ObjectIdentifier(self) else { return nil }
-        let plan = plan
-        let relevantMask = plan.filterMask | plan.orderMask
-        var refetches = false
+        // A query that cannot evaluate its filter asks again when a record may have joined.
+        let refetches =
+            !plan.isEvaluable
+            && changes.facts.contains { ($0.kind == .created || $0.kind == .merged) && !$0.values.isGone }
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
             guard state.shownGeneration > 0 else { return false }
-            var leaving = Set<ObjectIdentifier>()
-            var joining: [(instance: Model, key: [JSONValue])] = []
             var total = state.total
-            for index in facts.indices {
-                let fact = facts[index]
-                if fact.isWrite, plan.isEvaluable {
-                    if fact.mask & relevantMask == 0 { continue }
-                    // Only the order changed: a record that does not match is not a member, found
-                    // without hashing it.
-                    if fact.mask & plan.filterMask == 0, !plan.matches(fact.values) { continue }
-                }
-                let isMember = state.memberIDs.contains(fact.instance)
-                if fact.values.isGone || fact.kind == .deleted {
-                    guard isMember else { continue }
-                    leaving.insert(fact.instance)
-                    total = total.map { Swift.max(0, $0 - 1) }
-                    continue
-                }
-                guard plan.isEvaluable else {
-                    if fact.kind == .created || fact.kind == .merged { refetches = true }
-                    continue
-                }
-                let touchesFilter = fact.kind == .created || fact.mask & plan.filterMask != 0
-                if !isMember {
-                    guard touchesFilter, plan.matches(fact.values) else { continue }
-                    total = total.map { $0 + 1 }
-                    let key = plan.sortKey(fact.values)
-                    if fits(key, in: state) { joining.append((instances[index], key)) }
-                } else if touchesFilter, !plan.matches(fact.values) {
-                    leaving.insert(fact.instance)
-                    total = total.map { Swift.max(0, $0 - 1) }
-                } else if plan.isSorted, fact.mask & plan.orderMask != 0 {
-                    // Moves: out of its place, into its new one.
-                    leaving.insert(fact.instance)
-                    joining.append((instances[index], plan.sortKey(fact.values)))
-                }
-            }
-            guard !leaving.isEmpty || !joining.isEmpty || total != state.total else { return false }
+            let rearrangement = state.membership.apply(changes, total: &total, isPartial: state.next != nil)
+            guard rearrangement != nil || total != state.total else { return false }
             state.total = total
-            if leaving.count + joining.count <= 16 {
-                for identifier in leaving {
-                    if let instance = state.members.first(where: { ObjectIdentifier($0) == identifier }) {
-                        remove(instance, from: &state)
-                    }
-                }
-                for (instance, key) in joining { insert(instance, key: key, into: &state) }
-            } else {
-                rebuild(&state, leaving: leaving, joining: joining)
+            switch rearrangement {
+            case nil: break
+            case .steps(let removals, let insertions):
+                for position in removals { state.members.remove(at: position) }
+                for (position, change) in insertions { state.members.insert(instances[change], at: position) }
+            case .rebuilt(let sources):
+                state.members = Self.rearranged(state.members, by: sources, instances: instances)
             }
             publish(state)
             return true
@@ -470,74 +401,6 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             if changed { self.announce() }
             if refetches { self.scheduleRefetch() }
         }
-    }
-
-    /// Many changes at once: the members that stay, merged with the joining ones sorted, in one pass
-    /// rather than one search and one shift per change.
-    private func rebuild(
-        _ state: inout State, leaving: Set<ObjectIdentifier>, joining: [(instance: Model, key: [JSONValue])]
-    ) {
-        var members: [Model] = []
-        var keys: [[JSONValue]] = []
-        members.reserveCapacity(state.members.count + joining.count)
-        for identifier in leaving { state.memberIDs.remove(identifier) }
-        for (instance, _) in joining { state.memberIDs.insert(ObjectIdentifier(instance)) }
-        guard plan.isSorted else {
-            members = state.members.filter { !leaving.contains(ObjectIdentifier($0)) }
-            members.append(contentsOf: joining.map(\.instance))
-            state.members = members
-            return
-        }
-        keys.reserveCapacity(members.capacity)
-        // The joining records by position, stable: those that tie keep the order they came in, and
-        // the comparison copies no key. One numeric sort key, the common case, compares plain numbers.
-        var sorted = Array(joining.indices)
-        let precedes: (Int, [JSONValue]) -> Bool
-        if let ranks = numericRanks(of: joining, members: state.keys) {
-            ranks.withUnsafeBufferPointer { ranks in
-                sorted.sort { ranks[$0] < ranks[$1] || (ranks[$0] == ranks[$1] && $0 < $1) }
-            }
-            // Surviving members passed `numericRanks`'s check too.
-            precedes = { ranks[$0] < (self.plan.numericRank($1) ?? 0) }
-        } else {
-            joining.withUnsafeBufferPointer { joining in
-                sorted.sort { lhs, rhs in
-                    let order = plan.compare(joining[lhs].key, joining[rhs].key)
-                    return order == .orderedAscending || (order == .orderedSame && lhs < rhs)
-                }
-            }
-            precedes = { self.plan.compare(joining[$0].key, $1) == .orderedAscending }
-        }
-        var next = 0
-        for (member, key) in zip(state.members, state.keys) where !leaving.contains(ObjectIdentifier(member)) {
-            // A joining record goes before the first member it sorts strictly before.
-            while next < sorted.count, precedes(sorted[next], key) {
-                members.append(joining[sorted[next]].instance)
-                keys.append(joining[sorted[next]].key)
-                next += 1
-            }
-            members.append(member)
-            keys.append(key)
-        }
-        for position in sorted[next...] {
-            members.append(joining[position].instance)
-            keys.append(joining[position].key)
-        }
-        state.members = members
-        state.keys = keys
-    }
-
-    /// The joining records' keys as numbers in ascending order, when the query sorts by one numeric
-    /// key and every key at hand, the members' too, is a number or `null`.
-    private func numericRanks(of joining: [(instance: Model, key: [JSONValue])], members: [[JSONValue]]) -> [Double]? {
-        guard plan.descending.count == 1 else { return nil }
-        var ranks: [Double] = []
-        ranks.reserveCapacity(joining.count)
-        for (_, key) in joining {
-            guard let rank = plan.numericRank(key) else { return nil }
-            ranks.append(rank)
-        }
-        return members.allSatisfy { plan.numericRank($0) != nil } ? ranks : nil
     }
 
     /// One refresh at a time for a query that cannot evaluate its filter; changes while it runs
@@ -560,6 +423,22 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             }
             self.state.withLock { $0.refetchError = failure }
             self.registrar.withMutation(of: self, keyPath: \.refetchError) {}
+        }
+    }
+
+    /// The instances in a rebuilt order. A loop of our own rather than `map`: `map` over the model
+    /// type, unspecialized, copies each instance through the type's value witnesses.
+    private static func rearranged(
+        _ members: [Model], by sources: [QueryMembers.Source], instances: [Model]
+    ) -> [Model] {
+        [Model](unsafeUninitializedCapacity: sources.count) { buffer, count in
+            for (index, source) in sources.enumerated() {
+                switch source {
+                case .member(let position): buffer.initializeElement(at: index, to: members[position])
+                case .change(let change): buffer.initializeElement(at: index, to: instances[change])
+                }
+            }
+            count = sources.count
         }
     }
 

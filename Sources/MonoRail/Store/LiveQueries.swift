@@ -1,12 +1,14 @@
 import Foundation
 import MonoRailTransport
 
-/// One change to an instance, as live queries are told of it.
-struct QueryChange<Model: ResourceModel>: Sendable {
-    let instance: Model
-    let kind: ResourceUpdate<Model>.Kind
-    /// The schema fields that changed.
-    var fields: [Int]
+/// One change to an instance, as live queries are told of it: plain values, so that holding a
+/// merge's changes costs no run-time look-up of the model's types.
+struct QueryChange: Sendable {
+    /// An instance of the model whose queries are told.
+    let instance: any AnyObject & Sendable
+    var kind: ChangeFacts.Kind
+    /// The changed fields as ``QueryPlan/mask(_:)`` writes them.
+    var mask: UInt64
 }
 
 /// What a live query needs to know of one change, in plain values: a large merge tests each change
@@ -21,6 +23,15 @@ struct ChangeFacts: Sendable {
         case merged
         /// The app changed fields: an edit or a revert.
         case edited
+
+        init<Model>(_ kind: ResourceUpdate<Model>.Kind) {
+            switch kind {
+            case .created: self = .created
+            case .deleted: self = .deleted
+            case .merged: self = .merged
+            case .edited, .reverted: self = .edited
+            }
+        }
     }
 
     var isWrite: Bool { kind == .merged || kind == .edited }
@@ -30,6 +41,32 @@ struct ChangeFacts: Sendable {
     /// The changed fields as ``QueryPlan/mask(_:)`` writes them.
     let mask: UInt64
     let values: RecordValues
+}
+
+/// The changes of one batch as every live query of a model reads them: read once, then looked up
+/// by each query — by instance for the members it holds, in full only for what may join it.
+struct ChangeTable: Sendable {
+    let facts: [ChangeFacts]
+    /// The position of each instance's fact.
+    let positions: InstancePositions
+    /// The facts of records created or first seen: they may join a query whatever fields it reads.
+    let creates: [Int]
+    /// The fields any write changed, as ``QueryPlan/mask(_:)`` writes them.
+    let writeMask: UInt64
+
+    /// `positions` says where each instance's fact is in `facts`.
+    init(_ facts: [ChangeFacts], positions: InstancePositions) {
+        self.facts = facts
+        var creates: [Int] = []
+        var writeMask: UInt64 = 0
+        for (position, fact) in facts.enumerated() {
+            if fact.kind == .created { creates.append(position) }
+            if fact.isWrite { writeMask |= fact.mask }
+        }
+        self.positions = positions
+        self.creates = creates
+        self.writeMask = writeMask
+    }
 }
 
 /// The live queries of one model in a store, told of every change to its instances.
@@ -47,7 +84,7 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
         var entries: [ObjectIdentifier: Entry] = [:]
         /// What any query reads.
         var slots: Set<QuerySlot> = []
-        var fields: Set<Int> = []
+        var mask: UInt64 = 0
         var hasUnevaluable = false
     }
 
@@ -58,7 +95,7 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     /// the mutex).
     private let applying = Locked<UInt64>(0)
     /// Changes held by merges not yet applied, by batch.
-    private let held = Locked<[ObjectIdentifier: [QueryChange<Model>]]>([:])
+    private let held = Locked<[ObjectIdentifier: [QueryChange]]>([:])
 
     func add(_ query: ResourceQuery<Model>) {
         state.withLock { state in
@@ -76,19 +113,18 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
 
     private static func recount(_ state: inout State) {
         state.slots = []
-        state.fields = []
+        state.mask = 0
         state.hasUnevaluable = false
         for entry in state.entries.values {
             state.slots.formUnion(entry.plan.slots)
-            state.fields.formUnion(entry.plan.filterFields)
-            state.fields.formUnion(entry.plan.orderFields)
+            state.mask |= entry.plan.filterMask | entry.plan.orderMask
             if !entry.plan.isEvaluable { state.hasUnevaluable = true }
         }
     }
 
     /// Tells the queries of a change: now, or when the merge that made it has applied.
     func note(_ instance: Model, kind: ResourceUpdate<Model>.Kind, fields: [Int], in store: ResourceStore) {
-        let change = QueryChange(instance: instance, kind: kind, fields: fields)
+        let change = QueryChange(instance: instance, kind: ChangeFacts.Kind(kind), mask: QueryPlan.mask(fields))
         guard let batch = QueryBatch.current else {
             apply([change], in: store)
             return
@@ -104,62 +140,57 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
     }
 
     /// Reads the values the queries need of each change that can matter to one, and hands them over.
-    func apply(_ changes: [QueryChange<Model>], in store: ResourceStore) {
-        let (queries, slots, fields, hasUnevaluable) = state.withLock { state in
-            (state.entries.values.compactMap(\.query), state.slots, state.fields, state.hasUnevaluable)
+    func apply(_ changes: [QueryChange], in store: ResourceStore) {
+        let (queries, slots, mask, hasUnevaluable) = state.withLock { state in
+            (state.entries.values.compactMap(\.query), state.slots, state.mask, state.hasUnevaluable)
         }
         guard !queries.isEmpty else { return }
         // One change per instance: a response may name a record twice (side-loaded and embedded).
-        var relevant: [QueryChange<Model>] = []
-        var positions: [ObjectIdentifier: Int] = [:]
+        var relevant: [QueryChange] = []
+        var instances: [Model] = []
+        var positions = InstancePositions(capacity: changes.count)
         for change in changes {
             switch change.kind {
             case .created, .deleted: break
             case .merged where hasUnevaluable: break
-            case .merged, .edited, .reverted: guard change.fields.contains(where: fields.contains) else { continue }
+            case .merged, .edited: guard change.mask & mask != 0 else { continue }
             }
-            let identifier = ObjectIdentifier(change.instance)
-            if let position = positions[identifier] {
+            guard let instance = change.instance as? Model else { continue }
+            if let position = positions.insert(ObjectIdentifier(instance), at: relevant.count) {
                 relevant[position] = Self.combine(relevant[position], change)
             } else {
-                positions[identifier] = relevant.count
                 relevant.append(change)
+                instances.append(instance)
             }
         }
         guard !relevant.isEmpty else { return }
         let coder = FieldCoder(options: store.setup(for: Model.self).coding)
-        let instances = relevant.map(\.instance)
         // Observers are told after the lock is released: one may change an instance, which comes
         // back here.
         let notices = applying.withLock { batches in
             batches &+= 1
-            let facts = relevant.map { change in
-                ChangeFacts(
-                    instance: ObjectIdentifier(change.instance), kind: Self.kind(of: change),
-                    mask: QueryPlan.mask(change.fields),
-                    values: RecordValues.read(change.instance, slots: slots, coder: coder))
+            let values = RecordValues.read(instances, slots: slots, coder: coder)
+            var facts: [ChangeFacts] = []
+            facts.reserveCapacity(relevant.count)
+            for (change, values) in zip(relevant, values) {
+                facts.append(
+                    ChangeFacts(
+                        instance: ObjectIdentifier(change.instance), kind: change.kind, mask: change.mask,
+                        values: values))
             }
-            return queries.compactMap { $0.apply(facts, instances: instances) }
+            let changes = ChangeTable(facts, positions: positions)
+            return queries.compactMap { $0.apply(changes, instances: instances) }
         }
         for notice in notices { notice() }
     }
 
-    private static func kind(of change: QueryChange<Model>) -> ChangeFacts.Kind {
-        switch change.kind {
-        case .created: .created
-        case .deleted: .deleted
-        case .merged: .merged
-        case .edited, .reverted: .edited
-        }
-    }
-
     /// Two changes to one instance as one: a delete or a create says the most, fields add up.
-    private static func combine(_ first: QueryChange<Model>, _ second: QueryChange<Model>) -> QueryChange<Model> {
+    private static func combine(_ first: QueryChange, _ second: QueryChange) -> QueryChange {
         var combined = first
         if second.kind == .deleted || (second.kind == .created && first.kind != .deleted) {
-            combined = QueryChange(instance: first.instance, kind: second.kind, fields: first.fields)
+            combined.kind = second.kind
         }
-        combined.fields = Array(Set(first.fields).union(second.fields))
+        combined.mask |= second.mask
         return combined
     }
 }
