@@ -74,8 +74,11 @@ struct QueryMembers: Sendable {
         case rebuilt([Source])
     }
 
+    /// Where an instance of a rebuilt list comes from.
     enum Source {
+        /// The member at this position before: it stays or moves.
         case member(Int)
+        /// The instance of the change at this position in the batch: it joins.
         case change(Int)
     }
 
@@ -84,6 +87,9 @@ struct QueryMembers: Sendable {
         /// The position of its change in the batch.
         let change: Int
         let key: SortKey
+        /// Where it was, when it moves: `nil` for a record that joins, and for a move whose place
+        /// is not found yet.
+        var from: Int?
         /// Whether it was not a member.
         let joins: Bool
     }
@@ -116,28 +122,29 @@ struct QueryMembers: Sendable {
     mutating func apply(_ changes: ChangeTable, total: inout Int?, isPartial: Bool) -> Rearrangement? {
         var outcome = Outcome(total: total)
         let facts = changes.facts
+        let sortKeys = plan.isSorted ? changes.sortKeys[plan.order] : nil
         if facts.count > ids.count {
             // More changes than members: each member looks its change up, and only changes that can
             // make a record match are tested against the filter.
             for position in ids.indices {
                 guard let change = changes.positions.position(of: ids[position]) else { continue }
-                settle(member: position, facts[change], at: change, into: &outcome)
+                settle(member: position, change, of: changes, keys: sortKeys, into: &outcome)
             }
             if plan.filterMask & changes.writeMask == 0 {
                 for change in changes.creates where !lookup.contains(facts[change].instance) {
-                    consider(facts[change], at: change, isPartial: isPartial, into: &outcome)
+                    consider(change, of: changes, keys: sortKeys, isPartial: isPartial, into: &outcome)
                 }
             } else {
                 for change in facts.indices where !lookup.contains(facts[change].instance) {
-                    consider(facts[change], at: change, isPartial: isPartial, into: &outcome)
+                    consider(change, of: changes, keys: sortKeys, isPartial: isPartial, into: &outcome)
                 }
             }
         } else {
             for change in facts.indices {
                 if lookup.contains(facts[change].instance) {
-                    settle(member: nil, facts[change], at: change, into: &outcome)
+                    settle(member: nil, change, of: changes, keys: sortKeys, into: &outcome)
                 } else {
-                    consider(facts[change], at: change, isPartial: isPartial, into: &outcome)
+                    consider(change, of: changes, keys: sortKeys, isPartial: isPartial, into: &outcome)
                 }
             }
         }
@@ -145,8 +152,13 @@ struct QueryMembers: Sendable {
         guard !outcome.isEmpty else { return nil }
         var vacated = outcome.vacated
         if !outcome.vacating.isEmpty {
+            var found: [ObjectIdentifier: Int] = [:]
             for (position, member) in ids.enumerated() where outcome.vacating.contains(member) {
                 vacated.append(position)
+                found[member] = position
+            }
+            for index in outcome.arriving.indices where !outcome.arriving[index].joins {
+                outcome.arriving[index].from = found[facts[outcome.arriving[index].change].instance]
             }
         }
         for instance in outcome.departed { lookup.remove(instance) }
@@ -166,34 +178,41 @@ struct QueryMembers: Sendable {
     }
 
     /// What a change does to a member: it leaves, moves, or stays where it is. `position` is its
-    /// place, when known.
+    /// place, when known; `keys` are the changes' sort keys in the query's order.
     private func settle(
-        member position: Int?, _ fact: borrowing ChangeFacts, at change: Int, into outcome: inout Outcome
+        member position: Int?, _ change: Int, of changes: ChangeTable, keys: [SortKey]?, into outcome: inout Outcome
     ) {
-        if fact.values.isGone || fact.kind == .deleted {
+        let fact = changes.facts[change]
+        if fact.isGone || fact.kind == .deleted {
             outcome.depart(fact.instance, at: position)
             return
         }
         guard plan.isEvaluable else { return }
         if fact.isWrite, fact.mask & (plan.filterMask | plan.orderMask) == 0 { return }
-        if fact.kind == .created || fact.mask & plan.filterMask != 0, !plan.matches(fact.values) {
+        if fact.kind == .created || fact.mask & plan.filterMask != 0, !plan.matches(changes.values[change]) {
             outcome.depart(fact.instance, at: position)
         } else if plan.isSorted, fact.mask & plan.orderMask != 0 {
             // Out of its place, into its new one.
             outcome.vacate(fact.instance, at: position)
-            outcome.arriving.append(Arrival(change: change, key: plan.sortKey(fact.values), joins: false))
+            let key = keys?[change] ?? plan.sortKey(changes.values[change])
+            outcome.arriving.append(Arrival(change: change, key: key, from: position, joins: false))
         }
     }
 
     /// What a change does to a record the query does not hold: it joins when it now matches.
     private func consider(
-        _ fact: borrowing ChangeFacts, at change: Int, isPartial: Bool, into outcome: inout Outcome
+        _ change: Int, of changes: ChangeTable, keys: [SortKey]?, isPartial: Bool, into outcome: inout Outcome
     ) {
-        guard plan.isEvaluable, !fact.values.isGone, fact.kind != .deleted else { return }
-        guard fact.kind == .created || fact.mask & plan.filterMask != 0, plan.matches(fact.values) else { return }
+        let fact = changes.facts[change]
+        guard plan.isEvaluable, !fact.isGone, fact.kind != .deleted else { return }
+        guard fact.kind == .created || fact.mask & plan.filterMask != 0, plan.matches(changes.values[change]) else {
+            return
+        }
         outcome.total = outcome.total.map { $0 + 1 }
-        let key = plan.sortKey(fact.values)
-        if fits(key, isPartial: isPartial) { outcome.arriving.append(Arrival(change: change, key: key, joins: true)) }
+        let key = keys?[change] ?? plan.sortKey(changes.values[change])
+        if fits(key, isPartial: isPartial) {
+            outcome.arriving.append(Arrival(change: change, key: key, from: nil, joins: true))
+        }
     }
 
     /// Many changes at once: the members that stay, merged with the arriving ones sorted, in one
@@ -220,7 +239,7 @@ struct QueryMembers: Sendable {
         newIDs.reserveCapacity(sources.capacity)
         newKeys.reserveCapacity(sources.capacity)
         func take(_ arrival: Arrival) {
-            sources.append(.change(arrival.change))
+            sources.append(arrival.from.map(Source.member) ?? .change(arrival.change))
             newIDs.append(facts[arrival.change].instance)
             newKeys.append(arrival.key)
         }

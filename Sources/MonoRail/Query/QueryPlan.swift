@@ -12,6 +12,13 @@ struct QueryPlan: Sendable {
     /// The sort keys: where each is read, and whether it is descending.
     let orderSlots: [Slot]
     let descending: [Bool]
+    /// The sort keys as one value: queries sorted alike share the keys of a batch's changes.
+    var order: Order { Order(slots: orderSlots, descending: descending) }
+
+    struct Order: Hashable, Sendable {
+        let slots: [Slot]
+        let descending: [Bool]
+    }
     var isSorted: Bool { !orderSlots.isEmpty }
     /// Whether every condition and sort key names a field the query can read: if not, the query
     /// refetches on relevant change instead of evaluating.

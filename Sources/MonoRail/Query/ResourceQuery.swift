@@ -377,7 +377,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         // A query that cannot evaluate its filter asks again when a record may have joined.
         let refetches =
             !plan.isEvaluable
-            && changes.facts.contains { ($0.kind == .created || $0.kind == .merged) && !$0.values.isGone }
+            && changes.facts.contains { ($0.kind == .created || $0.kind == .merged) && !$0.isGone }
         let changed = state.withLock { state -> Bool in
             // Before the first answer there is nothing to keep true; the answer decides.
             guard state.shownGeneration > 0 else { return false }
@@ -391,7 +391,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 for position in removals { state.members.remove(at: position) }
                 for (position, change) in insertions { state.members.insert(instances[change], at: position) }
             case .rebuilt(let sources):
-                state.members = Self.rearranged(state.members, by: sources, instances: instances)
+                Self.rearrange(&state.members, by: sources, instances: instances)
             }
             publish(state)
             return true
@@ -426,20 +426,46 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         }
     }
 
-    /// The instances in a rebuilt order. A loop of our own rather than `map`: `map` over the model
-    /// type, unspecialized, copies each instance through the type's value witnesses.
-    private static func rearranged(
-        _ members: [Model], by sources: [QueryMembers.Source], instances: [Model]
-    ) -> [Model] {
-        [Model](unsafeUninitializedCapacity: sources.count) { buffer, count in
-            for (index, source) in sources.enumerated() {
-                switch source {
-                case .member(let position): buffer.initializeElement(at: index, to: members[position])
-                case .change(let change): buffer.initializeElement(at: index, to: instances[change])
+    /// Puts the instances in a rebuilt order. Members that stay are moved, not copied: a copy
+    /// touches an instance's reference count, a cache miss per instance in a large list. Only
+    /// joining instances are retained and departing ones released.
+    private static func rearrange(_ members: inout [Model], by sources: [QueryMembers.Source], instances: [Model]) {
+        var kept = [Bool](repeating: false, count: members.count)
+        for case .member(let position) in sources { kept[position] = true }
+        // Slots of departing members take joining instances; the rest are dropped at the end.
+        var spare = kept.indices.filter { !kept[$0] }[...]
+        // Where each instance of the new order is now.
+        var slots: [Int] = []
+        slots.reserveCapacity(Swift.max(sources.count, members.count))
+        for source in sources {
+            switch source {
+            case .member(let position):
+                slots.append(position)
+            case .change(let change):
+                if let slot = spare.popFirst() {
+                    members[slot] = instances[change]
+                    slots.append(slot)
+                } else {
+                    members.append(instances[change])
+                    slots.append(members.count - 1)
                 }
             }
-            count = sources.count
         }
+        slots.append(contentsOf: spare)
+        // Each cycle of the permutation in turn, by swaps.
+        members.withUnsafeMutableBufferPointer { buffer in
+            var placed = [Bool](repeating: false, count: buffer.count)
+            for start in slots.indices where !placed[start] {
+                var current = start
+                placed[current] = true
+                while slots[current] != start {
+                    buffer.swapAt(current, slots[current])
+                    current = slots[current]
+                    placed[current] = true
+                }
+            }
+        }
+        members.removeLast(members.count - sources.count)
     }
 
     // MARK: - Telling

@@ -11,9 +11,10 @@ struct QueryChange: Sendable {
     var mask: UInt64
 }
 
-/// What a live query needs to know of one change, in plain values: a large merge tests each change
-/// against each query, and code generic over the model would look the model's layout up at run
-/// time for every test.
+/// What a live query needs to know of one change, in plain values that copy without a reference
+/// count: a large merge tests each change against each query, and code generic over the model would
+/// look the model's layout up at run time for every test. The instance's values are beside it, in
+/// ``ChangeTable/values``.
 struct ChangeFacts: Sendable {
     enum Kind: Sendable {
         /// The store has the record now: created here, or first seen.
@@ -40,13 +41,19 @@ struct ChangeFacts: Sendable {
     let kind: Kind
     /// The changed fields as ``QueryPlan/mask(_:)`` writes them.
     let mask: UInt64
-    let values: RecordValues
+    /// Deleted, or its delete kept in the outbox: no query shows it.
+    let isGone: Bool
 }
 
 /// The changes of one batch as every live query of a model reads them: read once, then looked up
 /// by each query — by instance for the members it holds, in full only for what may join it.
 struct ChangeTable: Sendable {
     let facts: [ChangeFacts]
+    /// The values of each change's instance.
+    let values: [RecordValues]
+    /// Where each change's instance sorts, for each order a query has: worked out once for all the
+    /// queries sorted alike.
+    let sortKeys: [QueryPlan.Order: [SortKey]]
     /// The position of each instance's fact.
     let positions: InstancePositions
     /// The facts of records created or first seen: they may join a query whatever fields it reads.
@@ -54,9 +61,16 @@ struct ChangeTable: Sendable {
     /// The fields any write changed, as ``QueryPlan/mask(_:)`` writes them.
     let writeMask: UInt64
 
-    /// `positions` says where each instance's fact is in `facts`.
-    init(_ facts: [ChangeFacts], positions: InstancePositions) {
+    /// `positions` says where each instance's fact is in `facts`; `plans` are the plans of the
+    /// queries to be told.
+    init(_ facts: [ChangeFacts], values: [RecordValues], positions: InstancePositions, plans: [QueryPlan]) {
         self.facts = facts
+        self.values = values
+        var sortKeys: [QueryPlan.Order: [SortKey]] = [:]
+        for plan in plans where plan.isSorted && sortKeys[plan.order] == nil {
+            sortKeys[plan.order] = values.map(plan.sortKey)
+        }
+        self.sortKeys = sortKeys
         var creates: [Int] = []
         var writeMask: UInt64 = 0
         for (position, fact) in facts.enumerated() {
@@ -176,9 +190,9 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
                 facts.append(
                     ChangeFacts(
                         instance: ObjectIdentifier(change.instance), kind: change.kind, mask: change.mask,
-                        values: values))
+                        isGone: values.isGone))
             }
-            let changes = ChangeTable(facts, positions: positions)
+            let changes = ChangeTable(facts, values: values, positions: positions, plans: queries.map(\.plan))
             return queries.compactMap { $0.apply(changes, instances: instances) }
         }
         for notice in notices { notice() }
