@@ -239,7 +239,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             for index in indices { fields[index].notify(model, registrar) }
         }
         if let queries = store?.broadcasters.queries(of: Model.self), let store {
-            queries.note(model, kind: kind, fields: indices, in: store)
+            let change = QueryChange(instance: model, kind: ChangeFacts.Kind(kind), mask: QueryPlan.mask(indices))
+            queries.note(change, in: store)
         }
         let perType = store?.broadcaster(for: Model.self)
         guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }

@@ -452,17 +452,22 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             }
         }
         slots.append(contentsOf: spare)
-        // Each cycle of the permutation in turn, by swaps.
+        // Each cycle of the permutation in turn: every instance moves once, through pointers — the
+        // collection methods, unspecialized for the model, would call into the runtime per move.
         members.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
             var placed = [Bool](repeating: false, count: buffer.count)
             for start in slots.indices where !placed[start] {
+                placed[start] = true
+                guard slots[start] != start else { continue }
+                let carried = (base + start).move()
                 var current = start
-                placed[current] = true
                 while slots[current] != start {
-                    buffer.swapAt(current, slots[current])
+                    (base + current).initialize(to: (base + slots[current]).move())
                     current = slots[current]
                     placed[current] = true
                 }
+                (base + current).initialize(to: carried)
             }
         }
         members.removeLast(members.count - sources.count)

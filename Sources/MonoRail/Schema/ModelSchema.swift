@@ -144,7 +144,8 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.init(
             name, storage, property, key: key,
             decode: { value, coder in value.isNull ? nil : try coder.decode(Wrapped.self, from: value) },
-            encode: { value, coder in try coder.encode(value) },
+            // The wrapped value, so the encoder meets its type rather than an optional of it.
+            encode: { value, coder in try value.map { try coder.encode($0) } ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 /// streams (`Train.updates()`) and the live queries, each made on first use.
 final class Broadcasters: Sendable {
     private let byModel = Locked<[ObjectIdentifier: any Sendable]>([:])
-    private let queriesByModel = Locked<[ObjectIdentifier: any Sendable]>([:])
+    private let queriesByModel = Locked<[ObjectIdentifier: any QueryRegistry]>([:])
     /// Live queries in the store, of every model: while there are none, merges hold no changes back.
     private let liveQueryCount = Atomic<Int>(0)
 
@@ -33,9 +33,9 @@ final class Broadcasters: Sendable {
     var hasLiveQueries: Bool { liveQueryCount.load(ordering: .relaxed) > 0 }
 
     /// The live queries of a model, if it has any.
-    func queries<Model: ResourceModel>(of type: Model.Type) -> ModelQueries<Model>? {
+    func queries(of type: any ResourceModel.Type) -> (any QueryRegistry)? {
         guard liveQueryCount.load(ordering: .relaxed) > 0 else { return nil }
-        return queriesByModel.withLock { $0[ObjectIdentifier(type)] as? ModelQueries<Model> }
+        return queriesByModel.withLock { $0[ObjectIdentifier(type)] }
     }
 
     /// Starts telling a live query of changes.

@@ -83,12 +83,19 @@ struct ChangeTable: Sendable {
     }
 }
 
+/// The live queries of one model, as the store tells them of a change: without the model's type,
+/// which an instance's announcement would otherwise look up at run time, once per instance.
+protocol QueryRegistry: AnyObject, Sendable {
+    /// Tells the queries of a change: now, or when the merge that made it has applied.
+    func note(_ change: QueryChange, in store: ResourceStore)
+}
+
 /// The live queries of one model in a store, told of every change to its instances.
 ///
 /// Queries are held weakly: one the app drops stops being told. Changes made by one merge are told
 /// together, once the merge has applied (``QueryBatch``), so a query moves once per response, not
 /// once per record.
-final class ModelQueries<Model: ResourceModel>: Sendable {
+final class ModelQueries<Model: ResourceModel>: QueryRegistry {
     private struct Entry {
         weak var query: ResourceQuery<Model>?
         let plan: QueryPlan
@@ -136,9 +143,7 @@ final class ModelQueries<Model: ResourceModel>: Sendable {
         }
     }
 
-    /// Tells the queries of a change: now, or when the merge that made it has applied.
-    func note(_ instance: Model, kind: ResourceUpdate<Model>.Kind, fields: [Int], in store: ResourceStore) {
-        let change = QueryChange(instance: instance, kind: ChangeFacts.Kind(kind), mask: QueryPlan.mask(fields))
+    func note(_ change: QueryChange, in store: ResourceStore) {
         guard let batch = QueryBatch.current else {
             apply([change], in: store)
             return

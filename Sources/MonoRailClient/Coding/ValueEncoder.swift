@@ -60,6 +60,11 @@ final class EncodingContext {
     }
 
     func box<T: Encodable>(_ value: T, path: PathNode?) throws -> JSONValue {
+        // The common field types by exact type first: each cast that fails below is a look-up at run
+        // time, and a large merge with live queries reads a field of every record it changes.
+        if T.self == Double.self, let value = value as? Double { return try boxDouble(value, path) }
+        if T.self == Int.self, let value = value as? Int { return .int(Int64(value)) }
+        if T.self == String.self, let value = value as? String { return .string(value) }
         switch value {
         case let value as JSONValue: return value
         case let value as String: return .string(value)
