@@ -174,7 +174,7 @@ struct QueryMembers: Sendable {
             }
             return .steps(removals: removals, insertions: insertions)
         }
-        return .rebuilt(rebuild(vacated: vacated, arriving: outcome.arriving, facts: facts))
+        return .rebuilt(rebuild(vacated: vacated, arriving: outcome.arriving, changes: changes))
     }
 
     /// What a change does to a member: it leaves, moves, or stays where it is. `position` is its
@@ -217,7 +217,8 @@ struct QueryMembers: Sendable {
 
     /// Many changes at once: the members that stay, merged with the arriving ones sorted, in one
     /// pass rather than one search and one shift per change.
-    private mutating func rebuild(vacated: [Int], arriving: [Arrival], facts: [ChangeFacts]) -> [Source] {
+    private mutating func rebuild(vacated: [Int], arriving: [Arrival], changes: ChangeTable) -> [Source] {
+        let facts = changes.facts
         var stays = [Bool](repeating: true, count: ids.count)
         for position in vacated { stays[position] = false }
         var sources: [Source] = []
@@ -233,7 +234,7 @@ struct QueryMembers: Sendable {
             }
             return sources
         }
-        let sorted = order(of: arriving)
+        let sorted = order(of: arriving, in: changes)
         var newIDs: [ObjectIdentifier] = []
         var newKeys: [SortKey] = []
         newIDs.reserveCapacity(sources.capacity)
@@ -260,23 +261,33 @@ struct QueryMembers: Sendable {
         return sources
     }
 
-    /// The arriving records' positions, sorted; ties keep the order their changes came in. Keys that
-    /// are all numbers sort as plain numbers.
-    private func order(of arriving: [Arrival]) -> [Int] {
-        var ranks: [(rank: Double, change: Int, index: Int)] = []
-        ranks.reserveCapacity(arriving.count)
-        for (index, arrival) in arriving.enumerated() {
-            guard case .rank(let rank) = arrival.key else {
-                let plan = plan
-                return arriving.indices.sorted { lhs, rhs in
-                    let order = plan.compare(arriving[lhs].key, arriving[rhs].key)
-                    return order == .orderedAscending
-                        || (order == .orderedSame && arriving[lhs].change < arriving[rhs].change)
-                }
-            }
-            ranks.append((rank, arrival.change, index))
+    /// The arriving records' positions, sorted; ties keep the order their changes came in.
+    private func order(of arriving: [Arrival], in changes: ChangeTable) -> [Int] {
+        // Many: by the changes' places in the whole batch, sorted once for every query sorted alike.
+        if arriving.count >= 32, let keys = changes.sortKeys[plan.order] {
+            let ranks = changes.orders.ranks(in: plan, keys: keys)
+            return Self.radixSorted(arriving.indices, by: { ranks[arriving[$0].change] }, below: ranks.count)
         }
-        ranks.sort { $0.rank < $1.rank || ($0.rank == $1.rank && $0.change < $1.change) }
-        return ranks.map(\.index)
+        return plan.sorted(arriving.indices, by: { arriving[$0].key }, ties: { arriving[$0].change })
+    }
+
+    /// Positions sorted by distinct integers below `limit`, a byte at a time: linear in the positions.
+    private static func radixSorted(_ positions: Range<Int>, by value: (Int) -> Int, below limit: Int) -> [Int] {
+        var sorted = Array(positions)
+        var scratch = sorted
+        var shift = 0
+        repeat {
+            var starts = [Int](repeating: 0, count: 257)
+            for position in sorted { starts[((value(position) >> shift) & 0xFF) + 1] += 1 }
+            for digit in 1..<257 { starts[digit] += starts[digit - 1] }
+            for position in sorted {
+                let digit = (value(position) >> shift) & 0xFF
+                scratch[starts[digit]] = position
+                starts[digit] += 1
+            }
+            swap(&sorted, &scratch)
+            shift += 8
+        } while limit > 1 << shift
+        return sorted
     }
 }

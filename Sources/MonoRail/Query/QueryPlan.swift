@@ -152,6 +152,26 @@ struct QueryPlan: Sendable {
         return .values(orderSlots.map { values[$0] ?? .null })
     }
 
+    /// Positions sorted by their keys, ties by `tie` ascending: keys that are all numbers are compared
+    /// as plain numbers.
+    func sorted(
+        _ positions: some Collection<Int>, by key: (Int) -> SortKey, ties tie: (Int) -> Int = { $0 }
+    ) -> [Int] {
+        var ranks: [(rank: Double, tie: Int, position: Int)] = []
+        ranks.reserveCapacity(positions.count)
+        for position in positions {
+            guard case .rank(let rank) = key(position) else {
+                return positions.sorted { lhs, rhs in
+                    let order = compare(key(lhs), key(rhs))
+                    return order == .orderedAscending || (order == .orderedSame && tie(lhs) < tie(rhs))
+                }
+            }
+            ranks.append((rank, tie(position), position))
+        }
+        ranks.sort { $0.rank < $1.rank || ($0.rank == $1.rank && $0.tie < $1.tie) }
+        return ranks.map(\.position)
+    }
+
     /// The order of two sort keys.
     @inline(__always)
     func compare(_ lhs: SortKey, _ rhs: SortKey) -> ComparisonResult {

@@ -45,44 +45,6 @@ struct ChangeFacts: Sendable {
     let isGone: Bool
 }
 
-/// The changes of one batch as every live query of a model reads them: read once, then looked up
-/// by each query — by instance for the members it holds, in full only for what may join it.
-struct ChangeTable: Sendable {
-    let facts: [ChangeFacts]
-    /// The values of each change's instance.
-    let values: [RecordValues]
-    /// Where each change's instance sorts, for each order a query has: worked out once for all the
-    /// queries sorted alike.
-    let sortKeys: [QueryPlan.Order: [SortKey]]
-    /// The position of each instance's fact.
-    let positions: InstancePositions
-    /// The facts of records created or first seen: they may join a query whatever fields it reads.
-    let creates: [Int]
-    /// The fields any write changed, as ``QueryPlan/mask(_:)`` writes them.
-    let writeMask: UInt64
-
-    /// `positions` says where each instance's fact is in `facts`; `plans` are the plans of the
-    /// queries to be told.
-    init(_ facts: [ChangeFacts], values: [RecordValues], positions: InstancePositions, plans: [QueryPlan]) {
-        self.facts = facts
-        self.values = values
-        var sortKeys: [QueryPlan.Order: [SortKey]] = [:]
-        for plan in plans where plan.isSorted && sortKeys[plan.order] == nil {
-            sortKeys[plan.order] = values.map(plan.sortKey)
-        }
-        self.sortKeys = sortKeys
-        var creates: [Int] = []
-        var writeMask: UInt64 = 0
-        for (position, fact) in facts.enumerated() {
-            if fact.kind == .created { creates.append(position) }
-            if fact.isWrite { writeMask |= fact.mask }
-        }
-        self.positions = positions
-        self.creates = creates
-        self.writeMask = writeMask
-    }
-}
-
 /// The live queries of one model, as the store tells them of a change: without the model's type,
 /// which an instance's announcement would otherwise look up at run time, once per instance.
 protocol QueryRegistry: AnyObject, Sendable {
