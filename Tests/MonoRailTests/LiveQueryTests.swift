@@ -215,6 +215,44 @@ struct LiveQueryTests {
         }
     }
 
+    @Test("large responses where more records leave than join keep the query equal to the sorted filter")
+    func bigMergeMostlyLeaving() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let ids = try LivePagingTests.addTrains(80, to: harness) { Double(100 + $0) }
+            let trains = try await Train.query(
+                where: ["max_speed": .atLeast(100)], order: [.descending("max_speed")], in: store)
+            #expect(trains.records.count == 81)  // and a seeded train
+            let server = harness.server.store
+            let resource = try #require(server.schema.resource(plural: "trains"))
+            /// The trains of the store the query should hold, fastest first (every speed differs).
+            func expected(_ all: [Train]) -> [ResourceID?] {
+                all.filter { ($0.maxSpeed ?? 0) >= 100 }.sorted { ($0.maxSpeed ?? 0) > ($1.maxSpeed ?? 0) }.map(\.id)
+            }
+
+            // One response larger than the query: half fall out of the range, a quarter move, five join.
+            for (index, id) in ids.enumerated() where index % 4 != 3 {
+                let speed = index % 4 == 2 ? 300 + Double(index) : 50 + Double(index) / 10
+                _ = try server.update(resource, id: String(id), attributes: ["max_speed": .double(speed)])
+            }
+            try LivePagingTests.addTrains(5, to: harness) { 200 + Double($0) * 7 }
+            let all = try await Train.get(in: store)
+            #expect(trains.records.count == 46)
+            #expect(trains.records.map(\.id) == expected(all))
+
+            // One response smaller than the query: 30 members move, through a field the filter does not read.
+            let moving = trains.records.prefix(30).compactMap { $0.id.flatMap { Int($0.description) } }
+            for (index, id) in moving.enumerated() {
+                _ = try server.update(
+                    resource, id: String(id),
+                    attributes: ["max_speed": .double(1000 - Double(index) * 3), "company": "Moved"])
+            }
+            _ = try await Train.get(where: ["company": "Moved"], in: store)
+            #expect(trains.records.count == 46)
+            #expect(trains.records.map(\.id) == expected(try await Train.get(policy: .cacheOnly, in: store)))
+        }
+    }
+
     @Test("a query answers from the record cache's stored list with a cache policy, then stays live")
     func cachedList() async throws {
         try await withHarness { harness in

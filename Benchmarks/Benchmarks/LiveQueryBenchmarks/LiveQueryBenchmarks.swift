@@ -95,6 +95,14 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.measurement(
                     metric("ratio queries/none (%)"), microseconds(times[1]) * 100 / max(1, microseconds(times[0])))
             }
+            // Every query still holds its 1,000 records, and no other, in order.
+            for (index, query) in queries.enumerated() {
+                let records = query.records
+                let ids = Set(records.compactMap { Int($0.id?.description ?? "") })
+                let speeds = records.map { $0.maxSpeed ?? 0 }
+                precondition(ids == Set(index * 90 + 1...index * 90 + 1000), "query \(index) holds its range")
+                precondition(speeds == speeds.sorted(by: >), "query \(index) stays sorted")
+            }
             blackHole(held.count)
         }
     }
