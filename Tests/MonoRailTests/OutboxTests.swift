@@ -335,6 +335,40 @@ struct OutboxReplayTests {
         }
     }
 
+    @Test("pause() during a run: the write in flight gets its answer, the next ones wait for flush()")
+    func pauseMidRun() async throws {
+        let canned = try await CannedServer.start()
+        for id in 1...3 {
+            canned.respond(to: "GET /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 1}}"#)
+            canned.respond(
+                to: "PUT /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 5}}"#,
+                after: .milliseconds(300))
+        }
+        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        configuration.writePolicy = .queued
+        let store = ResourceStore(configuration: configuration)
+        store.outbox.isPaused = true
+        for id in 1...3 {
+            let train = try await QueuedTrain.get(id: id, in: store)
+            train.numberOfCars = 5
+            try await train.save()
+        }
+        let events = store.outbox.events
+        store.outbox.isPaused = false
+        // The first write is on its way (its answer takes 300 ms) when the outbox is paused.
+        for await event in events {
+            if case .sent = event { break }
+        }
+        await store.outbox.pause()
+        #expect(store.outbox.pendingCount == 2)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(canned.requests.filter { $0.hasPrefix("PUT") }.count == 1)
+        try await store.outbox.flush()
+        #expect(store.outbox.pendingCount == 0)
+        #expect(canned.requests.filter { $0.hasPrefix("PUT") }.count == 3)
+        await canned.stop()
+    }
+
     @Test("8 tasks keep writes on their own records while flushes run; each lands once")
     func concurrent() async throws {
         try await withHarness(configure: OutboxTests.queued) { harness in

@@ -77,6 +77,8 @@ public final class Outbox: Sendable {
         var restoring: [String: Task<Void, Never>] = [:]
         /// Whether sending waits for `flush()`.
         var isPaused = false
+        /// Calls of `flush()` waiting: a paused outbox still sends for them.
+        var flushes = 0
         /// Local ids the server has replaced, and by what.
         var replaced: [String: ResourceID] = [:]
         /// How to send each restored model's writes, by resource name.
@@ -110,6 +112,8 @@ public final class Outbox: Sendable {
     /// - Throws: ``APIError`` when the server cannot be reached (the writes stay kept and are tried
     ///   again later), or the storage's error when it cannot be read.
     public func flush() async throws {
+        state.withLock { $0.flushes += 1 }
+        defer { state.withLock { $0.flushes -= 1 } }
         try await load()
         while true {
             if case .stopped(let error) = await startRun().value { throw error }
@@ -311,14 +315,28 @@ public final class Outbox: Sendable {
     // MARK: - Replaying
 
     /// Whether kept writes wait for ``flush()`` instead of being sent on their own — after they are
-    /// kept, on retries, and when a request goes through. For an app that sends only on Wi-Fi, or one
-    /// about to hand its file to another store. Setting it back to `false` sends what waits.
+    /// kept, on retries, and when a request goes through. For an app that sends only on Wi-Fi.
+    /// Setting it sends no write beyond the one being sent, if any; ``pause()`` waits for that one.
+    /// Setting it back to `false` sends what waits.
     public var isPaused: Bool {
         get { state.withLock { $0.isPaused } }
         set {
             state.withLock { $0.isPaused = newValue }
             if !newValue { startAutomaticRun() }
         }
+    }
+
+    /// Pauses automatic sending (``isPaused``) and returns once no write is being sent: the one in
+    /// flight, if any, has its answer, and no other starts unless ``flush()`` is called. For a store
+    /// about to hand its storage file to another.
+    public func pause() async {
+        let run = state.withLock { state in
+            state.isPaused = true
+            state.retry?.cancel()
+            state.retry = nil
+            return state.run
+        }
+        _ = await run?.value
     }
 
     /// A replay run, unless paused.
@@ -351,7 +369,9 @@ public final class Outbox: Sendable {
     private func replay() async -> RunResult {
         while true {
             let next = state.withLock { state -> (Entry, ResourceStore, [String: ResourceID], any OutboxReplaying)? in
-                guard let head = state.entries.first, head.isKept, let store = state.store,
+                // Paused between two writes of an automatic run: the next waits, unless a flush does.
+                guard !state.isPaused || state.flushes > 0, let head = state.entries.first, head.isKept,
+                    let store = state.store,
                     let replay = state.replays[head.write.model]
                 else { return nil }
                 return (head, store, state.replaced, replay)

@@ -18,8 +18,6 @@ struct QueryMembers: Sendable {
         self.plan = plan
     }
 
-    var count: Int { ids.count }
-
     func contains(_ instance: ObjectIdentifier) -> Bool { lookup.contains(instance) }
 
     mutating func removeAll() {

@@ -255,8 +255,8 @@ struct Walkthrough {
             show("line.id (local until the server answers)", line.id?.isLocal == true ? "local" : "server")
             show("outbox.pendingCount", "\(store.outbox.pendingCount)")
             // A real app's process ends here. In this one, the old store, still holding its kept
-            // writes, must not send them beside the new one.
-            store.outbox.isPaused = true
+            // writes, must not send them beside the new one: not even the attempt it may be making.
+            await store.outbox.pause()
         }
         print("   (the app quits; a new store opens the same file)")
         let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
