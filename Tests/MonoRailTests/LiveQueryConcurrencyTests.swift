@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import TestServer
 import Testing
 
 /// Live queries under concurrent change: run under the thread sanitizer in CI.

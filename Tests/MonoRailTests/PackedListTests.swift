@@ -1,4 +1,5 @@
 import Foundation
+import TestServer
 import Testing
 
 @testable import MonoRail
@@ -317,19 +318,6 @@ final class TreeTrain {
     var tags: [String] = []
 
     static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
-}
-
-/// SplitMix64: a seeded generator, so that a failing input can be made again.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 extension PackedListTests {

@@ -3,7 +3,8 @@ import Foundation
 @testable import MonoRailClient
 
 /// The JSON parser against Foundation's `JSONSerialization`: both accept or both refuse, and what
-/// both accept holds the same values.
+/// both accept holds the same values. And the cursor's check that builds nothing
+/// (`JSONCursor.skipValue`) against the parser: the same texts accepted.
 ///
 /// Foundation's known differences, allowed here:
 /// - It reads UTF-16 and UTF-32 (found by their zero bytes or a byte-order mark) and a UTF-8
@@ -22,6 +23,15 @@ enum JSONFuzz {
         MemoryBound.check(inputSize: data.count) {
             ours = Result { () throws(JSONSyntaxError) in try JSONParser().parse(data) }
         }
+        let skipped = data.withUnsafeBytes { raw in
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), maxDepth: JSONParser().maxDepth)
+            cursor.skipWhitespace()
+            guard (try? cursor.skipValue(depth: 0)) != nil else { return false }
+            cursor.skipWhitespace()
+            return cursor.isAtEnd
+        }
+        if case .success = ours, !skipped { fatalError("the cursor refused what the parser read") }
+        if case .failure = ours, skipped { fatalError("the cursor accepted what the parser refused") }
         let theirs = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         switch (ours, theirs) {
         case (.success(let value), let object?):
