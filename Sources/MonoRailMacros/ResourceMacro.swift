@@ -80,6 +80,13 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                     }
                     return true
                 }
+                \(access)mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
+                    switch index {
+            \(directCases.joined(separator: "\n"))
+                    default: return false
+                    }
+                    return true
+                }
             """
         let fieldValues: DeclSyntax = """
             \(raw: access)struct FieldValues: ResourceFieldValues {

@@ -93,6 +93,17 @@ struct ResourceMacroTests {
                     }
                     return true
                 }
+                mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
+                    switch index {
+                    case 0:
+                        company = try decoder.decodeOptional(value)
+                    case 1:
+                        numberOfCars = try decoder.decode(value)
+                    default:
+                        return false
+                    }
+                    return true
+                }
             }
 
             let _$state = InstanceState<Train>()

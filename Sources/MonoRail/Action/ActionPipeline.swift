@@ -388,6 +388,8 @@ struct ActionPipeline<Model: ResourceModel> {
             let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
             if let packed = setup.packedRecords(in: response, decoder: decoder) {
                 located = packed
+            } else if let text = setup.textRecords(in: response, decoder: decoder) {
+                located = text
             } else {
                 let list = try setup.records(in: response)
                 var patches: [RecordPatch<Model>] = []

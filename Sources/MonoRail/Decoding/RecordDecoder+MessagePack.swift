@@ -67,7 +67,7 @@ extension RecordDecoder {
 
     /// The schema field whose wire key is `key`; records usually list their keys in schema order,
     /// so the field after the last one found is tried first.
-    private func fieldIndex(of key: UnsafeRawBufferPointer, expected: Int) -> Int? {
+    func fieldIndex(of key: UnsafeRawBufferPointer, expected: Int) -> Int? {
         if expected < wireKeyBytes.count, Self.equal(key, wireKeyBytes[expected]) { return expected }
         for index in 0..<wireKeyBytes.count where index != expected && Self.equal(key, wireKeyBytes[index]) {
             return index

@@ -7,6 +7,8 @@ enum WireRecord {
     case tree(JSONValue, keyOrder: [String])
     /// The bytes of a MessagePack record read in place.
     case packed(Data)
+    /// The bytes of a JSON record read in place, already checked; made MessagePack when cached.
+    case text(Data, keyOrder: [String])
 
     /// The record in MessagePack, the form a record cache keeps. A tree's keys are written in the
     /// model's schema order, the order the in-place reader tries first, then any others.
@@ -14,6 +16,9 @@ enum WireRecord {
         switch self {
         case .packed(let bytes):
             return bytes
+        case .text(let bytes, let order):
+            // Checked when it was read, against the nesting limit then in force: it parses.
+            return WireRecord.tree((try? JSONParser(maxDepth: .max).parse(bytes)) ?? .null, keyOrder: order).messagePack
         case .tree(let value, let order):
             guard case .object(let object) = value else { return MessagePackWriter.serialize(value) }
             var writer = MessagePackWriter(reservingCapacity: 256)

@@ -71,7 +71,7 @@ extension ResourceModel {
         return instance
     }
 
-    private static func receivedResponse(_ body: Data, contentType: String, setup: ModelSetup<Self>) -> APIResponse {
+    static func receivedResponse(_ body: Data, contentType: String, setup: ModelSetup<Self>) -> APIResponse {
         var response = HTTPResponse(status: .ok)
         response.headerFields[.contentType] = contentType
         return APIResponse(

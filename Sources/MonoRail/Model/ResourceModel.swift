@@ -141,6 +141,9 @@ public protocol ResourceFieldValues: Sendable {
     /// The same for a value of a MessagePack body, read where it lies. Generated.
     mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
         -> Bool
+
+    /// The same for a value of a JSON body, read where it lies. Generated.
+    mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool
 }
 
 extension ResourceFieldValues {
@@ -153,6 +156,11 @@ extension ResourceFieldValues {
     public mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
         -> Bool
     { false }
+
+    /// Decodes nothing directly; every field goes through its schema entry.
+    public mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
+        false
+    }
 
     /// Compares nothing; every field falls back to its schema comparison.
     public func _$sameFields(as other: Self) -> FieldComparison { FieldComparison() }

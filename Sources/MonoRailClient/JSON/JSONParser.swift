@@ -37,6 +37,16 @@ public struct JSONParser: Sendable {
     }
 }
 
+extension JSONParser {
+    /// The tree of the value at the cursor, which ends past it. `depth` is the nesting of the arrays
+    /// and objects around the value, counted against ``maxDepth`` as in a whole text.
+    package static func value(at cursor: inout JSONCursor, depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        var reader = TreeReader(cursor: cursor)
+        defer { cursor = reader.cursor }
+        return try reader.parseValue(depth: depth)
+    }
+}
+
 /// Builds the tree of a JSON text on a ``JSONCursor``, which reads and checks each scalar.
 private struct TreeReader {
     var cursor: JSONCursor

@@ -171,7 +171,7 @@ public struct ResponseDecoder: Sendable {
         }
     }
 
-    static func isJSON(_ contentType: String) -> Bool {
+    package static func isJSON(_ contentType: String) -> Bool {
         let prefix = "application/json".utf8
         if contentType.utf8.starts(with: prefix) {
             let rest = contentType.utf8.dropFirst(prefix.count)

@@ -1,0 +1,168 @@
+import Foundation
+
+// JSON list bodies are read in place, as MessagePack ones are (`ModelSetup+MessagePack.swift`): each
+// record is checked exactly as the parser would check it and decoded where it lies, instead of the
+// whole body being built as a tree of dictionaries and strings first.
+extension ModelSetup {
+    /// The records of a JSON list body, decoded in place.
+    ///
+    /// `nil` when the body is not JSON, not a list where ``records(in:)`` looks for one, or anything
+    /// in it fails: the caller then reads the body as a tree, which reports the failure exactly as
+    /// for any other body. Nothing is merged before all records are decoded, so giving up part way
+    /// loses nothing.
+    func textRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
+        if let contentType = response.response.headerFields[.contentType], !ResponseDecoder.isJSON(contentType) {
+            return nil
+        }
+        guard !response.body.isEmpty else { return nil }
+        let maxDepth = client.responseDecoder.parser.maxDepth
+        return response.body.withUnsafeBytes { raw in
+            try? textList(in: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth, decoder: decoder)
+        }
+    }
+
+    /// Finds the list as ``records(in:)`` does (the namespace, then a bare array or the array under
+    /// the list key) and decodes it, reading the other members as trees for side-loads.
+    private func textList(
+        in bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, decoder: RecordDecoder<Model>
+    ) throws -> Located<[RecordPatch<Model>]>? {
+        var cursor = JSONCursor(bytes, maxDepth: maxDepth)
+        cursor.skipWhitespace()
+        let base = locator.basePath
+        // Without a namespace the records are checked one by one as they are read, and the members
+        // beside them as they are built; with one, the whole body is checked first.
+        var depth = 0
+        var checkedWhole = false
+        if !locator.namespaceKeys.isEmpty {
+            var whole = cursor
+            try whole.skipValue(depth: 0)
+            whole.skipWhitespace()
+            guard whole.isAtEnd else { return nil }
+            checkedWhole = true
+            for key in locator.namespaceKeys {
+                guard let member = try Self.member(key, ofObjectAt: cursor.offset, in: bytes, maxDepth: maxDepth)
+                else { return nil }
+                cursor.offset = member
+                depth += 1
+            }
+        }
+        guard depth + 2 < maxDepth else { return nil }
+        let located: Located<[RecordPatch<Model>]>
+        switch cursor.current {
+        case UInt8(ascii: "["):
+            let patches = try records(&cursor, depth: depth + 1, base: base, decoder: decoder)
+            located = Located(main: patches, path: base, container: nil, rootKey: nil)
+        case UInt8(ascii: "{"):
+            let key = Array(listKey.utf8)
+            var patches: [RecordPatch<Model>]?
+            var container: [String: JSONValue] = [:]
+            cursor.offset += 1
+            cursor.skipWhitespace()
+            // An empty object has no list: the tree says so.
+            var closed = false
+            while !closed {
+                guard cursor.current == UInt8(ascii: "\"") else { return nil }
+                let name = try cursor.parseString()
+                cursor.skipWhitespace()
+                guard cursor.current == UInt8(ascii: ":") else { return nil }
+                cursor.offset += 1
+                cursor.skipWhitespace()
+                if name.utf8.elementsEqual(key) {
+                    // A repeated list key: the tree keeps the last; leave that case to it.
+                    guard patches == nil, cursor.current == UInt8(ascii: "[") else { return nil }
+                    patches = try records(
+                        &cursor, depth: depth + 2, base: "\(base).\(listKey)", decoder: decoder)
+                } else {
+                    container[name] = try JSONParser.value(at: &cursor, depth: depth + 1)
+                }
+                cursor.skipWhitespace()
+                switch cursor.current {
+                case UInt8(ascii: ","):
+                    cursor.offset += 1
+                    cursor.skipWhitespace()
+                case UInt8(ascii: "}"):
+                    cursor.offset += 1
+                    closed = true
+                default:
+                    return nil
+                }
+            }
+            guard let patches else { return nil }
+            located = Located(main: patches, path: "\(base).\(listKey)", container: container, rootKey: listKey)
+        default:
+            return nil
+        }
+        cursor.skipWhitespace()
+        guard checkedWhole || cursor.isAtEnd else { return nil }
+        return located
+    }
+
+    /// Checks and decodes the records of the array at the cursor, which is inside `depth - 1` arrays
+    /// and objects; the cursor ends after the array.
+    private func records(
+        _ cursor: inout JSONCursor, depth: Int, base: String, decoder: RecordDecoder<Model>
+    ) throws -> [RecordPatch<Model>] {
+        guard depth <= cursor.maxDepth else { throw cursor.error("nesting deeper than \(cursor.maxDepth) levels") }
+        cursor.offset += 1
+        cursor.skipWhitespace()
+        var patches: [RecordPatch<Model>] = []
+        if cursor.current == UInt8(ascii: "]") {
+            cursor.offset += 1
+            return patches
+        }
+        // A model that rewrites records needs each one as a tree to hand to its hook.
+        let readsInPlace = !Model.resourceSchema.rewritesRecords
+        var index = 0
+        while true {
+            let record = JSONField(bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth)
+            let location = RecordLocation(base: base, index: index)
+            var end = 0
+            if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, depth: depth, end: &end) {
+                patches.append(patch)
+                cursor.offset = end
+            } else {
+                // The tree reader checks the record as it builds it.
+                let tree = try JSONParser.value(at: &cursor, depth: depth)
+                if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
+            }
+            index += 1
+            cursor.skipWhitespace()
+            switch cursor.current {
+            case UInt8(ascii: ","):
+                cursor.offset += 1
+                cursor.skipWhitespace()
+            case UInt8(ascii: "]"):
+                cursor.offset += 1
+                return patches
+            default:
+                throw cursor.error("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    /// Where the value of the last `key` in the object at `offset` starts, as a tree lookup finds it.
+    private static func member(
+        _ key: String, ofObjectAt offset: Int, in bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int
+    )
+        throws(JSONSyntaxError) -> Int?
+    {
+        var cursor = JSONCursor(bytes, offset: offset, maxDepth: maxDepth)
+        guard cursor.current == UInt8(ascii: "{") else { return nil }
+        cursor.offset += 1
+        cursor.skipWhitespace()
+        var found: Int?
+        while cursor.current == UInt8(ascii: "\"") {
+            let name = try cursor.parseString()
+            cursor.skipWhitespace()
+            cursor.offset += 1  // ':' (the body was checked)
+            cursor.skipWhitespace()
+            if name == key { found = cursor.offset }
+            try cursor.skipValue(depth: 1)
+            cursor.skipWhitespace()
+            guard cursor.current == UInt8(ascii: ",") else { break }
+            cursor.offset += 1
+            cursor.skipWhitespace()
+        }
+        return found
+    }
+}
