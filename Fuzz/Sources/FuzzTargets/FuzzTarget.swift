@@ -18,6 +18,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case contentType = "content-type"
     case routeTemplates = "route-templates"
     case messagePackList = "msgpack-list"
+    case jsonList = "json-list"
 
     /// The target the environment names; stops with the list of names when it names none.
     public static let selected: FuzzTarget = {
@@ -44,7 +45,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .retryAfter: HeaderFuzz.retryAfter(data)
         case .contentType: HeaderFuzz.contentType(data)
         case .routeTemplates: HeaderFuzz.routeTemplate(data)
-        case .messagePackList: MessagePackListFuzz.run(data)
+        case .messagePackList: ListFuzz.run(data, contentType: ListFuzz.messagePack)
+        case .jsonList: ListFuzz.run(data, contentType: ListFuzz.json)
         }
     }
 }

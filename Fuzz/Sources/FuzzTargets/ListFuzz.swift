@@ -3,19 +3,20 @@ import Foundation
 @testable import MonoRail
 @testable import MonoRailClient
 
-/// A MessagePack list merged in place against the same list merged through the JSON tree: the same
-/// values or the same error, and nothing merged on an error.
-enum MessagePackListFuzz {
+/// A MessagePack or JSON list merged in place against the same list merged through the JSON tree:
+/// the same values or the same error, and nothing merged on an error.
+enum ListFuzz {
     static let messagePack = "application/x-msgpack"
+    static let json = "application/json"
 
-    static func run(_ data: Data) {
+    static func run(_ data: Data, contentType: String) {
         let inPlaceStore = offlineStore()
         let treeStore = offlineStore()
         var inPlace: Result<[Sample], any Error> = .success([])
         MemoryBound.check(inputSize: data.count, perByte: 512, slack: 4 << 20) {
-            inPlace = Result { try Sample.merge(listBody: data, contentType: messagePack, in: inPlaceStore) }
+            inPlace = Result { try Sample.merge(listBody: data, contentType: contentType, in: inPlaceStore) }
         }
-        let tree = Result { try TreeSample.merge(listBody: data, contentType: messagePack, in: treeStore) }
+        let tree = Result { try TreeSample.merge(listBody: data, contentType: contentType, in: treeStore) }
         switch (inPlace, tree) {
         case (.success(let read), .success(let built)):
             let readForms = read.map(wireForm)
