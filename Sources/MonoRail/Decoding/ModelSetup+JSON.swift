@@ -76,16 +76,8 @@ extension ModelSetup {
                     container[name] = try JSONParser.value(at: &cursor, depth: depth + 1)
                 }
                 cursor.skipWhitespace()
-                switch cursor.current {
-                case UInt8(ascii: ","):
-                    cursor.offset += 1
-                    cursor.skipWhitespace()
-                case UInt8(ascii: "}"):
-                    cursor.offset += 1
-                    closed = true
-                default:
-                    return nil
-                }
+                guard let more = cursor.continues(closing: UInt8(ascii: "}")) else { return nil }
+                closed = !more
             }
             guard let patches else { return nil }
             located = Located(main: patches, path: "\(base).\(listKey)", container: container, rootKey: listKey)
@@ -127,16 +119,10 @@ extension ModelSetup {
             }
             index += 1
             cursor.skipWhitespace()
-            switch cursor.current {
-            case UInt8(ascii: ","):
-                cursor.offset += 1
-                cursor.skipWhitespace()
-            case UInt8(ascii: "]"):
-                cursor.offset += 1
-                return patches
-            default:
+            guard let more = cursor.continues(closing: UInt8(ascii: "]")) else {
                 throw cursor.error("expected ',' or ']' in an array")
             }
+            if !more { return patches }
         }
     }
 

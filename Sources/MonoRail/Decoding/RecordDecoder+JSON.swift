@@ -13,19 +13,16 @@ extension RecordDecoder {
         -> RecordPatch<Model>?
     {
         var cursor = record.cursor
-        // Which fields were seen, as bits; models of more than 64 fields take the tree.
-        guard cursor.current == UInt8(ascii: "{"), depth < record.maxDepth, fields.count <= 64 else { return nil }
+        guard cursor.current == UInt8(ascii: "{"), depth < record.maxDepth, var read = inPlaceRecord() else {
+            return nil
+        }
         cursor.offset += 1
         cursor.skipWhitespace()
-        var seen: UInt64 = 0
         var values = Model.FieldValues()
-        var present = [Bool](repeating: false, count: fields.count)
-        var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
-        var id: ResourceID?
         let direct = FieldDecoder(coder: coder)
-        var expected = 0
-        var closed = cursor.current == UInt8(ascii: "}")
-        while !closed {
+        var more = cursor.current != UInt8(ascii: "}")
+        if !more { cursor.offset += 1 }
+        while more {
             guard cursor.current == UInt8(ascii: "\"") else { return nil }
             let keyStart = cursor.offset + 1
             // A key with escapes may spell a field's key differently: the tree decides.
@@ -40,45 +37,22 @@ extension RecordDecoder {
             // Values sit one level below the record.
             try cursor.skipValue(depth: depth + 1)
             cursor.skipWhitespace()
-            switch cursor.current {
-            case UInt8(ascii: ","):
-                cursor.offset += 1
-                cursor.skipWhitespace()
-            case UInt8(ascii: "}"):
-                closed = true
-            default:
-                return nil
+            guard let next = cursor.continues(closing: UInt8(ascii: "}")) else { return nil }
+            more = next
+            switch try member(key, of: &read, json: value.json) {
+            case .refused: return nil
+            case .other: continue
+            case .field(let index):
+                // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
+                if try values._$decodeField(index, from: value, with: direct) { continue }
+                try decodeBySchema(index, from: try value.json(), into: &values, of: &read, at: location)
             }
-            guard let index = fieldIndex(of: key, expected: expected) else {
-                if Self.equal(key, idKeyBytes) {
-                    guard id == nil, let parsed = ResourceID(json: try value.json()) else { return nil }
-                    id = parsed
-                }
-                continue
-            }
-            expected = index + 1
-            guard seen & (1 << index) == 0 else { return nil }
-            seen |= 1 << index
-            present[index] = true
-            // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
-            if try values._$decodeField(index, from: value, with: direct) { continue }
-            if let embedding = fields[index].embedded {
-                let path = "\(location.description).\(wireKeys[index])"
-                embedded.append((index, try embedding.decode(try value.json(), path, self.embedding)))
-            } else {
-                try fields[index].decode(&values, try value.json(), coder)
-            }
-        }
-        cursor.offset += 1
-        guard let id else { return nil }
-        for index in 0..<fields.count where seen & (1 << index) == 0 {
-            if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
         }
         end = cursor.offset
-        let wire: WireRecord? =
-            embedding.keepsWire
-            ? .text(Data(UnsafeBufferPointer(rebasing: record.bytes[record.offset..<end])), keyOrder: storedKeyOrder)
-            : nil
-        return RecordPatch(id: id, values: values, present: present, embedded: embedded, wire: wire)
+        return patch(of: read, values: values) {
+            .text(
+                Data(UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])),
+                keyOrder: storedKeyOrder)
+        }
     }
 }

@@ -33,6 +33,23 @@ package struct JSONCursor {
         }
     }
 
+    /// After a member or an element: moves past a comma and the whitespace after it (`true`:
+    /// another follows) or past the bracket that closes the container (`false`); `nil`, moving
+    /// nothing, when neither is there.
+    @inline(__always) package mutating func continues(closing bracket: UInt8) -> Bool? {
+        switch current {
+        case UInt8(ascii: ","):
+            offset += 1
+            skipWhitespace()
+            return true
+        case bracket:
+            offset += 1
+            return false
+        default:
+            return nil
+        }
+    }
+
     // MARK: - Checking without building
 
     /// Checks the value at the cursor exactly as ``JSONParser`` would parse it, and moves past it,
@@ -68,16 +85,11 @@ package struct JSONCursor {
             skipWhitespace()
             try skipValue(depth: depth)
             skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                offset += 1
-                skipWhitespace()
-            case UInt8(ascii: "}"):
-                offset += 1
-                return
-            case nil: throw error("unexpected end of input in an object")
-            default: throw error("expected ',' or '}' in an object")
+            guard let more = continues(closing: UInt8(ascii: "}")) else {
+                throw error(
+                    current == nil ? "unexpected end of input in an object" : "expected ',' or '}' in an object")
             }
+            if !more { return }
         }
     }
 
@@ -92,16 +104,11 @@ package struct JSONCursor {
         while true {
             try skipValue(depth: depth)
             skipWhitespace()
-            switch current {
-            case UInt8(ascii: ","):
-                offset += 1
-                skipWhitespace()
-            case UInt8(ascii: "]"):
-                offset += 1
-                return
-            case nil: throw error("unexpected end of input in an array")
-            default: throw error("expected ',' or ']' in an array")
+            guard let more = continues(closing: UInt8(ascii: "]")) else {
+                throw error(
+                    current == nil ? "unexpected end of input in an array" : "expected ',' or ']' in an array")
             }
+            if !more { return }
         }
     }
 

@@ -97,16 +97,13 @@ private struct TreeReader {
             cursor.skipWhitespace()
             object[key] = try parseValue(depth: depth)
             cursor.skipWhitespace()
-            switch cursor.current {
-            case UInt8(ascii: ","):
-                cursor.offset += 1
-                cursor.skipWhitespace()
-            case UInt8(ascii: "}"):
-                cursor.offset += 1
+            guard let more = cursor.continues(closing: UInt8(ascii: "}")) else {
+                throw cursor.error(
+                    cursor.current == nil ? "unexpected end of input in an object" : "expected ',' or '}' in an object")
+            }
+            if !more {
                 if depth < sizeHints.count { sizeHints[depth] = object.count }
                 return .object(object)
-            case nil: throw cursor.error("unexpected end of input in an object")
-            default: throw cursor.error("expected ',' or '}' in an object")
             }
         }
     }
@@ -123,16 +120,11 @@ private struct TreeReader {
         while true {
             array.append(try parseValue(depth: depth))
             cursor.skipWhitespace()
-            switch cursor.current {
-            case UInt8(ascii: ","):
-                cursor.offset += 1
-                cursor.skipWhitespace()
-            case UInt8(ascii: "]"):
-                cursor.offset += 1
-                return .array(array)
-            case nil: throw cursor.error("unexpected end of input in an array")
-            default: throw cursor.error("expected ',' or ']' in an array")
+            guard let more = cursor.continues(closing: UInt8(ascii: "]")) else {
+                throw cursor.error(
+                    cursor.current == nil ? "unexpected end of input in an array" : "expected ',' or ']' in an array")
             }
+            if !more { return .array(array) }
         }
     }
 
