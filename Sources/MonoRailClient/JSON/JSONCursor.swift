@@ -55,87 +55,125 @@ package struct JSONCursor {
     /// Checks the value at the cursor exactly as ``JSONParser`` would parse it, and moves past it,
     /// building nothing. `depth` is the nesting of the arrays and objects around it.
     package mutating func skipValue(depth: Int) throws(JSONSyntaxError) {
+        var nothing = UnrecordedStructure()
+        try walkValue(depth: depth, into: &nothing)
+    }
+
+    /// Checks the value at the cursor exactly as ``JSONParser`` would parse it, moves past it, and
+    /// tells `structure` where its containers, keys and scalars lie. The one walk of the grammar's
+    /// arrays and objects besides the parser's: ``skipValue(depth:)`` records nothing,
+    /// ``JSONTape`` records everything.
+    package mutating func walkValue<Structure: JSONStructure>(
+        depth: Int, into structure: inout Structure
+    ) throws(JSONSyntaxError) {
         guard let byte = current else { throw error("unexpected end of input") }
         switch byte {
-        case UInt8(ascii: "{"): try skipObject(depth: depth + 1)
-        case UInt8(ascii: "["): try skipArray(depth: depth + 1)
-        case UInt8(ascii: "\""): try skipString()
-        case UInt8(ascii: "t"): try expectLiteral("true")
-        case UInt8(ascii: "f"): try expectLiteral("false")
-        case UInt8(ascii: "n"): try expectLiteral("null")
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        case UInt8(ascii: "{"): try walkObject(depth: depth + 1, into: &structure)
+        case UInt8(ascii: "["): try walkArray(depth: depth + 1, into: &structure)
+        case UInt8(ascii: "\""):
+            let start = offset + 1
+            let hasEscapes = try skipString()
+            structure.string(start..<(offset - 1), hasEscapes: hasEscapes)
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            structure.literal(.bool(true))
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            structure.literal(.bool(false))
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            structure.literal(.null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): structure.number(try parseNumber())
         default: throw error("unexpected character '\(Unicode.Scalar(byte))'")
         }
     }
 
-    private mutating func skipObject(depth: Int) throws(JSONSyntaxError) {
+    private mutating func walkObject<Structure: JSONStructure>(
+        depth: Int, into structure: inout Structure
+    ) throws(JSONSyntaxError) {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
+        let container = structure.open(isArray: false)
         offset += 1
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             offset += 1
+            structure.close(container, count: 0)
             return
         }
+        var count = 0
         while true {
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            try skipString()
+            let start = offset + 1
+            let hasEscapes = try skipString()
+            structure.key(start..<(offset - 1), hasEscapes: hasEscapes)
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
             offset += 1
             skipWhitespace()
-            try skipValue(depth: depth)
+            try walkValue(depth: depth, into: &structure)
+            count += 1
             skipWhitespace()
             guard let more = continues(closing: UInt8(ascii: "}")) else {
                 throw error(
                     current == nil ? "unexpected end of input in an object" : "expected ',' or '}' in an object")
             }
-            if !more { return }
+            if !more {
+                structure.close(container, count: count)
+                return
+            }
         }
     }
 
-    private mutating func skipArray(depth: Int) throws(JSONSyntaxError) {
+    private mutating func walkArray<Structure: JSONStructure>(
+        depth: Int, into structure: inout Structure
+    ) throws(JSONSyntaxError) {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
+        let container = structure.open(isArray: true)
         offset += 1
         skipWhitespace()
         if current == UInt8(ascii: "]") {
             offset += 1
+            structure.close(container, count: 0)
             return
         }
+        var count = 0
         while true {
-            try skipValue(depth: depth)
+            try walkValue(depth: depth, into: &structure)
+            count += 1
             skipWhitespace()
             guard let more = continues(closing: UInt8(ascii: "]")) else {
                 throw error(
                     current == nil ? "unexpected end of input in an array" : "expected ',' or ']' in an array")
             }
-            if !more { return }
+            if !more {
+                structure.close(container, count: count)
+                return
+            }
         }
     }
 
     /// Checks a string as ``parseString()`` reads it — escapes, control characters, UTF-8 — and
     /// moves past it; returns whether it has escapes. The text between escapes is checked run by
-    /// run: an escape's character is whole, so it cannot complete or break a run's UTF-8.
+    /// run: an escape's character is whole, so it cannot complete or break a run's UTF-8. As in
+    /// the parser, a bad escape or control character is reported before bad UTF-8 before it.
     @discardableResult
     package mutating func skipString() throws(JSONSyntaxError) -> Bool {
         offset += 1
         let start = offset
         var run = offset
         var hasEscapes = false
+        var isValid = true
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                guard String.isValidUTF8(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[run..<offset])))
-                else {
+                guard isValid, Self.isValidUTF8(bytes, run..<offset) else {
                     throw JSONSyntaxError(offset: start, reason: "invalid UTF-8 in a string")
                 }
                 offset += 1
                 return hasEscapes
             }
             if byte == UInt8(ascii: "\\") {
-                guard String.isValidUTF8(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[run..<offset])))
-                else {
-                    throw JSONSyntaxError(offset: start, reason: "invalid UTF-8 in a string")
-                }
+                isValid = isValid && Self.isValidUTF8(bytes, run..<offset)
                 offset += 1
                 _ = try escapedScalar()
                 hasEscapes = true
@@ -146,6 +184,11 @@ package struct JSONCursor {
             offset += 1
         }
         throw error("unterminated string")
+    }
+
+    @inline(__always) private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool
+    {
+        String.isValidUTF8(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[range])))
     }
 
     package mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
@@ -428,4 +471,31 @@ package struct JSONCursor {
         }
         return magnitude <= UInt64(Int64.max) ? .int(Int64(magnitude)) : .uint(magnitude)
     }
+}
+
+/// What a walk over a JSON value (``JSONCursor/walkValue(depth:into:)``) reports, in text order.
+/// Ranges are byte offsets; a string's range excludes its quotes.
+package protocol JSONStructure {
+    /// An array or object starts; the token returned is handed back when it closes.
+    mutating func open(isArray: Bool) -> Int
+    /// The container `open` returned `token` for closes with `count` elements or members.
+    mutating func close(_ token: Int, count: Int)
+    /// A member's key.
+    mutating func key(_ range: Range<Int>, hasEscapes: Bool)
+    /// A string value.
+    mutating func string(_ range: Range<Int>, hasEscapes: Bool)
+    /// A number, as the parser reads it.
+    mutating func number(_ value: JSONValue)
+    /// `true`, `false` or `null`.
+    mutating func literal(_ value: JSONValue)
+}
+
+/// The structure of a value only checked: nothing is recorded.
+struct UnrecordedStructure: JSONStructure {
+    @inline(__always) func open(isArray: Bool) -> Int { 0 }
+    @inline(__always) func close(_ token: Int, count: Int) {}
+    @inline(__always) func key(_ range: Range<Int>, hasEscapes: Bool) {}
+    @inline(__always) func string(_ range: Range<Int>, hasEscapes: Bool) {}
+    @inline(__always) func number(_ value: JSONValue) {}
+    @inline(__always) func literal(_ value: JSONValue) {}
 }

@@ -38,6 +38,26 @@ public struct ResponseDecoder: Sendable {
     ///
     /// - Throws: ``APIError`` with code ``APIError/Code/decodingFailed``.
     public func parse(_ body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil) throws -> JSONValue {
+        if try isMessagePack(body, response: response, request: request) {
+            do {
+                return try messagePackReader.readJSON(body)
+            } catch {
+                throw APIError(
+                    .decodingFailed, "the response is not valid MessagePack: \(error)",
+                    request: request, response: response, rawBody: body, underlyingError: error)
+            }
+        }
+        do {
+            return try parser.parse(body)
+        } catch {
+            throw notJSON(error, body, response, request)
+        }
+    }
+
+    /// Whether a body is MessagePack rather than JSON, by its content type.
+    ///
+    /// - Throws: ``APIError`` for any other content type, or an empty body.
+    private func isMessagePack(_ body: Data, response: HTTPResponse?, request: HTTPRequest?) throws -> Bool {
         // Each media type check runs once, and a JSON response, the common case, needs only the first.
         var isPacked = false
         if let contentType = response?.headerFields[.contentType], !Self.isJSON(contentType) {
@@ -52,22 +72,15 @@ public struct ResponseDecoder: Sendable {
             throw APIError(
                 .decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
         }
-        if isPacked {
-            do {
-                return try messagePackReader.readJSON(body)
-            } catch {
-                throw APIError(
-                    .decodingFailed, "the response is not valid MessagePack: \(error)",
-                    request: request, response: response, rawBody: body, underlyingError: error)
-            }
-        }
-        do {
-            return try parser.parse(body)
-        } catch {
-            throw APIError(
-                .decodingFailed, "the response is not valid JSON: \(error)",
-                request: request, response: response, rawBody: body, underlyingError: error)
-        }
+        return isPacked
+    }
+
+    private func notJSON(_ error: any Error, _ body: Data, _ response: HTTPResponse?, _ request: HTTPRequest?)
+        -> APIError
+    {
+        APIError(
+            .decodingFailed, "the response is not valid JSON: \(error)",
+            request: request, response: response, rawBody: body, underlyingError: error)
     }
 
     /// Decodes `type` from a body.
@@ -91,8 +104,48 @@ public struct ResponseDecoder: Sendable {
         if T.self == EmptyResponse.self, let empty = EmptyResponse() as? T {
             return Envelope(value: empty, response: response)
         }
+        if try !isMessagePack(body, response: response, request: request),
+            let envelope = try decodeInPlace(type, from: body, response: response, request: request, roots: roots)
+        {
+            return envelope
+        }
         let json = try parse(body, response: response, request: request)
         return try decode(type, from: json, rawBody: body, response: response, request: request, roots: roots)
+    }
+
+    /// Decodes a JSON body where it lies (``JSONTape``): only the members beside the main value
+    /// become trees. The same values and errors as parsing the body and decoding the tree; `nil`
+    /// for a body too large to tape.
+    private func decodeInPlace<T: Decodable>(
+        _ type: T.Type, from body: Data, response: HTTPResponse?, request: HTTPRequest?, roots: [String]
+    ) throws -> Envelope<T>? {
+        try body.withUnsafeBytes { raw throws -> Envelope<T>? in
+            let tape: JSONTape
+            do {
+                guard let taped = try JSONTape(raw.bindMemory(to: UInt8.self), maxDepth: parser.maxDepth) else {
+                    return nil
+                }
+                tape = taped
+            } catch {
+                throw notJSON(error, body, response, request)
+            }
+            defer { tape.close() }
+            let whole = JSONTapeValue(tape: tape, index: 0)
+            let located = try locate(
+                in: whole, rawBody: body, response: response, request: request, locator: locator, roots: roots,
+                shape: .any, requiresRoot: false, typeName: "\(T.self)")
+            var sideloaded: [String: JSONValue] = [:]
+            located.container?.forEachMember { key, value in
+                if key != located.root { sideloaded[key] = value.tree }
+            }
+            let value = try decodeMain(
+                T.self, path: located.path, root: located.root, rawBody: body, response: response, request: request,
+                parsedBody: { whole.tree }
+            ) { decoder, path in
+                try decoder.decode(T.self, from: tape, at: located.value.index, path: path)
+            }
+            return Envelope(value: value, sideloaded: sideloaded, response: response)
+        }
     }
 
     /// Parses a body and finds its main value in one step: the call a reader of records makes
@@ -114,24 +167,25 @@ public struct ResponseDecoder: Sendable {
         in body: Data, response: HTTPResponse? = nil, request: HTTPRequest? = nil, locator: ResponseLocator? = nil,
         roots: [String], shape: ResponseLocator.Shape = .any, requiresRoot: Bool = false, typeName: String = "value"
     ) throws -> LocatedValue {
-        try locate(
-            in: try parse(body, response: response, request: request), rawBody: body, response: response,
-            request: request, locator: locator ?? self.locator, roots: roots, shape: shape,
-            requiresRoot: requiresRoot, typeName: typeName)
+        LocatedValue(
+            try locate(
+                in: try parse(body, response: response, request: request), rawBody: body, response: response,
+                request: request, locator: locator ?? self.locator, roots: roots, shape: shape,
+                requiresRoot: requiresRoot, typeName: typeName))
     }
 
-    private func locate(
-        in json: JSONValue, rawBody: Data?, response: HTTPResponse?, request: HTTPRequest?, locator: ResponseLocator,
+    private func locate<Body: EnvelopeValue>(
+        in body: Body, rawBody: Data?, response: HTTPResponse?, request: HTTPRequest?, locator: ResponseLocator,
         roots: [String], shape: ResponseLocator.Shape, requiresRoot: Bool, typeName: String
-    ) throws -> LocatedValue {
+    ) throws -> (value: Body, path: String, container: Body?, root: String?) {
         do {
-            return try locator.locate(
-                in: json, roots: roots, shape: shape, requiresRoot: requiresRoot, typeName: typeName)
+            return try locator.find(
+                in: body, roots: roots, shape: shape, requiresRoot: requiresRoot, typeName: typeName)
         } catch var error as APIError {
             error.request = request
             error.response = response
             error.rawBody = rawBody
-            error.parsedBody = json
+            error.parsedBody = body.tree
             throw error
         }
     }
@@ -145,22 +199,38 @@ public struct ResponseDecoder: Sendable {
         request: HTTPRequest? = nil,
         roots: [String] = []
     ) throws -> Envelope<T> {
+        let located = try locate(
+            in: json, rawBody: rawBody, response: response, request: request, locator: locator, roots: roots,
+            shape: .any, requiresRoot: false, typeName: "\(T.self)")
+        let value = try decodeMain(
+            T.self, path: located.path, root: located.root, rawBody: rawBody, response: response, request: request,
+            parsedBody: { json }
+        ) { decoder, path in
+            try decoder.decode(T.self, from: located.value, path: path)
+        }
+        var sideloaded: [String: JSONValue] = [:]
+        if case .object(var members)? = located.container {
+            if let root = located.root { members[root] = nil }
+            sideloaded = members
+        }
+        return Envelope(value: value, sideloaded: sideloaded, response: response)
+    }
+
+    /// Runs `decode` on the main value found under `root`, turning its failures into ``APIError``s.
+    private func decodeMain<T>(
+        _ type: T.Type, path: String, root: String?, rawBody: Data?, response: HTTPResponse?, request: HTTPRequest?,
+        parsedBody: () -> JSONValue, _ decode: (ValueDecoder, [WireKey]) throws -> T
+    ) throws -> T {
         func failure(_ message: String, _ decodingFailure: DecodingFailure? = nil, _ underlying: (any Error)? = nil)
             -> APIError
         {
             APIError(
-                .decodingFailed, message, request: request, response: response, rawBody: rawBody, parsedBody: json,
-                decodingFailure: decodingFailure, underlyingError: underlying)
+                .decodingFailed, message, request: request, response: response, rawBody: rawBody,
+                parsedBody: parsedBody(), decodingFailure: decodingFailure, underlyingError: underlying)
         }
-        let located = try locate(
-            in: json, rawBody: rawBody, response: response, request: request, locator: locator, roots: roots,
-            shape: .any, requiresRoot: false, typeName: "\(T.self)")
-        let main = located.value
-        let path = (locator.namespaceKeys + (located.root.map { [$0] } ?? [])).map { WireKey(stringValue: $0) }
-        let sideloaded = located.sideloaded
+        let keys = (locator.namespaceKeys + (root.map { [$0] } ?? [])).map { WireKey(stringValue: $0) }
         do {
-            let value = try ValueDecoder(options: coding).decode(T.self, from: main, path: path)
-            return Envelope(value: value, sideloaded: sideloaded, response: response)
+            return try decode(ValueDecoder(options: coding), keys)
         } catch let error as DecodingError {
             let detail = DecodingFailure(typeName: "\(T.self)", error: error)
             throw failure("the response cannot be decoded: \(detail)", detail, error)

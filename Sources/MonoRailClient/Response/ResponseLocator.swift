@@ -76,26 +76,35 @@ public struct ResponseLocator: Sendable, Hashable {
     public func locate(
         in body: JSONValue, roots: [String], shape: Shape = .any, requiresRoot: Bool = false, typeName: String = "value"
     ) throws -> LocatedValue {
+        LocatedValue(try find(in: body, roots: roots, shape: shape, requiresRoot: requiresRoot, typeName: typeName))
+    }
+
+    /// Finds the main value of a body held as a tree or a tape, by the rules above.
+    package func find<Body: EnvelopeValue>(
+        in body: Body, roots: [String], shape: Shape, requiresRoot: Bool, typeName: String
+    ) throws -> (value: Body, path: String, container: Body?, root: String?) {
         var container = body
         for key in namespaceKeys {
-            guard case .object(let object) = container, let inner = object[key] else {
+            guard container.isObject, let inner = container.member(key) else {
                 throw failure(typeName, "the response has no \"\(rootNamespace ?? key)\" namespace", key: rootNamespace)
             }
             container = inner
         }
         let base = basePath
-        if case .object(let object) = container {
+        if container.isObject {
             for root in roots {
-                guard let value = object[root], Self.value(value, has: shape) else { continue }
+                guard let value = container.member(root), Self.value(value, has: shape) else { continue }
                 try rejectErrors(in: value, roots: [], requireNoID: true, body: body)
-                return LocatedValue(value: value, path: "\(base).\(root)", container: object, root: root)
+                return (value, "\(base).\(root)", container, root)
             }
-            if object["errors"] != nil, object["id"] == nil, !roots.isEmpty || object.count == 1 {
+            if container.member("errors") != nil, container.member("id") == nil,
+                !roots.isEmpty || container.memberCount == 1
+            {
                 try rejectErrors(in: container, roots: roots, requireNoID: false, body: body)
             }
         }
-        if shape == .array, case .array = container {
-            return LocatedValue(value: container, path: base, container: nil, root: nil)
+        if shape == .array, container.isArray {
+            return (container, base, nil, nil)
         }
         if requiresRoot || shape == .array {
             let quoted = roots.map { "\"\($0)\"" }.joined(separator: " or ")
@@ -105,23 +114,26 @@ public struct ResponseLocator: Sendable, Hashable {
                 : "expected the record under \(quoted)"
             throw failure(typeName, message, key: roots.first, path: base)
         }
-        return LocatedValue(value: container, path: base, container: nil, root: nil)
+        return (container, base, nil, nil)
     }
 
-    private static func value(_ value: JSONValue, has shape: Shape) -> Bool {
-        switch (shape, value) {
-        case (.any, _), (.object, .object), (.array, .array): true
-        default: false
+    private static func value(_ value: some EnvelopeValue, has shape: Shape) -> Bool {
+        switch shape {
+        case .any: true
+        case .object: value.isObject
+        case .array: value.isArray
         }
     }
 
     /// Throws the validation errors `value` holds in place of a record, if that is all it is.
-    private func rejectErrors(in value: JSONValue, roots: [String], requireNoID: Bool, body: JSONValue) throws {
-        guard treatsErrorsMemberAsFailure, case .object(let object) = value, object["errors"] != nil,
-            !requireNoID || object["id"] == nil,
-            let errors = ValidationErrors.parse(value, roots: roots, allowsBareFields: false), !errors.isEmpty
+    private func rejectErrors<Body: EnvelopeValue>(
+        in value: Body, roots: [String], requireNoID: Bool, body: Body
+    ) throws {
+        guard treatsErrorsMemberAsFailure, value.isObject, value.member("errors") != nil,
+            !requireNoID || value.member("id") == nil,
+            let errors = ValidationErrors.parse(value.tree, roots: roots, allowsBareFields: false), !errors.isEmpty
         else { return }
-        throw APIError.validationFailed(errors, request: nil, response: nil, rawBody: nil, parsedBody: body)
+        throw APIError.validationFailed(errors, request: nil, response: nil, rawBody: nil, parsedBody: body.tree)
     }
 
     private func failure(_ typeName: String, _ message: String, key: String?, path: String = "$") -> APIError {
@@ -141,6 +153,13 @@ public struct LocatedValue: Sendable {
     public var container: [String: JSONValue]?
     /// The key the main value sat under; `nil` for a bare body.
     public var root: String?
+
+    init(_ found: (value: JSONValue, path: String, container: JSONValue?, root: String?)) {
+        self.value = found.value
+        self.path = found.path
+        if case .object(let object)? = found.container { self.container = object }
+        self.root = found.root
+    }
 
     /// Every member of ``container`` but the main value: records side-loaded beside it.
     public var sideloaded: [String: JSONValue] {
