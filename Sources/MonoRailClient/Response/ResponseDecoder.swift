@@ -140,10 +140,9 @@ public struct ResponseDecoder: Sendable {
             }
             let value = try decodeMain(
                 T.self, path: located.path, root: located.root, rawBody: body, response: response, request: request,
-                parsedBody: { whole.tree }
-            ) { decoder, path in
-                try decoder.decode(T.self, from: tape, at: located.value.index, path: path)
-            }
+                parsedBody: { whole.tree },
+                decode: { decoder, path in try decoder.decode(T.self, from: tape, at: located.value.index, path: path) }
+            )
             return Envelope(value: value, sideloaded: sideloaded, response: response)
         }
     }
@@ -204,10 +203,8 @@ public struct ResponseDecoder: Sendable {
             shape: .any, requiresRoot: false, typeName: "\(T.self)")
         let value = try decodeMain(
             T.self, path: located.path, root: located.root, rawBody: rawBody, response: response, request: request,
-            parsedBody: { json }
-        ) { decoder, path in
-            try decoder.decode(T.self, from: located.value, path: path)
-        }
+            parsedBody: { json },
+            decode: { decoder, path in try decoder.decode(T.self, from: located.value, path: path) })
         var sideloaded: [String: JSONValue] = [:]
         if case .object(var members)? = located.container {
             if let root = located.root { members[root] = nil }
@@ -219,7 +216,7 @@ public struct ResponseDecoder: Sendable {
     /// Runs `decode` on the main value found under `root`, turning its failures into ``APIError``s.
     private func decodeMain<T>(
         _ type: T.Type, path: String, root: String?, rawBody: Data?, response: HTTPResponse?, request: HTTPRequest?,
-        parsedBody: () -> JSONValue, _ decode: (ValueDecoder, [WireKey]) throws -> T
+        parsedBody: () -> JSONValue, decode: (ValueDecoder, [WireKey]) throws -> T
     ) throws -> T {
         func failure(_ message: String, _ decodingFailure: DecodingFailure? = nil, _ underlying: (any Error)? = nil)
             -> APIError
