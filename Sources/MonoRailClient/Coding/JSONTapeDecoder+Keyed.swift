@@ -2,11 +2,17 @@ import Foundation
 
 /// The members of one taped object, found through the ``KeyTable`` of `Key`, or — for a
 /// dictionary's keys, which are data rather than names — through an index of the object's keys.
-struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// A class: `KeyedDecodingContainer` calls it through code generic over `Key`, which copies a
+/// struct (retaining each of its references) on every call, and a class reference once.
+final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: JSONTapeDecoder
+    // The decoder holds these for as long as it lives, and this container holds the decoder: used
+    // without retaining them, which otherwise costs as much as the lookup itself.
+    private let unretainedTape: Unmanaged<JSONTape>
+    private let unretainedTable: Unmanaged<KeyTable>?
+    private let unretainedWireKeys: Unmanaged<WireKeyCache>
     /// The object's entry index.
     let object: Int
-    let table: KeyTable?
     /// The length of the decoder's path where this container was made.
     let depth: Int
     /// For a dictionary: each key's last entry index.
@@ -14,8 +20,10 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     init(decoder: JSONTapeDecoder, object: Int, table: KeyTable?, depth: Int) {
         self.decoder = decoder
+        self.unretainedTape = Unmanaged.passUnretained(decoder.tape)
+        self.unretainedTable = table.map { Unmanaged.passUnretained($0) }
+        self.unretainedWireKeys = Unmanaged.passUnretained(decoder.context.keys)
         self.object = object
-        self.table = table
         self.depth = depth
         if let table {
             let entry = decoder.tape[object]
@@ -41,7 +49,7 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var allKeys: [Key] {
         guard decoder.tape.isOpen else { return [] }
-        if table == nil { return index.keys.compactMap { Key(stringValue: $0) } }
+        if unretainedTable == nil { return index.keys.compactMap { Key(stringValue: $0) } }
         var seen = Set<String>()
         var keys: [Key] = []
         Self.forEachKey(of: object, in: decoder.tape) {
@@ -54,50 +62,19 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // MARK: - Finding members
 
     /// The entry index of the member's key; the value is the entry after it.
-    private func find(_ key: Key) throws -> Int? {
-        try decoder.checkOpen()
+    @inline(__always) private func find(_ key: Key) throws -> Int? {
+        guard unretainedTape._withUnsafeGuaranteedRef({ $0.isOpen }) else { throw JSONTapeDecoder.usedAfterReturn }
+        guard let unretainedTable else { return index[key.stringValue] }
         let name = key.stringValue
-        guard let table else { return index[name] }
-        let tape = decoder.tape
-        guard let slot = table.slot(for: name, wireKeys: decoder.context.keys) else {
-            return search(decoder.context.keys.wireKey(for: name))
-        }
-        var entry = tape[object]
-        if entry.owner != table.id || slot >= Int(entry.tag) {
-            table.tag(object, in: tape)
-            entry = tape[object]
-        }
-        let end = Int(entry.start)
-        let repeats = entry.flags & JSONTape.Entry.hasRepeatedKeys != 0
-        if !repeats {
-            let candidate = object + table.offsetOfSlot[slot]
-            if candidate > object, candidate < end, tape[candidate].kind == .key, tape[candidate].owner == object,
-                tape[candidate].tag == slot
-            {
-                return candidate
+        return unretainedTable._withUnsafeGuaranteedRef { table in
+            unretainedTape._withUnsafeGuaranteedRef { tape in
+                unretainedWireKeys._withUnsafeGuaranteedRef { table.member(name, of: object, in: tape, wireKeys: $0) }
             }
         }
-        var found: Int?
-        var member = object + 1
-        while member < end {
-            if tape[member].tag == slot {
-                found = member
-                if !repeats { break }
-            }
-            member = tape.next(after: member + 1)
-        }
-        return found
-    }
-
-    /// The last member whose key is `wire`, compared as Swift strings compare.
-    private func search(_ wire: String) -> Int? {
-        var found: Int?
-        Self.forEachKey(of: object, in: decoder.tape) { if decoder.tape.string(at: $0) == wire { found = $0 } }
-        return found
     }
 
     private func wireKey(_ key: Key) -> String {
-        table == nil ? key.stringValue : decoder.context.keys.wireKey(for: key.stringValue)
+        unretainedTable == nil ? key.stringValue : decoder.context.keys.wireKey(for: key.stringValue)
     }
 
     private func require(_ key: Key) throws -> Int {
@@ -204,7 +181,7 @@ struct JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func superDecoder() throws -> any Decoder {
         try decoder.checkOpen()
-        return try memberDecoder(wire: "super", found: search("super"))
+        return try memberDecoder(wire: "super", found: KeyTable.search("super", in: object, of: decoder.tape))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

@@ -12,12 +12,14 @@ final class JSONTapeDecoder: Decoder {
     let context: DecodingContext
     /// Where the taped value sits in the payload, for error paths.
     let prefix: PathNode?
+    // A decoder belongs to one decode call on one thread, and no access to these overlaps another:
+    // the runtime's exclusivity checks, which cost as much as the reads, are left out.
     /// The index of the value being decoded.
-    var value: Int
+    @exclusivity(unchecked) var value: Int
     /// The way down from the taped value: a key's entry index, or the complement of an element's index.
-    var path: [Int] = []
+    @exclusivity(unchecked) var path: [Int] = []
     /// The key table of each `CodingKey` type seen; `nil` for a dictionary's keys, which are data.
-    private var tables: [(ObjectIdentifier, KeyTable?)]
+    @exclusivity(unchecked) private var tables: [(ObjectIdentifier, KeyTable?)]
 
     init(
         tape: JSONTape, value: Int, prefix: PathNode?, context: DecodingContext,
@@ -54,11 +56,12 @@ final class JSONTapeDecoder: Decoder {
     // MARK: - State
 
     func checkOpen() throws {
-        guard tape.isOpen else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: [], debugDescription: "a decoder was used after the decode call that made it returned"))
-        }
+        guard tape.isOpen else { throw Self.usedAfterReturn }
+    }
+
+    static var usedAfterReturn: DecodingError {
+        .dataCorrupted(
+            .init(codingPath: [], debugDescription: "a decoder was used after the decode call that made it returned"))
     }
 
     private func expect(_ kind: JSONTape.Kind, _ type: Any.Type) throws {

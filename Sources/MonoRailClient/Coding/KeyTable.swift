@@ -1,3 +1,5 @@
+import Foundation
+
 /// The keys one `CodingKey` type has asked for during one tape decode, each under a small number
 /// (its slot), and what the last object read with them looked like.
 ///
@@ -13,18 +15,20 @@ final class KeyTable {
     static let untagged = UInt16.max
 
     let id: UInt32
+    // A table belongs to one decode call on one thread, and no access to these overlaps another:
+    // the runtime's exclusivity checks, which cost as much as the lookups, are left out.
     /// The Swift names asked for, by slot.
-    private var names: [String] = []
+    @exclusivity(unchecked) private var names: [String] = []
     /// Their wire keys, by slot: as strings, and as bytes when ASCII (empty otherwise).
-    private var wires: [String] = []
-    private var wireBytes: [UInt8] = []
-    private var wireRanges: [Range<Int>] = []
-    private var wireIsASCII: [Bool] = []
+    @exclusivity(unchecked) private var wires: [String] = []
+    @exclusivity(unchecked) private var wireBytes: [UInt8] = []
+    @exclusivity(unchecked) private var wireRanges: [Range<Int>] = []
+    @exclusivity(unchecked) private var wireIsASCII: [Bool] = []
     /// The slot asked for last: the next is usually the one after.
-    private var lastSlot = -1
+    @exclusivity(unchecked) private var lastSlot = -1
     /// From the last tagging: the slot of each member position, and each slot's entry offset.
-    private var slotAtMember: [UInt16] = []
-    private(set) var offsetOfSlot: [Int] = []
+    @exclusivity(unchecked) private var slotAtMember: [UInt16] = []
+    @exclusivity(unchecked) private(set) var offsetOfSlot: [Int] = []
 
     init(id: UInt32) {
         self.id = id
@@ -61,14 +65,61 @@ final class KeyTable {
         return lastSlot
     }
 
+    /// The entry index of the key of the last member of `object` whose key is the wire key of
+    /// `name`; the value is the entry after it.
+    func member(_ name: String, of object: Int, in tape: JSONTape, wireKeys: WireKeyCache) -> Int? {
+        guard let slot = slot(for: name, wireKeys: wireKeys) else {
+            return Self.search(wireKeys.wireKey(for: name), in: object, of: tape)
+        }
+        var entry = tape[object]
+        if entry.owner != id || slot >= Int(entry.tag) {
+            tag(object, in: tape)
+            entry = tape[object]
+        }
+        let end = Int(entry.start)
+        let repeats = entry.flags & JSONTape.Entry.hasRepeatedKeys != 0
+        if !repeats {
+            let candidate = object + offsetOfSlot[slot]
+            if candidate > object, candidate < end {
+                let key = tape[candidate]
+                if key.kind == .key, key.owner == object, key.tag == slot { return candidate }
+            }
+        }
+        var found: Int?
+        var member = object + 1
+        while member < end {
+            if tape[member].tag == slot {
+                found = member
+                if !repeats { break }
+            }
+            member = tape.next(after: member + 1)
+        }
+        return found
+    }
+
+    /// The entry index of the key of the last member of `object` whose key is `wire`, compared as
+    /// Swift strings compare: for keys no table holds.
+    static func search(_ wire: String, in object: Int, of tape: JSONTape) -> Int? {
+        var found: Int?
+        let end = Int(tape[object].start)
+        var key = object + 1
+        while key < end {
+            if tape.string(at: key) == wire { found = key }
+            key = tape.next(after: key + 1)
+        }
+        return found
+    }
+
     /// Whether the key entry at `index` equals the wire key in `slot`, as Swift strings compare.
     @inline(__always) func key(at index: Int, in tape: JSONTape, equals slot: Int) -> Bool {
         if wireIsASCII[slot] && tape[index].isPlainASCII {
             let text = tape.text(at: index)
             let range = wireRanges[slot]
             guard text.count == range.count else { return false }
+            guard let lhs = text.baseAddress else { return range.isEmpty }
             return wireBytes.withUnsafeBufferPointer { wire in
-                text.elementsEqual(UnsafeBufferPointer(rebasing: wire[range]))
+                guard let rhs = wire.baseAddress else { return range.isEmpty }
+                return memcmp(lhs, rhs + range.lowerBound, range.count) == 0
             }
         }
         // Canonical equivalence decides, as for the tree's dictionary keys ("\u{212A}" is "K").

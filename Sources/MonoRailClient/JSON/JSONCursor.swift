@@ -72,8 +72,8 @@ package struct JSONCursor {
         case UInt8(ascii: "["): try walkArray(depth: depth + 1, into: &structure)
         case UInt8(ascii: "\""):
             let start = offset + 1
-            let hasEscapes = try skipString()
-            structure.string(start..<(offset - 1), hasEscapes: hasEscapes)
+            let flags = try scanString()
+            structure.string(start..<(offset - 1), hasEscapes: flags.hasEscapes, isASCII: flags.isASCII)
         case UInt8(ascii: "t"):
             try expectLiteral("true")
             structure.literal(.bool(true))
@@ -104,8 +104,8 @@ package struct JSONCursor {
         while true {
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let start = offset + 1
-            let hasEscapes = try skipString()
-            structure.key(start..<(offset - 1), hasEscapes: hasEscapes)
+            let flags = try scanString()
+            structure.key(start..<(offset - 1), hasEscapes: flags.hasEscapes, isASCII: flags.isASCII)
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
             offset += 1
@@ -153,37 +153,72 @@ package struct JSONCursor {
     }
 
     /// Checks a string as ``parseString()`` reads it — escapes, control characters, UTF-8 — and
-    /// moves past it; returns whether it has escapes. The text between escapes is checked run by
-    /// run: an escape's character is whole, so it cannot complete or break a run's UTF-8. As in
-    /// the parser, a bad escape or control character is reported before bad UTF-8 before it.
+    /// moves past it; returns whether it has escapes.
     @discardableResult
     package mutating func skipString() throws(JSONSyntaxError) -> Bool {
+        try scanString().hasEscapes
+    }
+
+    /// Checks a string as ``parseString()`` reads it and moves past it; returns whether it has
+    /// escapes and whether all its bytes are ASCII. Eight bytes are looked at a time until one is a
+    /// quote, a backslash or a control character. The text between escapes is checked run by run —
+    /// an escape's character is whole, so it cannot complete or break a run's UTF-8 — and only a run
+    /// with a byte past ASCII needs checking. As in the parser, a bad escape or control character
+    /// is reported before bad UTF-8 before it.
+    package mutating func scanString() throws(JSONSyntaxError) -> (hasEscapes: Bool, isASCII: Bool) {
         offset += 1
         let start = offset
+        let raw = UnsafeRawBufferPointer(bytes)
         var run = offset
+        var runBits: UInt64 = 0
+        var allBits: UInt64 = 0
         var hasEscapes = false
         var isValid = true
-        while offset < bytes.count {
+        while true {
+            while offset + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                if Self.hasSpecialByte(word) { break }
+                runBits |= word
+                offset += 8
+            }
+            guard offset < bytes.count else { throw error("unterminated string") }
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                guard isValid, Self.isValidUTF8(bytes, run..<offset) else {
+                allBits |= runBits
+                guard isValid, runBits & Self.highBits == 0 || Self.isValidUTF8(bytes, run..<offset) else {
                     throw JSONSyntaxError(offset: start, reason: "invalid UTF-8 in a string")
                 }
                 offset += 1
-                return hasEscapes
+                return (hasEscapes, allBits & Self.highBits == 0)
             }
             if byte == UInt8(ascii: "\\") {
-                isValid = isValid && Self.isValidUTF8(bytes, run..<offset)
+                allBits |= runBits
+                isValid = isValid && (runBits & Self.highBits == 0 || Self.isValidUTF8(bytes, run..<offset))
                 offset += 1
-                _ = try escapedScalar()
+                if try escapedScalar().value >= 0x80 { allBits |= Self.highBits }
                 hasEscapes = true
                 run = offset
+                runBits = 0
                 continue
             }
             if byte < 0x20 { throw error("unescaped control character in a string") }
+            runBits |= UInt64(byte)
             offset += 1
         }
-        throw error("unterminated string")
+    }
+
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether one of the eight bytes is a quote, a backslash or below 0x20: the classic test for a
+    /// zero byte, `(x - 0x01…) & ~x & 0x80…`, on the word XORed with each byte sought. It can flag
+    /// a byte above one that matches, never a word with no match, which is all the caller asks.
+    @inline(__always) private static func hasSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let found =
+            (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes | (word &- ones &* 0x20) & ~word
+        return found & highBits != 0
     }
 
     @inline(__always) private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool
@@ -480,10 +515,10 @@ package protocol JSONStructure {
     mutating func open(isArray: Bool) -> Int
     /// The container `open` returned `token` for closes with `count` elements or members.
     mutating func close(_ token: Int, count: Int)
-    /// A member's key.
-    mutating func key(_ range: Range<Int>, hasEscapes: Bool)
+    /// A member's key; `isASCII` when its text, escapes read, is all ASCII.
+    mutating func key(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool)
     /// A string value.
-    mutating func string(_ range: Range<Int>, hasEscapes: Bool)
+    mutating func string(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool)
     /// A number, as the parser reads it.
     mutating func number(_ value: JSONValue)
     /// `true`, `false` or `null`.
@@ -494,8 +529,8 @@ package protocol JSONStructure {
 struct UnrecordedStructure: JSONStructure {
     @inline(__always) func open(isArray: Bool) -> Int { 0 }
     @inline(__always) func close(_ token: Int, count: Int) {}
-    @inline(__always) func key(_ range: Range<Int>, hasEscapes: Bool) {}
-    @inline(__always) func string(_ range: Range<Int>, hasEscapes: Bool) {}
+    @inline(__always) func key(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool) {}
+    @inline(__always) func string(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool) {}
     @inline(__always) func number(_ value: JSONValue) {}
     @inline(__always) func literal(_ value: JSONValue) {}
 }

@@ -42,11 +42,13 @@ package final class JSONTape {
     /// The text; valid only while the call that taped it runs.
     package let bytes: UnsafeBufferPointer<UInt8>
     package let maxDepth: Int
-    package private(set) var entries: UnsafeMutablePointer<Entry>
-    package private(set) var count: Int
+    package let entries: UnsafeMutablePointer<Entry>
+    package let count: Int
+    // A tape belongs to one decode call on one thread, and no access to these overlaps another:
+    // the runtime's exclusivity checks, which cost as much as the reads, are left out.
     /// Whether ``bytes`` may still be read: a decoder kept past its call finds it closed.
-    package private(set) var isOpen = true
-    private var tableCount: UInt32 = 0
+    @exclusivity(unchecked) package private(set) var isOpen = true
+    @exclusivity(unchecked) private var tableCount: UInt32 = 0
 
     /// Tapes one JSON text — surrounding whitespace allowed, nothing after the value.
     ///
@@ -55,7 +57,7 @@ package final class JSONTape {
     package convenience init?(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONSyntaxError) {
         guard bytes.count < Int(UInt32.max) else { return nil }
         var cursor = JSONCursor(bytes, maxDepth: maxDepth)
-        var writer = Writer(bytes: bytes, capacity: bytes.count / 12 + 16)
+        var writer = Writer(capacity: bytes.count / 12 + 16)
         do throws(JSONSyntaxError) {
             cursor.skipWhitespace()
             try cursor.walkValue(depth: 0, into: &writer)
@@ -146,15 +148,13 @@ package final class JSONTape {
 
     /// Fills the entries during the walk.
     private struct Writer: JSONStructure {
-        let bytes: UnsafeBufferPointer<UInt8>
         var entries: UnsafeMutablePointer<Entry>
         var capacity: Int
         var count = 0
         /// The innermost open object: the owner of the next key.
         var object = 0
 
-        init(bytes: UnsafeBufferPointer<UInt8>, capacity: Int) {
-            self.bytes = bytes
+        init(capacity: Int) {
             self.capacity = capacity
             self.entries = .allocate(capacity: capacity)
         }
@@ -190,16 +190,15 @@ package final class JSONTape {
             entries[token].end = UInt32(members)
         }
 
-        mutating func key(_ range: Range<Int>, hasEscapes: Bool) {
-            var flags = hasEscapes ? Entry.hasEscapes : 0
-            if !hasEscapes && bytes[range].contains(where: { $0 >= 0x80 }) { flags |= Entry.isNotASCII }
+        mutating func key(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool) {
+            let flags = (hasEscapes ? Entry.hasEscapes : 0) | (isASCII ? 0 : Entry.isNotASCII)
             append(
                 Entry(
                     kind: .key, flags: flags, tag: .max, start: UInt32(range.lowerBound),
                     end: UInt32(range.upperBound), owner: UInt32(object)))
         }
 
-        mutating func string(_ range: Range<Int>, hasEscapes: Bool) {
+        mutating func string(_ range: Range<Int>, hasEscapes: Bool, isASCII: Bool) {
             append(
                 Entry(
                     kind: .string, flags: hasEscapes ? Entry.hasEscapes : 0, tag: 0, start: UInt32(range.lowerBound),
