@@ -44,7 +44,9 @@ public struct JSONField {
 extension FieldDecoder {
     /// The tree's decoding of the value, for every case the overloads do not read themselves.
     private func general<Value: Decodable>(_ value: JSONField, scalar: JSONValue? = nil) throws -> Value {
-        try coder.decode(Value.self, from: scalar ?? value.json())
+        if let scalar { return try coder.decode(Value.self, from: scalar) }
+        var cursor = value.cursor
+        return try coder.decode(Value.self, fromJSONAt: &cursor)
     }
 
     /// Decodes a `String` field.

@@ -39,7 +39,7 @@ extension RecordDecoder {
             cursor.skipWhitespace()
             guard let next = cursor.continues(closing: UInt8(ascii: "}")) else { return nil }
             more = next
-            switch try member(key, of: &read, json: value.json) {
+            switch try member(key, of: &read, json: { try value.scalar() ?? value.json() }) {
             case .refused: return nil
             case .other: continue
             case .field(let index):

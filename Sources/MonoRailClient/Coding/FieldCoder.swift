@@ -26,6 +26,19 @@ package struct FieldCoder {
         try decoder.unbox(value, as: type, path: nil)
     }
 
+    /// Decodes the JSON value at the cursor, which ends past it, without building its tree; a
+    /// `DecodingError`'s coding path is relative to the value.
+    ///
+    /// - Throws: ``JSONSyntaxError`` for a value the parser would refuse, `DecodingError` for one
+    ///   of the wrong shape.
+    package func decode<T: Decodable>(_ type: T.Type, fromJSONAt cursor: inout JSONCursor) throws -> T {
+        guard let tape = try JSONTape(valueAt: &cursor, depth: 0) else {
+            return try decode(type, from: try JSONParser.value(at: &cursor, depth: 0))
+        }
+        defer { tape.close() }
+        return try JSONTapeDecoder.decode(type, from: tape, at: 0, prefix: nil, context: decoding)
+    }
+
     /// The files met by ``encode(_:)`` so far, standing as placeholders in the trees it returned.
     package var attachments: FileAttachments { encoding.attachments }
 

@@ -6,7 +6,8 @@ import Foundation
 /// struct (retaining each of its references) on every call, and a class reference once.
 final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: JSONTapeDecoder
-    // The decoder holds these for as long as it lives, and this container holds the decoder: used
+    // The decoder and its context hold these for as long as they live, and this container holds
+    // the decoder: used
     // without retaining them, which otherwise costs as much as the lookup itself.
     private let unretainedTape: Unmanaged<JSONTape>
     private let unretainedTable: Unmanaged<KeyTable>?

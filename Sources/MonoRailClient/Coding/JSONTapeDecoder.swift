@@ -18,18 +18,20 @@ final class JSONTapeDecoder: Decoder {
     @exclusivity(unchecked) var value: Int
     /// The way down from the taped value: a key's entry index, or the complement of an element's index.
     @exclusivity(unchecked) var path: [Int] = []
-    /// The key table of each `CodingKey` type seen; `nil` for a dictionary's keys, which are data.
-    @exclusivity(unchecked) private var tables: [(ObjectIdentifier, KeyTable?)]
 
-    init(
-        tape: JSONTape, value: Int, prefix: PathNode?, context: DecodingContext,
-        tables: [(ObjectIdentifier, KeyTable?)] = []
-    ) {
+    init(tape: JSONTape, value: Int, prefix: PathNode?, context: DecodingContext) {
         self.tape = tape
         self.value = value
         self.prefix = prefix
         self.context = context
-        self.tables = tables
+    }
+
+    /// Decodes the value at entry `index` of `tape`, which sits at `prefix` in the payload.
+    static func decode<T: Decodable>(
+        _ type: T.Type, from tape: JSONTape, at index: Int, prefix: PathNode?, context: DecodingContext
+    ) throws -> T {
+        try JSONTapeDecoder(tape: tape, value: index, prefix: prefix, context: context)
+            .decode(type, at: index, depth: 0, step: noStep)
     }
 
     var codingPath: [any CodingKey] { PathNode.keys(of: pathNode(depth: path.count, step: Self.noStep)) }
@@ -39,7 +41,7 @@ final class JSONTapeDecoder: Decoder {
         try checkOpen()
         try expect(.object, [String: JSONValue].self)
         return KeyedDecodingContainer(
-            JSONTapeKeyedContainer<Key>(decoder: self, object: value, table: table(for: type), depth: path.count))
+            JSONTapeKeyedContainer<Key>(decoder: self, object: value, table: context.table(for: type), depth: path.count))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -70,19 +72,10 @@ final class JSONTapeDecoder: Decoder {
         }
     }
 
-    func table<Key: CodingKey>(for type: Key.Type) -> KeyTable? {
-        let id = ObjectIdentifier(type)
-        for (known, table) in tables where known == id { return table }
-        let table = context.keys.isDictionaryKey(type) ? nil : KeyTable(id: tape.newTableID())
-        tables.append((id, table))
-        return table
-    }
-
     /// A decoder of its own standing at the value at `index`, `step` down from a container made at
     /// `depth`: for containers and decoders handed out that may outlive the current call.
     func child(at index: Int, depth: Int, step: Int) -> JSONTapeDecoder {
-        JSONTapeDecoder(
-            tape: tape, value: index, prefix: pathNode(depth: depth, step: step), context: context, tables: tables)
+        JSONTapeDecoder(tape: tape, value: index, prefix: pathNode(depth: depth, step: step), context: context)
     }
 
     /// ``path``'s steps that mean nothing: a single value is decoded where the decoder stands.

@@ -59,11 +59,10 @@ public struct ValueDecoder: Sendable {
 
     /// Decodes the value at entry `index` of a tape; see ``decode(_:from:path:)``.
     package func decode<T: Decodable>(_ type: T.Type, from tape: JSONTape, at index: Int, path: [WireKey]) throws -> T {
-        let context = DecodingContext(options: options, userInfo: userInfo)
         var node: PathNode?
         for key in path { node = PathNode(parent: node, key: key) }
-        return try JSONTapeDecoder(tape: tape, value: index, prefix: node, context: context)
-            .decode(type, at: index, depth: 0, step: JSONTapeDecoder.noStep)
+        return try JSONTapeDecoder.decode(
+            type, from: tape, at: index, prefix: node, context: DecodingContext(options: options, userInfo: userInfo))
     }
 }
 
@@ -73,6 +72,21 @@ final class DecodingContext {
     let userInfo: [CodingUserInfoKey: any Sendable]
     let keys: WireKeyCache
     let isLenient: Bool
+    // A context serves one call, or one batch of fields, on one thread, and no access to these
+    // overlaps another: the runtime's exclusivity checks are left out.
+    /// The ``KeyTable`` of each `CodingKey` type a tape decoder has met; `nil` for a dictionary's
+    /// keys, which are data. Kept for the whole context, so records decoded one by one share them.
+    @exclusivity(unchecked) private var tables: [(ObjectIdentifier, KeyTable?)] = []
+
+    /// The key table of `Key`, made when first asked for.
+    func table<Key: CodingKey>(for type: Key.Type) -> KeyTable? {
+        let id = ObjectIdentifier(type)
+        for (known, table) in tables where known == id { return table }
+        // Table identities start at 1: 0 marks an object no table has tagged.
+        let table = keys.isDictionaryKey(type) ? nil : KeyTable(id: UInt32(tables.count + 1))
+        tables.append((id, table))
+        return table
+    }
 
     init(options: CodingOptions, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.options = options

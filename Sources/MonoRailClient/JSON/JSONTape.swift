@@ -48,26 +48,43 @@ package final class JSONTape {
     // the runtime's exclusivity checks, which cost as much as the reads, are left out.
     /// Whether ``bytes`` may still be read: a decoder kept past its call finds it closed.
     @exclusivity(unchecked) package private(set) var isOpen = true
-    @exclusivity(unchecked) private var tableCount: UInt32 = 0
 
     /// Tapes one JSON text — surrounding whitespace allowed, nothing after the value.
     ///
     /// - Returns: `nil` for a text of 4 GiB or more.
     /// - Throws: ``JSONSyntaxError``, the same as ``JSONParser/parse(_:)`` throws for the text.
     package convenience init?(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONSyntaxError) {
-        guard bytes.count < Int(UInt32.max) else { return nil }
         var cursor = JSONCursor(bytes, maxDepth: maxDepth)
-        var writer = Writer(capacity: bytes.count / 12 + 16)
-        do throws(JSONSyntaxError) {
-            cursor.skipWhitespace()
-            try cursor.walkValue(depth: 0, into: &writer)
+        cursor.skipWhitespace()
+        try self.init(valueAt: &cursor, depth: 0, capacity: bytes.count / 12 + 16) { cursor throws(JSONSyntaxError) in
             cursor.skipWhitespace()
             guard cursor.isAtEnd else { throw cursor.error("unexpected data after the JSON value") }
+        }
+    }
+
+    /// Tapes the one value at the cursor, which ends past it; `depth` is the nesting of the arrays
+    /// and objects around it, counted against the cursor's limit as in a whole text.
+    ///
+    /// - Returns: `nil` for a text of 4 GiB or more.
+    /// - Throws: ``JSONSyntaxError``, the same as ``JSONParser`` throws for the value.
+    package convenience init?(valueAt cursor: inout JSONCursor, depth: Int) throws(JSONSyntaxError) {
+        try self.init(valueAt: &cursor, depth: depth, capacity: 16) { _ throws(JSONSyntaxError) in }
+    }
+
+    private convenience init?(
+        valueAt cursor: inout JSONCursor, depth: Int, capacity: Int,
+        then finish: (inout JSONCursor) throws(JSONSyntaxError) -> Void
+    ) throws(JSONSyntaxError) {
+        guard cursor.bytes.count < Int(UInt32.max) else { return nil }
+        var writer = Writer(capacity: capacity)
+        do throws(JSONSyntaxError) {
+            try cursor.walkValue(depth: depth, into: &writer)
+            try finish(&cursor)
         } catch {
             writer.entries.deallocate()
             throw error
         }
-        self.init(bytes: bytes, maxDepth: maxDepth, entries: writer.entries, count: writer.count)
+        self.init(bytes: cursor.bytes, maxDepth: cursor.maxDepth, entries: writer.entries, count: writer.count)
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, entries: UnsafeMutablePointer<Entry>, count: Int) {
@@ -81,12 +98,6 @@ package final class JSONTape {
 
     /// Marks the text as gone: called when the call that lent it returns.
     package func close() { isOpen = false }
-
-    /// A new identity for a ``KeyTable`` reading this tape; never 0, which marks an untagged object.
-    func newTableID() -> UInt32 {
-        tableCount += 1
-        return tableCount
-    }
 
     @inline(__always) package subscript(index: Int) -> Entry {
         get { entries[index] }
