@@ -3,9 +3,9 @@ import Foundation
 @testable import MonoRailClient
 
 /// A Codable struct with a field of every type the decoders treat specially.
-struct Specimen: Codable {
-    enum Livery: String, Codable { case red, blue }
-    struct Depot: Codable {
+struct Specimen: Codable, Equatable {
+    enum Livery: String, Codable, Equatable { case red, blue }
+    struct Depot: Codable, Equatable {
         var city: String
         var platforms: Int?
     }

@@ -41,7 +41,8 @@ final class JSONTapeDecoder: Decoder {
         try checkOpen()
         try expect(.object, [String: JSONValue].self)
         return KeyedDecodingContainer(
-            JSONTapeKeyedContainer<Key>(decoder: self, object: value, table: context.table(for: type), depth: path.count))
+            JSONTapeKeyedContainer<Key>(
+                decoder: self, object: value, table: context.table(for: type), depth: path.count))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
