@@ -318,14 +318,22 @@ struct ActionPipeline<Model: ResourceModel> {
         _ context: MergeContext
     ) throws -> Model {
         do {
-            let located = try setup.record(in: response)
             let coder = FieldCoder(options: setup.coding)
-            // The answer to a create or save may leave out the id: it describes what was sent; so may
-            // the answer about a record the server keeps with none.
-            let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
-            let patch = try setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire).decode(
-                located.main, at: RecordLocation(base: located.path),
-                allowsMissingID: answersWrite || (target != nil && id == nil))
+            let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire)
+            let located: ModelSetup<Model>.Located<RecordPatch<Model>>
+            if let text = setup.textRecord(in: response, decoder: decoder) {
+                located = text
+            } else {
+                let tree = try setup.record(in: response)
+                // The answer to a create or save may leave out the id: it describes what was sent; so
+                // may the answer about a record the server keeps with none.
+                let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
+                let patch = try decoder.decode(
+                    tree.main, at: RecordLocation(base: tree.path),
+                    allowsMissingID: answersWrite || (target != nil && id == nil))
+                located = .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+            }
+            let patch = located.main
             let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             if let id, let answered = patch.id, answered.description != id.description {
                 throw APIError(

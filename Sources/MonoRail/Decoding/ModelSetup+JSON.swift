@@ -21,6 +21,47 @@ extension ModelSetup {
         }
     }
 
+    /// The one record of a JSON body, found as ``record(in:)`` finds it and decoded in place.
+    ///
+    /// `nil` when the body is not JSON, the record is not an object read in place (see
+    /// ``RecordDecoder/decodeInPlace(_:at:depth:end:)``: no id, as a write's answer may have, or
+    /// anything unusual), or anything fails: the caller then reads the body as a tree, which decides
+    /// and reports exactly as for any other body. The members beside the record become trees.
+    func textRecord(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<RecordPatch<Model>>? {
+        if let contentType = response.response.headerFields[.contentType], !ResponseDecoder.isJSON(contentType) {
+            return nil
+        }
+        guard !response.body.isEmpty, !Model.resourceSchema.rewritesRecords else { return nil }
+        let maxDepth = client.responseDecoder.parser.maxDepth
+        return response.body.withUnsafeBytes { raw -> Located<RecordPatch<Model>>? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let tape = try? JSONTape(bytes, maxDepth: maxDepth) else { return nil }
+            defer { tape.close() }
+            let (roots, shape, required) = recordRoots
+            guard
+                let found = try? locator.find(
+                    in: JSONTapeValue(tape: tape, index: 0), roots: roots, shape: shape, requiresRoot: required,
+                    typeName: Model.resourceSchema.typeName),
+                found.value.isObject, let offset = tape.offset(ofValueAt: found.value.index)
+            else { return nil }
+            let depth = locator.namespaceKeys.count + (found.root == nil ? 0 : 1)
+            var end = 0
+            guard
+                let patch = try? decoder.decodeInPlace(
+                    JSONField(bytes: bytes, offset: offset, maxDepth: maxDepth), at: RecordLocation(base: found.path),
+                    depth: depth, end: &end)
+            else { return nil }
+            var container: [String: JSONValue]?
+            if let around = found.container {
+                var members: [String: JSONValue] = [:]
+                // The record itself is not needed beside the record.
+                around.forEachMember { key, value in if key != found.root { members[key] = value.tree } }
+                container = members
+            }
+            return Located(main: patch, path: found.path, container: container, rootKey: found.root)
+        }
+    }
+
     /// Finds the list as ``records(in:)`` does (the namespace, then a bare array or the array under
     /// the list key) and decodes it, reading the other members as trees for side-loads.
     private func textList(

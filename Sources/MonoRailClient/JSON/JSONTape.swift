@@ -116,6 +116,22 @@ package final class JSONTape {
         return UnsafeBufferPointer(rebasing: bytes[Int(entry.start)..<Int(entry.end)])
     }
 
+    /// The byte offset where the value at `index` starts, when it is the whole text or a member's
+    /// value (found past its key and colon); `nil` for an array's element.
+    package func offset(ofValueAt index: Int) -> Int? {
+        var cursor = JSONCursor(bytes, maxDepth: maxDepth)
+        if index > 0 {
+            let key = entries[index - 1]
+            guard key.kind == .key else { return nil }
+            cursor.offset = Int(key.end) + 1
+            cursor.skipWhitespace()
+            // The text was checked: a colon follows the key.
+            cursor.offset += 1
+        }
+        cursor.skipWhitespace()
+        return cursor.offset
+    }
+
     /// The string or key at `index` as text, escapes resolved.
     package func string(at index: Int) -> String {
         let entry = entries[index]
