@@ -16,6 +16,7 @@ extension RecordDecoder {
         guard cursor.current == UInt8(ascii: "{"), depth < record.maxDepth, var read = inPlaceRecord() else {
             return nil
         }
+        if let unchanged = try unchanged(record, depth: depth, end: &end) { return unchanged }
         cursor.offset += 1
         cursor.skipWhitespace()
         var values = Model.FieldValues()
@@ -49,10 +50,45 @@ extension RecordDecoder {
             }
         }
         end = cursor.offset
-        return patch(of: read, values: values) {
-            .text(
-                Data(UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])),
-                keyOrder: storedKeyOrder)
+        let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])
+        let patch = patch(of: read, values: values) { .text(Data(bytes), keyOrder: storedKeyOrder) }
+        if comparesDigests, read.seen == (fields.count == 64 ? .max : (1 << fields.count) - 1) {
+            patch?.digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
         }
+        return patch
+    }
+
+    /// The patch of a record whose bytes are the ones its instance's server values were decoded
+    /// from: those values, with nothing decoded. `nil` unless that is known: the id must be the
+    /// record's first member, as it usually is, and the instance live.
+    private func unchanged(_ record: JSONField, depth: Int, end: inout Int) throws -> RecordPatch<Model>? {
+        guard comparesDigests else { return nil }
+        var cursor = record.cursor
+        cursor.offset += 1
+        cursor.skipWhitespace()
+        guard cursor.current == UInt8(ascii: "\""), cursor.offset + 1 + idKeyBytes.count < record.bytes.count,
+            record.bytes[cursor.offset + 1 + idKeyBytes.count] == UInt8(ascii: "\""),
+            record.bytes[(cursor.offset + 1)...].starts(with: idKeyBytes)
+        else { return nil }
+        cursor.offset += idKeyBytes.count + 2
+        cursor.skipWhitespace()
+        guard cursor.current == UInt8(ascii: ":") else { return nil }
+        cursor.offset += 1
+        cursor.skipWhitespace()
+        guard let scalar = JSONField(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth).scalar(),
+            let id = ResourceID(json: scalar),
+            let instance = embedding.store.identityMap.withLock({ $0.instance(of: Model.self, id: id) })
+        else { return nil }
+        var whole = record.cursor
+        try whole.skipValue(depth: depth)
+        let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<whole.offset])
+        let digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
+        guard let values = instance._$state.serverValues(digest: digest) else { return nil }
+        end = whole.offset
+        let patch = RecordPatch<Model>(
+            id: id, values: values, present: allPresent, embedded: [],
+            wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
+        patch.digest = digest
+        return patch
     }
 }

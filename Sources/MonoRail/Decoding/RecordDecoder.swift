@@ -14,6 +14,11 @@ struct RecordDecoder<Model: ResourceModel> {
     let embedding: EmbeddingContext
     /// The schema's fields, read once per decoder rather than once per record.
     let fields = Model.resourceSchema.fields
+    /// Whether a record's bytes alone decide what merging it does (``RecordDigest``): not when it
+    /// embeds related records, whose instances may have changed since.
+    let comparesDigests = !Model.resourceSchema.fields.contains { $0.embedded != nil }
+    /// Every field present, for records the digest finds unchanged.
+    let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
 
     /// Decodes one record where one must be: the answer to `get(id:)`, `fetch()` or `save()`.
     ///

@@ -18,6 +18,8 @@ final class RecordPatch<Model: ResourceModel> {
     /// When the record was fetched, for a record read back from a cache; `nil` for one of a
     /// response, which has the response's time.
     var fetchedAt: Date?
+    /// The ``RecordDigest`` of the record's bytes, for a complete record read in place.
+    var digest: Int?
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],

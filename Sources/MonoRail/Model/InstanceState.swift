@@ -22,7 +22,12 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     struct State: Sendable {
         var values = Model.FieldValues()
         /// The record as the server last described it; what ``ResourceModel/revert()`` restores.
-        var server = Model.FieldValues()
+        var server = Model.FieldValues() {
+            didSet { serverDigest = nil }
+        }
+        /// The ``RecordDigest`` of the bytes ``server`` was decoded from, whole: set by a merge of
+        /// a complete record read in place, forgotten by any other change to ``server``.
+        var serverDigest: Int?
         /// Per schema field: 0 when unedited, else the sequence number of its latest edit. Empty until
         /// the first edit, so instances that are only read never allocate it.
         var edits: [UInt64] = []
@@ -172,10 +177,15 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                     fields[index].copy(&state.server, state.values)
                 }
             }
+            let isComplete = !patch.present.contains(false)
+            // The bytes the server values came from, again: nothing can change (unedited fields hold
+            // the server values), so nothing is compared.
+            if let digest = patch.digest, digest == state.serverDigest, isComplete { return [] }
+            defer { if isComplete, let digest = patch.digest { state.serverDigest = digest } }
             var changed: [Int] = []
             // The common case, an instance with no pending edits that the response describes in full,
             // is taken whole: one struct copy instead of one key-path write per field.
-            if state.edits.isEmpty && !patch.present.contains(false) {
+            if state.edits.isEmpty && isComplete {
                 if !comparesFields {
                     state.server = patch.values
                     state.values = patch.values
@@ -204,6 +214,11 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             }
             return changed
         }
+    }
+
+    /// The values the server last described, when they were decoded from bytes of this digest.
+    func serverValues(digest: Int) -> Model.FieldValues? {
+        state.withLock { $0.serverDigest == digest ? $0.server : nil }
     }
 
     /// Notes that the server confirmed the state this instance holds (`304 Not Modified`) as of

@@ -48,12 +48,16 @@ struct IdentityMap {
     /// Entries are swept of released instances when the table doubles past this size.
     private var sweepThreshold = 64
 
-    /// The entry for a key, live or released.
-    func entry(_ key: Key) -> Entry? { entries[key] }
+    /// The live instance under a key and the id it was stored under. The entry is read where it
+    /// lies: copying it out copies its weak reference, which costs more than the lookup.
+    func lookup(_ key: Key) -> (object: (any ResourceModel)?, id: ResourceID)? {
+        guard let index = entries.index(forKey: key) else { return nil }
+        return (entries.values[index].object, entries.values[index].id)
+    }
 
     /// The live instance of a model with an id.
     func instance<Model: ResourceModel>(of type: Model.Type, id: ResourceID) -> Model? {
-        entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
+        lookup(Key(type: ObjectIdentifier(type), id: id))?.object as? Model
     }
 
     /// Every live instance of a model, in no particular order.

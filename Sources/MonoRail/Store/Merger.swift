@@ -19,7 +19,7 @@ enum Merger {
         found.reserveCapacity(patches.count)
         for patch in patches {
             for nested in patch.embedded { try nested.patch.check(in: map) }
-            guard let id = patch.id, let entry = map.entry(IdentityMap.Key(type: type, id: id)),
+            guard let id = patch.id, let entry = map.lookup(IdentityMap.Key(type: type, id: id)),
                 let object = entry.object as? Model
             else {
                 found.append(nil)
@@ -68,7 +68,7 @@ enum Merger {
             if let id = patch.id {
                 let key = IdentityMap.Key(type: type, id: id)
                 if let existing = (position < found.count ? found[position] : nil)
-                    ?? map.entry(key)?.object as? Model
+                    ?? map.lookup(key)?.object as? Model
                 {
                     instance = existing
                     isNew = false
