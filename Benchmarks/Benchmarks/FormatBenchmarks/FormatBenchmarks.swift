@@ -91,6 +91,8 @@ let benchmarks: @Sendable () -> Void = {
         json: { (try JSONParser().parse(Payload.trains)["trains"]?.arrayValue?.count) ?? 0 },
         messagePack: { (try MessagePackReader().readJSON(packed)["trains"]?.arrayValue?.count) ?? 0 })
 
+    readerThroughput()
+
     let trains = (try? jsonDecoder.decode(BenchTrainsRoot.self, from: Payload.trains).trains) ?? []
     let jsonEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -101,4 +103,51 @@ let benchmarks: @Sendable () -> Void = {
         "encode 10k structs: JSONEncoder vs MessagePackEncoder", ("JSONEncoder", "MessagePackEncoder"),
         json: { try jsonEncoder.encode(trains).count },
         messagePack: { try MessagePackEncoder().encode(trains).count })
+}
+
+/// Reads nothing: decoding it costs what taping the text costs.
+struct Unread: Decodable {
+    init(from decoder: any Decoder) throws {}
+}
+
+/// The JSON reader alone, in MB/s, on the 10,000-record payload and on JSONTestSuite's valid
+/// documents (318 small texts of every shape): the check that builds nothing
+/// (`JSONParser.validate`), the tape the `Codable` decoder reads (`ValueDecoder` into a type that
+/// reads nothing), the parser's tree, and Foundation's `JSONSerialization` as the baseline.
+let readerThroughput: @Sendable () -> Void = {
+    let clock = ContinuousClock()
+    let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Tests/MonoRailClientTests/Fixtures/JSONTestSuite/test_parsing")
+    let mix: [Data] = ((try? FileManager.default.contentsOfDirectory(atPath: suite.path)) ?? []).sorted()
+        .filter { $0.hasPrefix("y_") }.compactMap { try? Data(contentsOf: suite.appendingPathComponent($0)) }
+    let readers: [(String, (Data) throws -> Void)] = [
+        ("check", { try JSONParser().validate($0) }),
+        ("tape", { _ = try ValueDecoder().decode(Unread.self, from: $0) }),
+        ("tree", { _ = try JSONParser().parse($0) }),
+        ("JSONSerialization", { _ = try JSONSerialization.jsonObject(with: $0, options: [.fragmentsAllowed]) }),
+    ]
+    for (name, documents, rounds) in [("the 10k payload", [Payload.trains], 1), ("JSONTestSuite's y_ mix", mix, 400)] {
+        let metrics =
+            readers.map { metric("\($0.0) (MB/s)") } + [metric("ratio tape/JSONSerialization speed (%)")]
+        Benchmark(
+            "JSON reader throughput, \(name)",
+            configuration: .init(metrics: metrics, warmupIterations: 2, maxDuration: .seconds(30), maxIterations: 20)
+        ) { benchmark in
+            precondition(documents.count > 1 && mix.count > 90 || documents[0].count > 1_000_000, "no payload")
+            let bytes = documents.reduce(0) { $0 + $1.count } * rounds
+            for _ in benchmark.scaledIterations {
+                var speeds: [Int] = []
+                for (_, read) in readers {
+                    let start = clock.now
+                    for _ in 0..<rounds {
+                        for document in documents { try read(document) }
+                    }
+                    speeds.append(bytes / max(1, microseconds(clock.now - start)))
+                }
+                for (metric, speed) in zip(metrics, speeds) { benchmark.measurement(metric, speed) }
+                benchmark.measurement(metrics[4], speeds[1] * 100 / max(1, speeds[3]))
+            }
+        }
+    }
 }

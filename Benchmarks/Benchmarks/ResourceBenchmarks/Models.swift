@@ -70,3 +70,20 @@ func snakeCased(_ name: String) -> String {
     }
     return result
 }
+
+/// ``ModelTrain`` read the way every JSON list was read before records were decoded in place:
+/// through a tree (a model with a record hook has each record built as one).
+@Resource(name: "train")
+final class TreeModelTrain {
+    var company: String = ""
+    var numberOfCars: Int = 0
+    var maxSpeed: Double = 0
+    var inService: Bool = false
+    var builtAt: Date?
+    var tags: [String] = []
+    var depot: BenchDepot?
+    var conductorId: Int?
+    var notes: String = ""
+
+    static func customDeserialize(_ record: JSONValue) throws -> JSONValue { record }
+}

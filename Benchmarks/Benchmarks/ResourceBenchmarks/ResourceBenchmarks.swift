@@ -75,6 +75,38 @@ let benchmarks: @Sendable () -> Void = {
         return try ModelTrain.merge(listBody: Payload.trains, in: warmStore).count
     }
 
+    // Memory: what merging the list allocates, read in place and, as before, through a tree. What is
+    // kept is measured as the resident growth across the merge with free heap returned to the system
+    // before and after (`malloc_trim`); what the merge needed beside it is at most the bytes it
+    // allocated (the harness's count, for the merge alone) less what it kept: not all of that is
+    // alive at once.
+    for (name, merge) in [
+        ("read in place", { store in try ModelTrain.merge(listBody: Payload.trains, in: store) as [AnyObject] }),
+        ("through a tree", { store in try TreeModelTrain.merge(listBody: Payload.trains, in: store) as [AnyObject] }),
+    ] as [(String, (ResourceStore) throws -> [AnyObject])] {
+        let keptMetric = metric("kept (KB)")
+        var instances: [AnyObject] = []
+        Benchmark(
+            "memory: 10k new instances from the JSON list, \(name)",
+            configuration: .init(
+                metrics: [keptMetric, .mallocCountTotal, .mallocBytesCount], warmupIterations: 2,
+                maxDuration: .seconds(30), maxIterations: 20)
+        ) { benchmark in
+            precondition(Payload.trains.count > 1_000_000, "the payload generator did not run")
+            for _ in benchmark.scaledIterations {
+                instances = []
+                let store = ResourceStore(configuration: configuration)
+                Memory.trim()
+                let before = Memory.resident().now
+                benchmark.startMeasurement()
+                instances = try merge(store)
+                benchmark.stopMeasurement()
+                Memory.trim()
+                benchmark.measurement(keptMetric, max(0, Memory.resident().now - before) / 1024)
+            }
+        }
+    }
+
     // The seeds' reflection approach, for comparison.
     paired(
         "seeds' JSONSerialization + Mirror assignment, paired",

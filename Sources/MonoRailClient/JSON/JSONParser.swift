@@ -38,6 +38,26 @@ public struct JSONParser: Sendable {
 }
 
 extension JSONParser {
+    /// Checks that the bytes are one JSON text exactly as ``parse(_:)`` would, building nothing:
+    /// the check MonoRail's in-place readers make before they read a value.
+    ///
+    /// - Throws: ``JSONSyntaxError`` when the bytes are not one valid JSON text.
+    public func validate(_ data: Data) throws(JSONSyntaxError) {
+        let result: JSONSyntaxError? = data.withUnsafeBytes { raw in
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
+            do throws(JSONSyntaxError) {
+                cursor.skipWhitespace()
+                try cursor.skipValue(depth: 0)
+                cursor.skipWhitespace()
+                guard cursor.isAtEnd else { throw cursor.error("unexpected data after the JSON value") }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let result { throw result }
+    }
+
     /// The tree of the value at the cursor, which ends past it. `depth` is the nesting of the arrays
     /// and objects around the value, counted against ``maxDepth`` as in a whole text.
     package static func value(at cursor: inout JSONCursor, depth: Int) throws(JSONSyntaxError) -> JSONValue {
