@@ -13,6 +13,8 @@ public struct JSONField {
     let offset: Int
     /// The nesting limit the body was checked against.
     let maxDepth: Int
+    /// The arrays and objects around the value, counted against ``maxDepth`` as the parser counts them.
+    let depth: Int
 
     var cursor: JSONCursor { JSONCursor(bytes, offset: offset, maxDepth: maxDepth) }
 
@@ -21,20 +23,33 @@ public struct JSONField {
     /// The value as the JSON tree holds it.
     func json() throws -> JSONValue {
         var cursor = cursor
-        return try JSONParser.value(at: &cursor, depth: 0)
+        return try JSONParser.value(at: &cursor, depth: depth)
     }
 
-    /// The value when it is a string, a number, `true`, `false` or `null`, read without a tree.
-    func scalar() -> JSONValue? {
+    /// The value and where it ends when it is a string, a number, `true`, `false` or `null`, read
+    /// and checked as the parser reads it, without a tree.
+    func scalar() -> (value: JSONValue, end: Int)? {
         var cursor = cursor
-        switch bytes[offset] {
-        case UInt8(ascii: "\""): return (try? cursor.parseString()).map(JSONValue.string)
-        case UInt8(ascii: "t"): return .bool(true)
-        case UInt8(ascii: "f"): return .bool(false)
-        case UInt8(ascii: "n"): return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try? cursor.parseNumber()
-        default: return nil
+        let value: JSONValue
+        do throws(JSONSyntaxError) {
+            switch bytes[offset] {
+            case UInt8(ascii: "\""): value = .string(try cursor.parseString())
+            case UInt8(ascii: "t"):
+                try cursor.expectLiteral("true")
+                value = .bool(true)
+            case UInt8(ascii: "f"):
+                try cursor.expectLiteral("false")
+                value = .bool(false)
+            case UInt8(ascii: "n"):
+                try cursor.expectLiteral("null")
+                value = .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try cursor.parseNumber()
+            default: return nil
+            }
+        } catch {
+            return nil
         }
+        return (value, cursor.offset)
     }
 }
 
@@ -42,11 +57,22 @@ public struct JSONField {
 // compile time in generated code, reading the value in place when its type is exactly the field's
 // and otherwise handing the tree's value to the tree's decoder.
 extension FieldDecoder {
+    /// Tells the record reader where the value ends: said only by a read that checked all of it as
+    /// the parser would, so the reader need not check it again.
+    private func read(to end: Int) { coder.valueEnd = end }
+
     /// The tree's decoding of the value, for every case the overloads do not read themselves.
-    private func general<Value: Decodable>(_ value: JSONField, scalar: JSONValue? = nil) throws -> Value {
-        if let scalar { return try coder.decode(Value.self, from: scalar) }
+    private func general<Value: Decodable>(_ value: JSONField, scalar: (value: JSONValue, end: Int)? = nil) throws
+        -> Value
+    {
+        if let scalar {
+            read(to: scalar.end)
+            return try coder.decode(Value.self, from: scalar.value)
+        }
         var cursor = value.cursor
-        return try coder.decode(Value.self, fromJSONAt: &cursor)
+        let decoded = try coder.decode(Value.self, fromJSONAt: &cursor, depth: value.depth)
+        read(to: cursor.offset)
+        return decoded
     }
 
     /// Decodes a `String` field.
@@ -54,7 +80,10 @@ extension FieldDecoder {
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: JSONField) throws -> String {
         let scalar = value.scalar()
-        if case .string(let string)? = scalar { return string }
+        if case .string(let string)? = scalar?.value, let end = scalar?.end {
+            read(to: end)
+            return string
+        }
         return try general(value, scalar: scalar)
     }
 
@@ -63,9 +92,17 @@ extension FieldDecoder {
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: JSONField) throws -> Int {
         let scalar = value.scalar()
-        switch scalar {
-        case .int(let int)?: if let exact = Int(exactly: int) { return exact }
-        case .uint(let uint)?: if let exact = Int(exactly: uint) { return exact }
+        switch scalar?.value {
+        case .int(let int)?:
+            if let exact = Int(exactly: int), let end = scalar?.end {
+                read(to: end)
+                return exact
+            }
+        case .uint(let uint)?:
+            if let exact = Int(exactly: uint), let end = scalar?.end {
+                read(to: end)
+                return exact
+            }
         default: break
         }
         return try general(value, scalar: scalar)
@@ -75,13 +112,16 @@ extension FieldDecoder {
     ///
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: JSONField) throws -> Double {
-        let scalar = value.scalar()
-        switch scalar {
-        case .double(let double)?: return double
-        case .int(let int)?: return Double(int)
-        case .uint(let uint)?: return Double(uint)
+        guard let scalar = value.scalar() else { return try general(value) }
+        let double: Double
+        switch scalar.value {
+        case .double(let value): double = value
+        case .int(let int): double = Double(int)
+        case .uint(let uint): double = Double(uint)
         default: return try general(value, scalar: scalar)
         }
+        read(to: scalar.end)
+        return double
     }
 
     /// Decodes a `Bool` field.
@@ -89,7 +129,10 @@ extension FieldDecoder {
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: JSONField) throws -> Bool {
         let scalar = value.scalar()
-        if case .bool(let bool)? = scalar { return bool }
+        if case .bool(let bool)? = scalar?.value, let end = scalar?.end {
+            read(to: end)
+            return bool
+        }
         return try general(value, scalar: scalar)
     }
 
@@ -97,17 +140,26 @@ extension FieldDecoder {
     ///
     /// - Throws: `DecodingError` for a value of the wrong type or format.
     public func decode(_ value: JSONField) throws -> Date {
+        // The common case, a date string without escapes, is read from its bytes.
+        var cursor = value.cursor
+        if cursor.current == UInt8(ascii: "\""), let scanned = try? cursor.scanString(), !scanned.hasEscapes,
+            let date = coder.options.dateFormats.date(
+                fromUTF8: UnsafeBufferPointer(rebasing: value.bytes[(value.offset + 1)..<(cursor.offset - 1)]))
+        {
+            read(to: cursor.offset)
+            return date
+        }
         let scalar = value.scalar()
-        switch scalar {
-        case .string(let string)?:
-            if let date = coder.options.dateFormats.date(from: string) { return date }
-        case .int(let int)?:
-            if let date = DateFormat.date(secondsSince1970: Double(int)) { return date }
-        case .uint(let uint)?:
-            if let date = DateFormat.date(secondsSince1970: Double(uint)) { return date }
-        case .double(let double)?:
-            if let date = DateFormat.date(secondsSince1970: double) { return date }
+        var date: Date?
+        switch scalar?.value {
+        case .int(let int)?: date = DateFormat.date(secondsSince1970: Double(int))
+        case .uint(let uint)?: date = DateFormat.date(secondsSince1970: Double(uint))
+        case .double(let double)?: date = DateFormat.date(secondsSince1970: double)
         default: break
+        }
+        if let date, let end = scalar?.end {
+            read(to: end)
+            return date
         }
         // Anything else, including a number outside the supported dates, takes the general path,
         // which reports the error with the field's path.
@@ -119,16 +171,23 @@ extension FieldDecoder {
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decode(_ value: JSONField) throws -> [String] {
         var cursor = value.cursor
-        if cursor.current == UInt8(ascii: "[") {
+        // The array is checked as the parser checks it, its depth included, or the general path reads it.
+        if cursor.current == UInt8(ascii: "["), value.depth + 1 <= value.maxDepth {
             cursor.offset += 1
             var strings: [String] = []
             cursor.skipWhitespace()
-            if cursor.current == UInt8(ascii: "]") { return strings }
+            if cursor.current == UInt8(ascii: "]") {
+                read(to: cursor.offset + 1)
+                return strings
+            }
             while cursor.current == UInt8(ascii: "\""), let string = try? cursor.parseString() {
                 strings.append(string)
                 cursor.skipWhitespace()
                 guard cursor.current == UInt8(ascii: ",") else {
-                    if cursor.current == UInt8(ascii: "]") { return strings }
+                    if cursor.current == UInt8(ascii: "]") {
+                        read(to: cursor.offset + 1)
+                        return strings
+                    }
                     break
                 }
                 cursor.offset += 1

@@ -48,8 +48,8 @@ extension ModelSetup {
             var end = 0
             guard
                 let patch = try? decoder.decodeInPlace(
-                    JSONField(bytes: bytes, offset: offset, maxDepth: maxDepth), at: RecordLocation(base: found.path),
-                    depth: depth, end: &end)
+                    JSONField(bytes: bytes, offset: offset, maxDepth: maxDepth, depth: depth),
+                    at: RecordLocation(base: found.path), end: &end)
             else { return nil }
             var container: [String: JSONValue]?
             if let around = found.container {
@@ -147,10 +147,10 @@ extension ModelSetup {
         let readsInPlace = !Model.resourceSchema.rewritesRecords
         var index = 0
         while true {
-            let record = JSONField(bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth)
+            let record = JSONField(bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth, depth: depth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
-            if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, depth: depth, end: &end) {
+            if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, end: &end) {
                 patches.append(patch)
                 cursor.offset = end
             } else {

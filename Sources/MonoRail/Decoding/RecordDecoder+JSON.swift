@@ -2,21 +2,22 @@ import Foundation
 
 extension RecordDecoder {
     /// Decodes one record of a JSON body where it lies, without building its tree, and sets `end`
-    /// to where it ends. The record is inside `depth` arrays and objects.
+    /// to where it ends.
     ///
-    /// Each value is checked as the parser would check it (``JSONCursor/skipValue(depth:)``) before
-    /// it is read. The in-place read covers the ordinary record: an object whose keys have no
-    /// escapes, each once, with an id. It returns `nil` for anything else and throws when a field
-    /// fails; the caller then decodes the record's tree with ``decode(_:at:)``, so the result, and
-    /// the error a bad record raises, are exactly those of the tree.
-    func decodeInPlace(_ record: JSONField, at location: RecordLocation, depth: Int, end: inout Int) throws
+    /// Every value is checked as the parser would check it (``JSONCursor/skipValue(depth:)``):
+    /// by the field decoder that reads it, when that read all of it in place (it says where the value
+    /// ends), or else by a check of its own. The in-place read covers the ordinary record: an object
+    /// whose keys have no escapes, each once, with an id. It returns `nil` for anything else and
+    /// throws when a field fails; the caller then decodes the record's tree with ``decode(_:at:)``,
+    /// so the result, and the error a bad record raises, are exactly those of the tree.
+    func decodeInPlace(_ record: JSONField, at location: RecordLocation, end: inout Int) throws
         -> RecordPatch<Model>?
     {
         var cursor = record.cursor
-        guard cursor.current == UInt8(ascii: "{"), depth < record.maxDepth, var read = inPlaceRecord() else {
+        guard cursor.current == UInt8(ascii: "{"), record.depth < record.maxDepth, var read = inPlaceRecord() else {
             return nil
         }
-        if let unchanged = try unchanged(record, depth: depth, end: &end) { return unchanged }
+        if let unchanged = try unchanged(record, end: &end) { return unchanged }
         cursor.offset += 1
         cursor.skipWhitespace()
         var values = Model.FieldValues()
@@ -34,20 +35,27 @@ extension RecordDecoder {
             guard cursor.current == UInt8(ascii: ":") else { return nil }
             cursor.offset += 1
             cursor.skipWhitespace()
-            let value = JSONField(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth)
             // Values sit one level below the record.
-            try cursor.skipValue(depth: depth + 1)
+            let value = JSONField(
+                bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
+            coder.valueEnd = 0
+            switch try member(key, of: &read, json: { try value.scalar()?.value ?? value.json() }) {
+            case .refused: return nil
+            case .other: break
+            case .field(let index):
+                // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
+                if try !values._$decodeField(index, from: value, with: direct) {
+                    try decodeBySchema(index, from: try value.json(), into: &values, of: &read, at: location)
+                }
+            }
+            if coder.valueEnd > cursor.offset {
+                cursor.offset = coder.valueEnd
+            } else {
+                try cursor.skipValue(depth: value.depth)
+            }
             cursor.skipWhitespace()
             guard let next = cursor.continues(closing: UInt8(ascii: "}")) else { return nil }
             more = next
-            switch try member(key, of: &read, json: { try value.scalar() ?? value.json() }) {
-            case .refused: return nil
-            case .other: continue
-            case .field(let index):
-                // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
-                if try values._$decodeField(index, from: value, with: direct) { continue }
-                try decodeBySchema(index, from: try value.json(), into: &values, of: &read, at: location)
-            }
         }
         end = cursor.offset
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])
@@ -61,7 +69,7 @@ extension RecordDecoder {
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
     /// from: those values, with nothing decoded. `nil` unless that is known: the id must be the
     /// record's first member, as it usually is, and the instance live.
-    private func unchanged(_ record: JSONField, depth: Int, end: inout Int) throws -> RecordPatch<Model>? {
+    private func unchanged(_ record: JSONField, end: inout Int) throws -> RecordPatch<Model>? {
         guard comparesDigests else { return nil }
         var cursor = record.cursor
         cursor.offset += 1
@@ -75,12 +83,13 @@ extension RecordDecoder {
         guard cursor.current == UInt8(ascii: ":") else { return nil }
         cursor.offset += 1
         cursor.skipWhitespace()
-        guard let scalar = JSONField(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth).scalar(),
-            let id = ResourceID(json: scalar),
+        let field = JSONField(
+            bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
+        guard let scalar = field.scalar()?.value, let id = ResourceID(json: scalar),
             let instance = embedding.store.identityMap.withLock({ $0.instance(of: Model.self, id: id) })
         else { return nil }
         var whole = record.cursor
-        try whole.skipValue(depth: depth)
+        try whole.skipValue(depth: record.depth)
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<whole.offset])
         let digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
         guard let values = instance._$state.serverValues(digest: digest) else { return nil }

@@ -66,24 +66,32 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     /// Parses `string`, or returns `nil` when it is not in this format or the date is outside
     /// ``supportedRange``.
     public func date(from string: String) -> Date? {
-        guard let date = parse(string), Self.supportedRange.contains(date) else { return nil }
+        var string = string
+        return string.withUTF8 { date(fromUTF8: $0) }
+    }
+
+    /// Parses valid UTF-8 text, as ``date(from:)`` parses it as a string.
+    package func date(fromUTF8 text: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard let date = parse(text), Self.supportedRange.contains(date) else { return nil }
         return date
     }
 
-    private func parse(_ string: String) -> Date? {
+    private func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         switch kind {
         case .iso8601(let fraction):
-            guard let parsed = ISO8601Parser.parse(string), (parsed.fractionDigits > 0) == (fraction == .required)
+            guard let parsed = ISO8601Parser.parse(bytes: text), (parsed.fractionDigits > 0) == (fraction == .required)
             else { return nil }
             return parsed.date
         case .rails:
-            guard let parsed = ISO8601Parser.parse(string), parsed.fractionDigits == 3, parsed.offsetStyle != .colon
+            guard let parsed = ISO8601Parser.parse(bytes: text), parsed.fractionDigits == 3,
+                parsed.offsetStyle != .colon
             else { return nil }
             return parsed.date
         case .pattern(let pattern):
             // The formatter reads the POSIX locale's ASCII names only, and Foundation's
             // DateFormatter on Linux traps on some non-ASCII text (combining marks): such text is no date.
-            guard string.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            guard text.allSatisfy({ $0 < 0x80 }) else { return nil }
+            let string = String(decoding: text, as: UTF8.self)
             return PatternFormatters.shared.withFormatter(pattern) { $0.date(from: string) }
         }
     }
@@ -134,8 +142,14 @@ private final class PatternFormatters: Sendable {
 extension [DateFormat] {
     /// The date the first of these formats that matches reads from `string`.
     package func date(from string: String) -> Date? {
+        var string = string
+        return string.withUTF8 { date(fromUTF8: $0) }
+    }
+
+    /// The date the first of these formats that matches reads from valid UTF-8 text.
+    package func date(fromUTF8 text: UnsafeBufferPointer<UInt8>) -> Date? {
         for format in self {
-            if let date = format.date(from: string) { return date }
+            if let date = format.date(fromUTF8: text) { return date }
         }
         return nil
     }

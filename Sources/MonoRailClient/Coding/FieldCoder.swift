@@ -21,19 +21,26 @@ package struct FieldCoder {
     /// The options in use.
     package var options: CodingOptions { decoding.options }
 
+    /// Where the last value read in place ended, when the reader checked all of it; 0 when unknown.
+    package var valueEnd: Int {
+        get { decoding.valueEnd }
+        nonmutating set { decoding.valueEnd = newValue }
+    }
+
     /// Decodes a value; a `DecodingError`'s coding path is relative to `value`.
     package func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try decoder.unbox(value, as: type, path: nil)
     }
 
     /// Decodes the JSON value at the cursor, which ends past it, without building its tree; a
-    /// `DecodingError`'s coding path is relative to the value.
+    /// `DecodingError`'s coding path is relative to the value. `depth` is the nesting of the arrays
+    /// and objects around the value, counted against the cursor's limit as in a whole text.
     ///
     /// - Throws: ``JSONSyntaxError`` for a value the parser would refuse, `DecodingError` for one
     ///   of the wrong shape.
-    package func decode<T: Decodable>(_ type: T.Type, fromJSONAt cursor: inout JSONCursor) throws -> T {
-        guard let tape = try JSONTape(valueAt: &cursor, depth: 0) else {
-            return try decode(type, from: try JSONParser.value(at: &cursor, depth: 0))
+    package func decode<T: Decodable>(_ type: T.Type, fromJSONAt cursor: inout JSONCursor, depth: Int) throws -> T {
+        guard let tape = try JSONTape(valueAt: &cursor, depth: depth) else {
+            return try decode(type, from: try JSONParser.value(at: &cursor, depth: depth))
         }
         defer { tape.close() }
         return try JSONTapeDecoder.decode(type, from: tape, at: 0, prefix: nil, context: decoding)

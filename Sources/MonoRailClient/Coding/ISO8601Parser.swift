@@ -11,12 +11,7 @@ enum ISO8601Parser {
         var offsetStyle: OffsetStyle
     }
 
-    static func parse(_ string: String) -> Parsed? {
-        var string = string
-        return string.withUTF8 { parse(bytes: $0) }
-    }
-
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Parsed? {
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Parsed? {
         var index = 0
         func digits(_ count: Int) -> Int? {
             guard index + count <= bytes.count else { return nil }

@@ -161,7 +161,10 @@ final class JSONTapeDecoder: Decoder {
     }
 
     func date(at index: Int, depth: Int, step: Int) throws -> Date {
-        if tape[index].kind == .string, let date = context.options.dateFormats.date(from: tape.string(at: index)) {
+        let entry = tape[index]
+        if entry.kind == .string, entry.flags & JSONTape.Entry.hasEscapes == 0,
+            let date = context.options.dateFormats.date(fromUTF8: tape.text(at: index))
+        {
             return date
         }
         return try fallback(at: index, depth: depth, step: step) { try $0.unboxDate($0.value, $0.path) }

@@ -77,6 +77,8 @@ final class DecodingContext {
     /// The ``KeyTable`` of each `CodingKey` type a tape decoder has met; `nil` for a dictionary's
     /// keys, which are data. Kept for the whole context, so records decoded one by one share them.
     @exclusivity(unchecked) private var tables: [(ObjectIdentifier, KeyTable?)] = []
+    /// For a record read in place: where the field value read last ended (``FieldCoder/valueEnd``).
+    @exclusivity(unchecked) var valueEnd = 0
 
     /// The key table of `Key`, made when first asked for.
     func table<Key: CodingKey>(for type: Key.Type) -> KeyTable? {
