@@ -2,13 +2,22 @@ import Foundation
 
 /// What a record read in place has given so far, beside its field values: the same for every format.
 struct InPlaceRecord {
-    var present: [Bool]
     var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
     var id: ResourceID?
     /// The fields seen, as bits: models of more than 64 fields take the tree.
     var seen: UInt64 = 0
     /// The field after the last one found: records usually list their keys in schema order.
     var expected = 0
+
+    /// Whether every one of the model's `count` fields was seen.
+    func isComplete(of count: Int) -> Bool {
+        seen == (count == 64 ? .max : (1 << count) - 1)
+    }
+
+    /// Which of the model's `count` fields were seen, as a record patch lists them.
+    func present(of count: Int) -> [Bool] {
+        (0..<count).map { seen & (1 << $0) != 0 }
+    }
 
     /// What one member of the record is.
     enum Member {
@@ -24,7 +33,7 @@ struct InPlaceRecord {
 extension RecordDecoder {
     /// A record to read in place, or `nil` when the model has too many fields for it.
     func inPlaceRecord() -> InPlaceRecord? {
-        fields.count <= 64 ? InPlaceRecord(present: [Bool](repeating: false, count: fields.count)) : nil
+        fields.count <= 64 ? InPlaceRecord() : nil
     }
 
     /// What the member under `key` is; takes the id, built by `json`, when it is the id. Inlined:
@@ -44,7 +53,6 @@ extension RecordDecoder {
         record.expected = index + 1
         guard record.seen & (1 << index) == 0 else { return .refused }
         record.seen |= 1 << index
-        record.present[index] = true
         return .field(index)
     }
 
@@ -70,7 +78,9 @@ extension RecordDecoder {
             if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
         }
         return RecordPatch(
-            id: id, values: values, present: record.present, embedded: record.embedded,
+            id: id, values: values,
+            present: record.isComplete(of: fields.count) ? allPresent : record.present(of: fields.count),
+            embedded: record.embedded,
             wire: embedding.keepsWire ? wire() : nil)
     }
 

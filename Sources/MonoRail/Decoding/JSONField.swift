@@ -243,6 +243,8 @@ extension FieldDecoder {
     ///
     /// - Throws: `DecodingError` for a value of the wrong type.
     public func decodeOptional<Value: Decodable>(_ value: JSONField) throws -> Value? {
-        value.isNull ? nil : try general(value)
+        // Spelled out: `nil : try general(value)` would decode an Optional, one generic hop more.
+        if value.isNull { return nil }
+        return try general(value) as Value
     }
 }
