@@ -4,7 +4,7 @@ import Foundation
 /// merged in the same locked step as the record itself.
 protocol EmbeddedPatch {
     /// Checks, without changing anything, that the records can merge.
-    func check(in map: IdentityMap) throws
+    func check(in map: inout IdentityMap) throws
     /// Merges the records and returns their instances, in order.
     func apply(
         in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetchedAt: Date,
@@ -29,8 +29,8 @@ struct EmbeddingContext {
 struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
     var patches: [RecordPatch<Child>]
 
-    func check(in map: IdentityMap) throws {
-        try Merger.check(patches, target: nil, in: map)
+    func check(in map: inout IdentityMap) throws {
+        try Merger.check(patches, target: nil, in: &map)
     }
 
     func apply(

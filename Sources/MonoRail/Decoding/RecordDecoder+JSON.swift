@@ -86,7 +86,7 @@ extension RecordDecoder {
         let field = JSONField(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
         guard let scalar = field.scalar()?.value, let id = ResourceID(json: scalar),
-            let instance = embedding.store.identityMap.withLock({ $0.instance(of: Model.self, id: id) })
+            let instance = embedding.store.identityMap.withLock({ $0.liveInstance(of: Model.self, id: id) })
         else { return nil }
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)

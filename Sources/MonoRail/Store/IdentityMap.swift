@@ -48,15 +48,25 @@ struct IdentityMap {
     /// Entries are swept of released instances when the table doubles past this size.
     private var sweepThreshold = 64
 
-    /// The live instance under a key and the id it was stored under. The entry is read where it
-    /// lies: copying it out copies its weak reference, which costs more than the lookup.
-    func lookup(_ key: Key) -> (object: (any ResourceModel)?, id: ResourceID)? {
-        guard let index = entries.index(forKey: key) else { return nil }
-        return (entries.values[index].object, entries.values[index].id)
+    /// The live instance under a key and the id it was stored under. Mutating only in form: the
+    /// entry is read where it lies, through the dictionary's in-place access, because reading it
+    /// copies its weak reference, which costs more than the lookup. Nothing changes.
+    mutating func lookup(_ key: Key) -> (object: (any ResourceModel)?, id: ResourceID)? {
+        Self.read(&entries[key])
+    }
+
+    private static func read(_ entry: inout Entry?) -> (object: (any ResourceModel)?, id: ResourceID)? {
+        guard let id = entry?.id else { return nil }
+        return (entry?.object, id)
     }
 
     /// The live instance of a model with an id.
     func instance<Model: ResourceModel>(of type: Model.Type, id: ResourceID) -> Model? {
+        entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
+    }
+
+    /// ``instance(of:id:)`` without copying the entry, for the merge's hot paths.
+    mutating func liveInstance<Model: ResourceModel>(of type: Model.Type, id: ResourceID) -> Model? {
         lookup(Key(type: ObjectIdentifier(type), id: id))?.object as? Model
     }
 

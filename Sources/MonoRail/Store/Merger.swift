@@ -11,14 +11,15 @@ enum Merger {
     ///
     /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
     @discardableResult
-    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in map: IdentityMap) throws
+    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in map: inout IdentityMap)
+        throws
         -> [Model?]
     {
         let type = ObjectIdentifier(Model.self)
         var found: [Model?] = []
         found.reserveCapacity(patches.count)
         for patch in patches {
-            for nested in patch.embedded { try nested.patch.check(in: map) }
+            for nested in patch.embedded { try nested.patch.check(in: &map) }
             guard let id = patch.id, let entry = map.lookup(IdentityMap.Key(type: type, id: id)),
                 let object = entry.object as? Model
             else {
