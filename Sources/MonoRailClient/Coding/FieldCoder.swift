@@ -10,6 +10,8 @@ package struct FieldCoder {
     /// One decoder reused for every top-level value: `unbox` reads the value it is given, so scalars
     /// decode without allocating a decoder each.
     let decoder: ValueDecoderImpl
+    /// The tape ``decode(_:fromJSONAt:depth:)`` fills for each value.
+    let scratch = JSONTape()
 
     /// Creates a coder for one batch of work.
     package init(options: CodingOptions) {
@@ -39,7 +41,10 @@ package struct FieldCoder {
     /// - Throws: ``JSONSyntaxError`` for a value the parser would refuse, `DecodingError` for one
     ///   of the wrong shape.
     package func decode<T: Decodable>(_ type: T.Type, fromJSONAt cursor: inout JSONCursor, depth: Int) throws -> T {
-        guard let tape = try JSONTape(valueAt: &cursor, depth: depth) else {
+        // One tape serves every value of the batch; a value decoded while another is (none is, as
+        // merges read fields) gets one of its own.
+        let tape = scratch.isOpen ? JSONTape() : scratch
+        guard try tape.fill(valueAt: &cursor, depth: depth) else {
             return try decode(type, from: try JSONParser.value(at: &cursor, depth: depth))
         }
         defer { tape.close() }

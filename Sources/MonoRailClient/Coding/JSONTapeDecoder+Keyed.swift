@@ -14,6 +14,8 @@ final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     private let unretainedWireKeys: Unmanaged<WireKeyCache>
     /// The object's entry index.
     let object: Int
+    /// The decoder's ``JSONTapeDecoder/generation``.
+    private let generation: Int
     /// The length of the decoder's path where this container was made.
     let depth: Int
     /// For a dictionary: each key's last entry index.
@@ -25,6 +27,7 @@ final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         self.unretainedTable = table.map { Unmanaged.passUnretained($0) }
         self.unretainedWireKeys = Unmanaged.passUnretained(decoder.context.keys)
         self.object = object
+        self.generation = decoder.generation
         self.depth = depth
         if let table {
             let entry = decoder.tape[object]
@@ -49,7 +52,7 @@ final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     var codingPath: [any CodingKey] { PathNode.keys(of: decoder.pathNode(depth: depth, step: JSONTapeDecoder.noStep)) }
 
     var allKeys: [Key] {
-        guard decoder.tape.isOpen else { return [] }
+        guard (try? decoder.checkOpen()) != nil else { return [] }
         if unretainedTable == nil { return index.keys.compactMap { Key(stringValue: $0) } }
         var seen = Set<String>()
         var keys: [Key] = []
@@ -64,7 +67,9 @@ final class JSONTapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     /// The entry index of the member's key; the value is the entry after it.
     @inline(__always) private func find(_ key: Key) throws -> Int? {
-        guard unretainedTape._withUnsafeGuaranteedRef({ $0.isOpen }) else { throw JSONTapeDecoder.usedAfterReturn }
+        guard unretainedTape._withUnsafeGuaranteedRef({ $0.isOpen && $0.generation == generation }) else {
+            throw JSONTapeDecoder.usedAfterReturn
+        }
         guard let unretainedTable else { return index[key.stringValue] }
         let name = key.stringValue
         return unretainedTable._withUnsafeGuaranteedRef { table in

@@ -19,8 +19,13 @@ final class JSONTapeDecoder: Decoder {
     /// The way down from the taped value: a key's entry index, or the complement of an element's index.
     @exclusivity(unchecked) var path: [Int] = []
 
+    /// The tape's ``JSONTape/generation`` when this decoder was made: a later one means the text
+    /// this decoder was made for is gone.
+    let generation: Int
+
     init(tape: JSONTape, value: Int, prefix: PathNode?, context: DecodingContext) {
         self.tape = tape
+        self.generation = tape.generation
         self.value = value
         self.prefix = prefix
         self.context = context
@@ -59,7 +64,7 @@ final class JSONTapeDecoder: Decoder {
     // MARK: - State
 
     func checkOpen() throws {
-        guard tape.isOpen else { throw Self.usedAfterReturn }
+        guard tape.isOpen, tape.generation == generation else { throw Self.usedAfterReturn }
     }
 
     static var usedAfterReturn: DecodingError {
@@ -206,7 +211,7 @@ final class JSONTapeDecoder: Decoder {
 // MARK: - Single value
 
 extension JSONTapeDecoder: SingleValueDecodingContainer {
-    func decodeNil() -> Bool { tape.isOpen && tape[value].kind == .null }
+    func decodeNil() -> Bool { (try? checkOpen()) != nil && tape[value].kind == .null }
     func decode(_ type: Bool.Type) throws -> Bool {
         try checked { try bool(at: value, depth: path.count, step: Self.noStep) }
     }

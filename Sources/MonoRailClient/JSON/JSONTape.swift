@@ -39,59 +39,73 @@ package final class JSONTape {
         var isPlainASCII: Bool { flags & (Self.hasEscapes | Self.isNotASCII) == 0 }
     }
 
+    // A tape serves one decode call at a time on one thread, and no access to these overlaps
+    // another: the runtime's exclusivity checks, which cost as much as the reads, are left out.
     /// The text; valid only while the call that taped it runs.
-    package let bytes: UnsafeBufferPointer<UInt8>
-    package let maxDepth: Int
-    package let entries: UnsafeMutablePointer<Entry>
-    package let count: Int
-    // A tape belongs to one decode call on one thread, and no access to these overlaps another:
-    // the runtime's exclusivity checks, which cost as much as the reads, are left out.
+    @exclusivity(unchecked) package private(set) var bytes: UnsafeBufferPointer<UInt8>
+    @exclusivity(unchecked) package private(set) var maxDepth: Int
+    @exclusivity(unchecked) package private(set) var entries: UnsafeMutablePointer<Entry>
+    @exclusivity(unchecked) package private(set) var count = 0
+    @exclusivity(unchecked) private var capacity: Int
     /// Whether ``bytes`` may still be read: a decoder kept past its call finds it closed.
-    @exclusivity(unchecked) package private(set) var isOpen = true
+    @exclusivity(unchecked) package private(set) var isOpen = false
+    /// Counts the texts taped: a decoder made for an earlier one finds this changed, and so
+    /// the tape closed to it, though a tape reused for the next value is open again.
+    @exclusivity(unchecked) package private(set) var generation = 0
+
+    /// An empty tape with room for `capacity` entries, to be filled and refilled (``fill(valueAt:depth:)``).
+    package init(capacity: Int = 16) {
+        self.bytes = UnsafeBufferPointer(start: nil, count: 0)
+        self.maxDepth = 0
+        self.capacity = max(capacity, 1)
+        self.entries = .allocate(capacity: self.capacity)
+    }
 
     /// Tapes one JSON text — surrounding whitespace allowed, nothing after the value.
     ///
     /// - Returns: `nil` for a text of 4 GiB or more.
     /// - Throws: ``JSONSyntaxError``, the same as ``JSONParser/parse(_:)`` throws for the text.
     package convenience init?(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONSyntaxError) {
+        self.init(capacity: bytes.count / 12 + 16)
         var cursor = JSONCursor(bytes, maxDepth: maxDepth)
         cursor.skipWhitespace()
-        try self.init(valueAt: &cursor, depth: 0, capacity: bytes.count / 12 + 16) { cursor throws(JSONSyntaxError) in
+        let taped = try fill(valueAt: &cursor, depth: 0) { cursor throws(JSONSyntaxError) in
             cursor.skipWhitespace()
             guard cursor.isAtEnd else { throw cursor.error("unexpected data after the JSON value") }
         }
+        guard taped else { return nil }
     }
 
-    /// Tapes the one value at the cursor, which ends past it; `depth` is the nesting of the arrays
-    /// and objects around it, counted against the cursor's limit as in a whole text.
+    /// Tapes the one value at the cursor, which ends past it, in place of what the tape held;
+    /// `depth` is the nesting of the arrays and objects around it, counted against the cursor's
+    /// limit as in a whole text.
     ///
-    /// - Returns: `nil` for a text of 4 GiB or more.
+    /// - Returns: `false`, taping nothing, for a text of 4 GiB or more.
     /// - Throws: ``JSONSyntaxError``, the same as ``JSONParser`` throws for the value.
-    package convenience init?(valueAt cursor: inout JSONCursor, depth: Int) throws(JSONSyntaxError) {
-        try self.init(valueAt: &cursor, depth: depth, capacity: 16) { _ throws(JSONSyntaxError) in }
+    package func fill(valueAt cursor: inout JSONCursor, depth: Int) throws(JSONSyntaxError) -> Bool {
+        try fill(valueAt: &cursor, depth: depth) { _ throws(JSONSyntaxError) in }
     }
 
-    private convenience init?(
-        valueAt cursor: inout JSONCursor, depth: Int, capacity: Int,
-        then finish: (inout JSONCursor) throws(JSONSyntaxError) -> Void
-    ) throws(JSONSyntaxError) {
-        guard cursor.bytes.count < Int(UInt32.max) else { return nil }
-        var writer = Writer(capacity: capacity)
-        do throws(JSONSyntaxError) {
-            try cursor.walkValue(depth: depth, into: &writer)
-            try finish(&cursor)
-        } catch {
-            writer.entries.deallocate()
-            throw error
+    private func fill(
+        valueAt cursor: inout JSONCursor, depth: Int, then finish: (inout JSONCursor) throws(JSONSyntaxError) -> Void
+    ) throws(JSONSyntaxError) -> Bool {
+        isOpen = false
+        generation += 1
+        count = 0
+        guard cursor.bytes.count < Int(UInt32.max) else { return false }
+        var writer = Writer(entries: entries, capacity: capacity)
+        // The writer may have moved the entries to a larger buffer: the tape takes whichever it ends with.
+        defer {
+            entries = writer.entries
+            capacity = writer.capacity
         }
-        self.init(bytes: cursor.bytes, maxDepth: cursor.maxDepth, entries: writer.entries, count: writer.count)
-    }
-
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, entries: UnsafeMutablePointer<Entry>, count: Int) {
-        self.bytes = bytes
-        self.maxDepth = maxDepth
-        self.entries = entries
-        self.count = count
+        try cursor.walkValue(depth: depth, into: &writer)
+        try finish(&cursor)
+        bytes = cursor.bytes
+        maxDepth = cursor.maxDepth
+        count = writer.count
+        isOpen = true
+        return true
     }
 
     deinit { entries.deallocate() }
@@ -181,9 +195,9 @@ package final class JSONTape {
         /// The innermost open object: the owner of the next key.
         var object = 0
 
-        init(capacity: Int) {
+        init(entries: UnsafeMutablePointer<Entry>, capacity: Int) {
+            self.entries = entries
             self.capacity = capacity
-            self.entries = .allocate(capacity: capacity)
         }
 
         @inline(__always) mutating func append(_ entry: Entry) {

@@ -273,6 +273,33 @@ struct JSONTapeDecoderTests {
         Keeper.kept = nil
     }
 
+    @Test("a tape refilled for the next value is closed to decoders made for the last")
+    func refilledTape() throws {
+        final class Keeper: Decodable {
+            nonisolated(unsafe) static var kept: (any Decoder)?
+            nonisolated(unsafe) static var readKept: Result<Int, any Error>?
+            init(from decoder: any Decoder) throws {
+                if let kept = Self.kept {
+                    // The tape is open again, for this value: the earlier decoder must not read it.
+                    Self.readKept = Result { try kept.singleValueContainer().decode(Int.self) }
+                } else {
+                    Self.kept = decoder
+                }
+            }
+        }
+        let coder = FieldCoder(options: CodingOptions())
+        let body = Array(#"[7, 8]"#.utf8)
+        try body.withUnsafeBufferPointer { bytes in
+            var cursor = JSONCursor(bytes, offset: 1, maxDepth: 8)
+            _ = try coder.decode(Keeper.self, fromJSONAt: &cursor, depth: 1)
+            cursor.offset = 4
+            _ = try coder.decode(Keeper.self, fromJSONAt: &cursor, depth: 1)
+        }
+        #expect(throws: DecodingError.self) { try Keeper.readKept?.get() }
+        #expect(Keeper.readKept != nil)
+        Keeper.kept = nil
+    }
+
     @Test("reports paths through arrays and objects as the tree does")
     func paths() throws {
         let data = Data(
