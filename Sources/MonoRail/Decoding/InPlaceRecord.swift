@@ -77,7 +77,7 @@ extension RecordDecoder {
         for index in 0..<fields.count where record.seen & (1 << index) == 0 {
             if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
         }
-        return RecordPatch(
+        return patchType.init(
             id: id, values: values,
             present: record.isComplete(of: fields.count) ? allPresent : record.present(of: fields.count),
             embedded: record.embedded,

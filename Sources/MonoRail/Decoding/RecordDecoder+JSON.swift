@@ -86,7 +86,7 @@ extension RecordDecoder {
         let field = JSONField(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
         guard let scalar = field.scalar()?.value, let id = ResourceID(json: scalar),
-            let instance = embedding.store.identityMap.withLock({ $0.liveInstance(of: Model.self, id: id) })
+            let instance = embedding.store.liveInstance(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)) as? Model
         else { return nil }
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)
@@ -94,7 +94,7 @@ extension RecordDecoder {
         let digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
         guard let values = instance._$state.serverValues(digest: digest) else { return nil }
         end = whole.offset
-        let patch = RecordPatch<Model>(
+        let patch = patchType.init(
             id: id, values: values, present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
         patch.digest = digest

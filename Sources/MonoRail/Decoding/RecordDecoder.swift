@@ -17,6 +17,9 @@ struct RecordDecoder<Model: ResourceModel> {
     /// Whether a record's bytes alone decide what merging it does (``RecordDigest``): not when it
     /// embeds related records, whose instances may have changed since.
     let comparesDigests = !Model.resourceSchema.fields.contains { $0.embedded != nil }
+    /// The patch class, looked up once: made from this value, a patch costs no type metadata look-up,
+    /// which code generic over the model otherwise pays for every record.
+    let patchType = RecordPatch<Model>.self
     /// Every field present, for records the digest finds unchanged.
     let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
 

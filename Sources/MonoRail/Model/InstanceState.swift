@@ -39,7 +39,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var isPersisted = false
         var store: ResourceStore?
         /// Related instances this instance keeps alive once loaded or assigned, by relationship storage.
-        var related: [StorageKey: [any ResourceModel]] = [:]
+        var related = [StorageKey: [any ResourceModel]]()
         /// When a reference of this instance last changed, on ``referenceClock``: when two instances point
         /// at one `@Has(.one)`, the one that pointed last wins.
         var referenceStamp: UInt64 = 0
@@ -49,7 +49,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// What the server refused in the last create or save; empty once one succeeds.
         var errors = ValidationErrors()
         /// `@Has` assignments made before this instance had an id, carried out once it has one.
-        var pendingAssignments: [StorageKey: @Sendable (Model) -> Void] = [:]
+        var pendingAssignments = [StorageKey: @Sendable (Model) -> Void]()
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetchedAt: Date?
@@ -181,13 +181,15 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             // The bytes the server values came from, again: nothing can change (unedited fields hold
             // the server values), so nothing is compared.
             if let digest = patch.digest, digest == state.serverDigest, isComplete { return [] }
-            defer { if isComplete, let digest = patch.digest { state.serverDigest = digest } }
+            // Set where the server values are written whole (the digest describes the whole record).
+            let digest = isComplete ? patch.digest : nil
             var changed: [Int] = []
             // The common case, an instance with no pending edits that the response describes in full,
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && isComplete {
                 if !comparesFields {
                     state.server = patch.values
+                    state.serverDigest = digest
                     state.values = patch.values
                     return changed
                 }
@@ -199,6 +201,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                     if fields[index].isReference { state.referenceStamp = referenceClock.next() }
                 }
                 state.server = patch.values
+                state.serverDigest = digest
                 state.values = patch.values
                 return changed
             }
@@ -212,6 +215,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                     if field.isReference { state.referenceStamp = referenceClock.next() }
                 }
             }
+            if isComplete { state.serverDigest = digest }
             return changed
         }
     }

@@ -65,10 +65,6 @@ struct IdentityMap {
         entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
     }
 
-    /// ``instance(of:id:)`` without copying the entry, for the merge's hot paths.
-    mutating func liveInstance<Model: ResourceModel>(of type: Model.Type, id: ResourceID) -> Model? {
-        lookup(Key(type: ObjectIdentifier(type), id: id))?.object as? Model
-    }
 
     /// Every live instance of a model, in no particular order.
     func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {

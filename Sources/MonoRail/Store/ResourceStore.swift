@@ -139,6 +139,12 @@ public final class ResourceStore: Sendable {
         identityMap.withLock { $0.instance(of: type, id: id.resourceID) }
     }
 
+    /// The live instance under `key`: ``instance(of:id:)`` for a reader of records, in code not
+    /// generic over the model, which would look type metadata up at each call.
+    func liveInstance(_ key: IdentityMap.Key) -> (any ResourceModel)? {
+        identityMap.withLock { $0.lookup(key)?.object }
+    }
+
     /// Every live instance of a model, in no particular order; makes no request.
     public func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
         identityMap.withLock { $0.instances(of: type) }
