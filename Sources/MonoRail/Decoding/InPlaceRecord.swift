@@ -33,7 +33,7 @@ struct InPlaceRecord {
 extension RecordDecoder {
     /// A record to read in place, or `nil` when the model has too many fields for it.
     func inPlaceRecord() -> InPlaceRecord? {
-        fields.count <= 64 ? InPlaceRecord() : nil
+        fieldCount <= 64 ? InPlaceRecord() : nil
     }
 
     /// What the member under `key` is; takes the id, built by `json`, when it is the id. Inlined:
@@ -74,12 +74,15 @@ extension RecordDecoder {
     /// lacks a field the model requires. `wire` is asked for only when the record is kept.
     func patch(of record: InPlaceRecord, values: Model.FieldValues, wire: () -> WireRecord) -> RecordPatch<Model>? {
         guard let id = record.id else { return nil }
-        for index in 0..<fields.count where record.seen & (1 << index) == 0 {
-            if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
+        let isComplete = record.isComplete(of: fieldCount)
+        if !isComplete {
+            for index in 0..<fieldCount where record.seen & (1 << index) == 0 {
+                if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
+            }
         }
         return patchType.init(
             id: id, values: values,
-            present: record.isComplete(of: fields.count) ? allPresent : record.present(of: fields.count),
+            present: isComplete ? allPresent : record.present(of: fieldCount),
             embedded: record.embedded,
             wire: embedding.keepsWire ? wire() : nil)
     }

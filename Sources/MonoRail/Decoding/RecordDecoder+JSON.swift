@@ -60,7 +60,7 @@ extension RecordDecoder {
         end = cursor.offset
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])
         let patch = patch(of: read, values: values) { .text(Data(bytes), keyOrder: storedKeyOrder) }
-        if comparesDigests, read.isComplete(of: fields.count) {
+        if comparesDigests, read.isComplete(of: fieldCount) {
             patch?.digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
         }
         return patch

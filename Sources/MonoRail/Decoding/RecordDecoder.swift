@@ -17,6 +17,9 @@ struct RecordDecoder<Model: ResourceModel> {
     /// Whether a record's bytes alone decide what merging it does (``RecordDigest``): not when it
     /// embeds related records, whose instances may have changed since.
     let comparesDigests = !Model.resourceSchema.fields.contains { $0.embedded != nil }
+    /// How many fields the schema has: asked of ``fields`` in code generic over the model, it costs
+    /// a type metadata look-up.
+    let fieldCount = Model.resourceSchema.fields.count
     /// The patch class, looked up once: made from this value, a patch costs no type metadata look-up,
     /// which code generic over the model otherwise pays for every record.
     let patchType = RecordPatch<Model>.self
