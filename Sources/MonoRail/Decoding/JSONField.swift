@@ -180,6 +180,8 @@ extension FieldDecoder {
                 read(to: cursor.offset + 1)
                 return strings
             }
+            // Room for a few at once: grown one by one, three strings cost three allocations.
+            strings.reserveCapacity(4)
             while cursor.current == UInt8(ascii: "\""), let string = try? cursor.parseString() {
                 strings.append(string)
                 cursor.skipWhitespace()

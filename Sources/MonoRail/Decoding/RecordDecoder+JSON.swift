@@ -70,7 +70,7 @@ extension RecordDecoder {
     /// from: those values, with nothing decoded. `nil` unless that is known: the id must be the
     /// record's first member, as it usually is, and the instance live.
     private func unchanged(_ record: JSONField, end: inout Int) throws -> RecordPatch<Model>? {
-        guard comparesDigests else { return nil }
+        guard comparesDigests, probes.shouldLook() else { return nil }
         var cursor = record.cursor
         cursor.offset += 1
         cursor.skipWhitespace()
@@ -86,18 +86,32 @@ extension RecordDecoder {
         let field = JSONField(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
         guard let scalar = field.scalar()?.value, let id = ResourceID(json: scalar),
-            let instance = embedding.store.liveInstance(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)) as? Model
+            let instance = lookUp(id)
         else { return nil }
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<whole.offset])
         let digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
-        guard let values = instance._$state.serverValues(digest: digest) else { return nil }
+        guard let values = instance._$state.serverValues(digest: digest) else {
+            probes.looked(found: false)
+            return nil
+        }
+        probes.looked(found: true)
         end = whole.offset
         let patch = patchType.init(
             id: id, values: values, present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
         patch.digest = digest
         return patch
+    }
+
+    /// The live instance of the record with `id`, its look-up counted in ``probes``.
+    private func lookUp(_ id: ResourceID) -> Model? {
+        guard let instance = embedding.store.liveInstance(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id))
+        else {
+            probes.looked(found: false)
+            return nil
+        }
+        return instance as? Model
     }
 }

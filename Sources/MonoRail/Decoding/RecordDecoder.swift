@@ -23,6 +23,8 @@ struct RecordDecoder<Model: ResourceModel> {
     /// The patch class, looked up once: made from this value, a patch costs no type metadata look-up,
     /// which code generic over the model otherwise pays for every record.
     let patchType = RecordPatch<Model>.self
+    /// How the look-ups for unchanged records have gone in this response.
+    let probes = DigestProbes()
     /// Every field present, for records the digest finds unchanged.
     let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
 
@@ -145,5 +147,26 @@ struct RecordDecoder<Model: ResourceModel> {
         case .array: "an array"
         case .object: "an object"
         }
+    }
+}
+
+/// Whether looking up a record's instance to compare digests is paying off in one response: a list
+/// of records the store has not seen misses every time, and stops looking after a run of misses,
+/// trying again now and then in case the records it knows come later.
+final class DigestProbes {
+    // One response is read on one task: no access overlaps another, and the checks are left out.
+    @exclusivity(unchecked) private var misses = 0
+    @exclusivity(unchecked) private var skipped = 0
+
+    /// Whether to look the next record's instance up.
+    func shouldLook() -> Bool {
+        if misses < 16 { return true }
+        skipped += 1
+        return skipped % 32 == 0
+    }
+
+    /// Records how a look-up went.
+    func looked(found: Bool) {
+        misses = found ? 0 : misses + 1
     }
 }

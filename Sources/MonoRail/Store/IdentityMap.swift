@@ -65,7 +65,6 @@ struct IdentityMap {
         entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
     }
 
-
     /// Every live instance of a model, in no particular order.
     func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
         let identifier = ObjectIdentifier(type)
