@@ -58,6 +58,27 @@ struct RecordDigestTests {
         #expect(first[0].company == "DB 1")
     }
 
+    @Test("an instance removed from the identity map between reading and merging is not merged into")
+    func removedMeanwhile() throws {
+        let store = Self.store()
+        let body = Self.list([Self.record(1, 0)])
+        let first = try #require(try Train.merge(listBody: body, in: store).first)
+        let pipeline = ActionPipeline<Train>(store: store)
+        let coder = FieldCoder(options: pipeline.setup.coding)
+        let decoder = pipeline.setup.decoder(coder: coder, store: store)
+        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
+        let patches = try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
+        #expect(patches.first?.known?.instance === first)
+        // Removed after the read found it, before the merge: the merge looks again and makes a new one.
+        store.identityMap.withLock {
+            $0.remove(IdentityMap.Key(type: ObjectIdentifier(Train.self), id: .int(1)), ifHolding: first)
+        }
+        let merged = try store.mergeKeepingSideloads(
+            patches, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
+        #expect(merged.instances.first !== first && merged.instances.first?.company == "DB 1")
+        #expect(store.instance(of: Train.self, id: 1) === merged.instances.first)
+    }
+
     @Test("any other change to an instance's server values forgets the digest")
     func forgets() throws {
         let store = Self.store()

@@ -86,7 +86,7 @@ extension RecordDecoder {
         let field = JSONField(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
         guard let scalar = field.scalar()?.value, let id = ResourceID(json: scalar),
-            let instance = lookUp(id)
+            let (instance, removals) = lookUp(id)
         else { return nil }
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)
@@ -102,16 +102,20 @@ extension RecordDecoder {
             id: id, values: values, present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
         patch.digest = digest
+        patch.known = (instance, removals)
         return patch
     }
 
-    /// The live instance of the record with `id`, its look-up counted in ``probes``.
-    private func lookUp(_ id: ResourceID) -> Model? {
-        guard let instance = embedding.store.liveInstance(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id))
+    /// The live instance of the record with `id` and the identity map's removal count, its
+    /// look-up counted in ``probes``. `nil` also when the instance was stored under the id in
+    /// another type (`1` and `"1"`): the merge reports that.
+    private func lookUp(_ id: ResourceID) -> (Model, Int)? {
+        guard let found = embedding.store.liveInstance(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)),
+            found.id == id, let instance = found.object as? Model
         else {
             probes.looked(found: false)
             return nil
         }
-        return instance as? Model
+        return (instance, found.removals)
     }
 }

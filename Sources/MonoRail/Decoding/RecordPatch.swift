@@ -20,6 +20,9 @@ final class RecordPatch<Model: ResourceModel> {
     var fetchedAt: Date?
     /// The ``RecordDigest`` of the record's bytes, for a complete record read in place.
     var digest: Int?
+    /// The live instance the record was found unchanged for, and the identity map's
+    /// ``IdentityMap/removals`` then: while that count stands, the merge need not look it up again.
+    var known: (instance: Model, removals: Int)?
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],

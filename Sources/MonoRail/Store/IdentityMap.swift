@@ -43,6 +43,10 @@ struct IdentityMap {
     }
 
     private var entries: [Key: Entry] = [:]
+    /// Counts removals of entries that may hold live instances. An instance found under its key
+    /// while this stood at a value is still the one under it while this stands there: entries of
+    /// live instances are not otherwise replaced.
+    private(set) var removals = 0
     /// Per model, the instance of its singleton resource (`GET /user.json`) when it has no id.
     private var singletons: [ObjectIdentifier: WeakInstance] = [:]
     /// Entries are swept of released instances when the table doubles past this size.
@@ -102,6 +106,7 @@ struct IdentityMap {
     mutating func remove(_ key: Key, ifHolding instance: AnyObject) {
         if let entry = entries[key], entry.object === instance || entry.object == nil {
             entries[key] = nil
+            removals &+= 1
         }
     }
 
@@ -109,6 +114,7 @@ struct IdentityMap {
     mutating func removeAll<Model: ResourceModel>(of type: Model.Type) {
         let identifier = ObjectIdentifier(type)
         entries = entries.filter { $0.key.type != identifier }
+        removals &+= 1
     }
 
     /// Sweeps released entries once the table has doubled since the last sweep.

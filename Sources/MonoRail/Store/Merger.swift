@@ -20,6 +20,11 @@ enum Merger {
         found.reserveCapacity(patches.count)
         for patch in patches {
             for nested in patch.embedded { try nested.patch.check(in: &map) }
+            // Found by the reader under this id, of this type, and nothing removed since.
+            if let known = patch.known, known.removals == map.removals, target == nil {
+                found.append(known.instance)
+                continue
+            }
             guard let id = patch.id, let entry = map.lookup(IdentityMap.Key(type: type, id: id)),
                 let object = entry.object as? Model
             else {

@@ -139,10 +139,14 @@ public final class ResourceStore: Sendable {
         identityMap.withLock { $0.instance(of: type, id: id.resourceID) }
     }
 
-    /// The live instance under `key`: ``instance(of:id:)`` for a reader of records, in code not
-    /// generic over the model, which would look type metadata up at each call.
-    func liveInstance(_ key: IdentityMap.Key) -> (any ResourceModel)? {
-        identityMap.withLock { $0.lookup(key)?.object }
+    /// The live instance under `key`, the id it was stored under and the map's ``IdentityMap/removals``:
+    /// ``instance(of:id:)`` for a reader of records, in code not generic over the model, which
+    /// would look type metadata up at each call.
+    func liveInstance(_ key: IdentityMap.Key) -> (object: any ResourceModel, id: ResourceID, removals: Int)? {
+        identityMap.withLock { map in
+            guard let entry = map.lookup(key), let object = entry.object else { return nil }
+            return (object, entry.id, map.removals)
+        }
     }
 
     /// Every live instance of a model, in no particular order; makes no request.
