@@ -66,7 +66,9 @@ package final class JSONTape {
     /// - Returns: `nil` for a text of 4 GiB or more.
     /// - Throws: ``JSONSyntaxError``, the same as ``JSONParser/parse(_:)`` throws for the text.
     package convenience init?(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONSyntaxError) {
-        self.init(capacity: bytes.count / 12 + 16)
+        // About one entry per twelve bytes of ordinary JSON; past a million entries (16 MB) the
+        // tape grows only as checked text fills it, so no body claims memory before it is read.
+        self.init(capacity: min(bytes.count / 12 + 16, 1 << 20))
         var cursor = JSONCursor(bytes, maxDepth: maxDepth)
         cursor.skipWhitespace()
         let taped = try fill(valueAt: &cursor, depth: 0) { cursor throws(JSONSyntaxError) in
