@@ -121,6 +121,26 @@ struct TextListTests {
         [summary(try model.merge(recordBody: body, in: store()))]
     }
 
+    @Test("every truncation of a list or a record gives what the tree gives")
+    func truncations() throws {
+        let list: (any ResourceModel.Type, Data) throws -> [[String]] = { try Self.mergeList($0, $1) }
+        let record: (any ResourceModel.Type, Data) throws -> [[String]] = { try Self.mergeRecord($0, $1) }
+        for (document, merge) in [(Self.document, list), (Self.record, record)] {
+            let bytes = Array(document.utf8)
+            for length in 0..<bytes.count {
+                let body = Data(bytes[..<length])
+                let inPlace = Result { try merge(Train.self, body) }
+                let tree = Result { try merge(TreeTrain.self, body) }
+                switch (inPlace, tree) {
+                case (.failure(let read as APIError), .failure(let built as APIError)):
+                    #expect(read.message == built.message.replacingOccurrences(of: "TreeTrain", with: "Train"))
+                default:
+                    Issue.record("a truncation to \(length) bytes: in place \(inPlace), tree \(tree)")
+                }
+            }
+        }
+    }
+
     /// Damages `original` `iterations` times and merges each result as ``Train`` (in place) and as
     /// ``TreeTrain`` (through the tree): the same summaries, or errors with the same code and message.
     static func compareDamaged(

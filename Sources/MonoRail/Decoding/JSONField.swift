@@ -18,7 +18,7 @@ public struct JSONField {
 
     var cursor: JSONCursor { JSONCursor(bytes, offset: offset, maxDepth: maxDepth) }
 
-    var isNull: Bool { bytes[offset] == UInt8(ascii: "n") }
+    var isNull: Bool { offset < bytes.count && bytes[offset] == UInt8(ascii: "n") }
 
     /// The value as the JSON tree holds it.
     func json() throws -> JSONValue {
@@ -30,9 +30,10 @@ public struct JSONField {
     /// and checked as the parser reads it, without a tree.
     func scalar() -> (value: JSONValue, end: Int)? {
         var cursor = cursor
+        guard let first = cursor.current else { return nil }
         let value: JSONValue
         do throws(JSONSyntaxError) {
-            switch bytes[offset] {
+            switch first {
             case UInt8(ascii: "\""): value = .string(try cursor.parseString())
             case UInt8(ascii: "t"):
                 try cursor.expectLiteral("true")

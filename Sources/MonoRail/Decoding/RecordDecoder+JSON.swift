@@ -35,6 +35,8 @@ extension RecordDecoder {
             guard cursor.current == UInt8(ascii: ":") else { return nil }
             cursor.offset += 1
             cursor.skipWhitespace()
+            // A value must follow before any reader looks at it: the text may end here.
+            guard cursor.current != nil else { return nil }
             // Values sit one level below the record.
             let value = JSONField(
                 bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
