@@ -1,7 +1,8 @@
 import Foundation
 
-/// The keys one `CodingKey` type has asked for during one tape decode, each under a small number
-/// (its slot), and what the last object read with them looked like.
+/// The keys one `CodingKey` type has asked for in one decoding context (one decode call, or one
+/// batch of fields), each under a small number (its slot), and what the last object read with them
+/// looked like.
 ///
 /// Finding a member by comparing its name with every key of the object would cost a comparison
 /// per member per lookup. Instead an object is *tagged* once: each of its keys gets the slot of
@@ -15,8 +16,8 @@ final class KeyTable {
     static let untagged = UInt16.max
 
     let id: UInt32
-    // A table belongs to one decode call on one thread, and no access to these overlaps another:
-    // the runtime's exclusivity checks, which cost as much as the lookups, are left out.
+    // A table belongs to one decoding context, used on one thread, and no access to these overlaps
+    // another: the runtime's exclusivity checks, which cost as much as the lookups, are left out.
     /// The Swift names asked for, by slot.
     @exclusivity(unchecked) private var names: [String] = []
     /// Their wire keys, by slot: as strings, and as bytes when ASCII (empty otherwise).
