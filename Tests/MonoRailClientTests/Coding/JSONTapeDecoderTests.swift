@@ -209,6 +209,59 @@ struct JSONTapeDecoderTests {
         #expect(decodedCount > 20, "\(decodedCount)")
     }
 
+    @Test("the client layer's envelopes read from a tape as from the tree: values, side-loads and errors")
+    func envelopes() {
+        let documents = [
+            #"{"data": {"stop": {"name": "A", "capacity": 1}, "meta": {"n": 1}, "stop": {"name": "B", "capacity": 2}}}"#,
+            #"{"data": {"stops": [{"name": "A", "capacity": 1}], "total": 1}}"#,
+            #"{"data": {"errors": {"name": ["is taken"]}}}"#,
+            #"{"data": {"stop": {"errors": {"name": ["bad"]}}, "x": 1}}"#,
+        ]
+        var generator = SplitMix(state: 0xE7E1)
+        let alphabet = Array(#"{}[]":,\ -.0123456789tfnulae"#.utf8)
+        var outcomes = (same: 0, failed: 0)
+        for round in 0..<1_200 {
+            var bytes = Array(documents[round % documents.count].utf8)
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where !bytes.isEmpty {
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[position] = alphabet.randomElement(using: &generator) ?? 0
+                case 1: bytes.remove(at: position)
+                default: bytes.insert(alphabet.randomElement(using: &generator) ?? 0, at: position)
+                }
+            }
+            let body = Data(bytes)
+            let decoder = ResponseDecoder(envelope: EnvelopeStyle(rootNamespace: "data"))
+            let roots = round % 2 == 0 ? ["stop"] : ["stops"]
+            func summary<T>(_ envelope: Envelope<T>) -> String {
+                "\(envelope.value) \(envelope.sideloaded.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })"
+            }
+            func read<T: Decodable>(_ type: T.Type) -> (
+                tape: Result<String, any Error>, tree: Result<String, any Error>
+            ) {
+                (
+                    Result { summary(try decoder.decode(type, from: body, roots: roots)) },
+                    Result {
+                        summary(try decoder.decode(type, from: try decoder.parse(body), rawBody: body, roots: roots))
+                    }
+                )
+            }
+            let (tape, tree) = roots == ["stop"] ? read(Stop.self) : read([Stop].self)
+            switch (tape, tree) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b, "\(String(decoding: bytes, as: UTF8.self))")
+                outcomes.same += 1
+            case (.failure(let a as APIError), .failure(let b as APIError)):
+                #expect(a.code == b.code && a.message == b.message, "\(String(decoding: bytes, as: UTF8.self))")
+                #expect(a.parsedBody == b.parsedBody)
+                outcomes.failed += 1
+            default:
+                Issue.record("\(String(decoding: bytes, as: UTF8.self)): tape \(tape), tree \(tree)")
+            }
+        }
+        #expect(outcomes.same > 100 && outcomes.failed > 100, "\(outcomes)")
+    }
+
     @Test("keeps the last of repeated keys, and matches keys as Swift strings do")
     func keys() throws {
         let documents = [
