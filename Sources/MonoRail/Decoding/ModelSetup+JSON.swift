@@ -11,10 +11,7 @@ extension ModelSetup {
     /// for any other body. Nothing is merged before all records are decoded, so giving up part way
     /// loses nothing.
     func textRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
-        if let contentType = response.response.headerFields[.contentType], !ResponseDecoder.isJSON(contentType) {
-            return nil
-        }
-        guard !response.body.isEmpty else { return nil }
+        guard Self.hasJSONBody(response) else { return nil }
         let maxDepth = client.responseDecoder.parser.maxDepth
         return response.body.withUnsafeBytes { raw in
             try? textList(in: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth, decoder: decoder)
@@ -24,14 +21,11 @@ extension ModelSetup {
     /// The one record of a JSON body, found as ``record(in:)`` finds it and decoded in place.
     ///
     /// `nil` when the body is not JSON, the record is not an object read in place (see
-    /// ``RecordDecoder/decodeInPlace(_:at:depth:end:)``: no id, as a write's answer may have, or
+    /// ``RecordDecoder/decodeInPlace(_:at:end:)``: no id, as a write's answer may have, or
     /// anything unusual), or anything fails: the caller then reads the body as a tree, which decides
     /// and reports exactly as for any other body. The members beside the record become trees.
     func textRecord(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<RecordPatch<Model>>? {
-        if let contentType = response.response.headerFields[.contentType], !ResponseDecoder.isJSON(contentType) {
-            return nil
-        }
-        guard !response.body.isEmpty, !Model.resourceSchema.rewritesRecords else { return nil }
+        guard Self.hasJSONBody(response), !Model.resourceSchema.rewritesRecords else { return nil }
         let maxDepth = client.responseDecoder.parser.maxDepth
         return response.body.withUnsafeBytes { raw -> Located<RecordPatch<Model>>? in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -60,6 +54,14 @@ extension ModelSetup {
             }
             return Located(main: patch, path: found.path, container: container, rootKey: found.root)
         }
+    }
+
+    /// Whether the response has a body, in JSON (or of no declared type, read as JSON).
+    private static func hasJSONBody(_ response: APIResponse) -> Bool {
+        if let contentType = response.response.headerFields[.contentType], !ResponseDecoder.isJSON(contentType) {
+            return false
+        }
+        return !response.body.isEmpty
     }
 
     /// Finds the list as ``records(in:)`` does (the namespace, then a bare array or the array under

@@ -17,7 +17,9 @@ extension RecordDecoder {
         guard cursor.current == UInt8(ascii: "{"), record.depth < record.maxDepth, var read = inPlaceRecord() else {
             return nil
         }
-        if let unchanged = try unchanged(record, end: &end) { return unchanged }
+        // The digest, when looking for an unchanged record got as far as taking it.
+        var digest: Int?
+        if let unchanged = try unchanged(record, end: &end, digest: &digest) { return unchanged }
         cursor.offset += 1
         cursor.skipWhitespace()
         var values = Model.FieldValues()
@@ -63,15 +65,16 @@ extension RecordDecoder {
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])
         let patch = patch(of: read, values: values) { .text(Data(bytes), keyOrder: storedKeyOrder) }
         if comparesDigests, read.isComplete(of: fieldCount) {
-            patch?.digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
+            patch?.digest = digest ?? RecordDigest.of(UnsafeRawBufferPointer(bytes))
         }
         return patch
     }
 
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
     /// from: those values, with nothing decoded. `nil` unless that is known: the id must be the
-    /// record's first member, as it usually is, and the instance live.
-    private func unchanged(_ record: JSONField, end: inout Int) throws -> RecordPatch<Model>? {
+    /// record's first member, as it usually is, and the instance live. Sets `digest` once taken,
+    /// so a record that changed is not digested twice.
+    private func unchanged(_ record: JSONField, end: inout Int, digest: inout Int?) throws -> RecordPatch<Model>? {
         guard comparesDigests, probes.shouldLook() else { return nil }
         var cursor = record.cursor
         cursor.offset += 1
@@ -93,8 +96,9 @@ extension RecordDecoder {
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<whole.offset])
-        let digest = RecordDigest.of(UnsafeRawBufferPointer(bytes))
-        guard let values = instance._$state.serverValues(digest: digest) else {
+        let taken = RecordDigest.of(UnsafeRawBufferPointer(bytes))
+        digest = taken
+        guard let values = instance._$state.serverValues(digest: taken) else {
             probes.looked(found: false)
             return nil
         }
@@ -103,7 +107,7 @@ extension RecordDecoder {
         let patch = patchType.init(
             id: id, values: values, present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
-        patch.digest = digest
+        patch.digest = taken
         patch.known = (instance, removals)
         return patch
     }
