@@ -106,12 +106,20 @@ struct BadInputTests {
         #expect(error?.decodingFailure?.path == "$.trains[2].max_speed")
     }
 
-    @Test("one id twice in a list is an inconsistent response")
-    func duplicateIDs() async throws {
-        let error = try await expectNothingChanges([
-            ("GET /trains", #"{"trains": [{"id": 1, "company": "A"}, {"id": 1, "company": "B"}]}"#)
-        ]) { store in _ = try await Train.get(in: store) }
+    @Test(
+        "one id twice in a list is an inconsistent response",
+        arguments: [
+            #"{"trains": [{"id": 1, "company": "A"}, {"id": 1, "company": "B"}]}"#,
+            // Rising ids, then one seen before; and one id spelled as text and as a number.
+            #"{"trains": [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 2, "company": "B"}]}"#,
+            #"{"trains": [{"id": 1}, {"id": 2}, {"id": "2", "company": "B"}]}"#,
+        ])
+    func duplicateIDs(body: String) async throws {
+        let error = try await expectNothingChanges([("GET /trains", body)]) { store in
+            _ = try await Train.get(in: store)
+        }
         #expect(error?.code == .inconsistentResponse)
+        #expect(error?.message.contains("appears twice") == true)
     }
 
     @Test("an id that changes type is an inconsistent response")

@@ -108,7 +108,8 @@ extension RecordDecoder {
             id: id, values: values, present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
         patch.digest = taken
-        patch.known = (instance, removals)
+        patch.known = instance
+        patch.knownRemovals = removals
         return patch
     }
 

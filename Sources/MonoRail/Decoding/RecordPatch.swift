@@ -9,6 +9,7 @@ final class RecordPatch<Model: ResourceModel> {
     /// `nil` only in the answer to a create or save that names no id (ApiModel's upload endpoint
     /// answering `{"upload": {"filename": …}}`): it describes the instance that was sent.
     let id: ResourceID?
+    /// Moved into the instance by a merge that takes the record whole: read it before.
     var values: Model.FieldValues
     let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
@@ -20,9 +21,12 @@ final class RecordPatch<Model: ResourceModel> {
     var fetchedAt: Date?
     /// The ``RecordDigest`` of the record's bytes, for a complete record read in place.
     var digest: Int?
-    /// The live instance the record was found unchanged for, and the identity map's
-    /// ``IdentityMap/removals`` then: while that count stands, the merge need not look it up again.
-    var known: (instance: Model, removals: Int)?
+    /// The live instance the record was found unchanged for; the merge takes it (and it stays
+    /// ``known`` only while ``knownRemovals`` is the identity map's ``IdentityMap/removals``:
+    /// while that count stands, the merge need not look it up again). Moved, not copied: a retain
+    /// or release of an instance the identity map holds weakly takes the runtime's slow path.
+    var known: Model?
+    var knownRemovals = 0
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],
@@ -53,12 +57,29 @@ extension RecordPatch {
     /// Throws `.inconsistentResponse` when two patches name the same record: a list that names a
     /// record twice does not say which of the two is the record, so nothing of it merges.
     static func requireDistinctIDs(_ patches: [RecordPatch], at path: String) throws {
-        var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
-        for index in patches.indices {
-            guard let id = patches[index].id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else { continue }
-            throw APIError(
-                .inconsistentResponse,
-                "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
+        // Through a buffer: the array's subscript, unspecialised here, copied each patch through
+        // its type's value witnesses.
+        try patches.withUnsafeBufferPointer { patches in
+            // Lists usually come ordered by an integer id: rising ids are distinct without hashing.
+            var last = Int64.min
+            var rising = true
+            for patch in patches {
+                guard case .int(let id) = patch.id, id > last else {
+                    rising = false
+                    break
+                }
+                last = id
+            }
+            if rising { return }
+            var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
+            for index in patches.indices {
+                guard let id = patches[index].id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else {
+                    continue
+                }
+                throw APIError(
+                    .inconsistentResponse,
+                    "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
+            }
         }
     }
 }

@@ -107,6 +107,15 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
     }
 
+    /// Takes a whole record's values as both the server's and the current ones, moving them out of
+    /// the patch, which is not read after its merge: copying them twice retained every string and
+    /// array in them twice. Called with the lock held.
+    static func take(_ patch: RecordPatch<Model>, digest: Int?, in state: inout State) {
+        swap(&state.values, &patch.values)
+        state.server = state.values
+        state.serverDigest = digest
+    }
+
     /// Forgets the edit of the field at `index`, which is saved or undone, and its place in the
     /// outbox. Called with the lock held.
     static func clearEdit(_ index: Int, in state: inout State) {
@@ -188,9 +197,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && isComplete {
                 if !comparesFields {
-                    state.server = patch.values
-                    state.serverDigest = digest
-                    state.values = patch.values
+                    Self.take(patch, digest: digest, in: &state)
                     return changed
                 }
                 let same = patch.values._$sameFields(as: state.values)
@@ -200,9 +207,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                     changed.append(index)
                     if fields[index].isReference { state.referenceStamp = referenceClock.next() }
                 }
-                state.server = patch.values
-                state.serverDigest = digest
-                state.values = patch.values
+                Self.take(patch, digest: digest, in: &state)
                 return changed
             }
             for index in fields.indices where patch.present[index] {

@@ -98,7 +98,7 @@ struct IdentityMap {
     var count: Int { entries.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
 
     /// Makes `instance` the one live instance for its key.
-    mutating func insert(_ instance: any ResourceModel, for key: Key, id: ResourceID) {
+    mutating func insert<Model: ResourceModel>(_ instance: Model, for key: Key, id: ResourceID) {
         entries[key] = Entry(object: instance, id: id)
     }
 

@@ -20,10 +20,14 @@ enum Merger {
         found.reserveCapacity(patches.count)
         for patch in patches {
             for nested in patch.embedded { try nested.patch.check(in: &map) }
-            // Found by the reader under this id, of this type, and nothing removed since.
-            if let known = patch.known, known.removals == map.removals, target == nil {
-                found.append(known.instance)
-                continue
+            // Found by the reader under this id, of this type, and nothing removed since: the
+            // merge takes it from the patch.
+            if patch.known != nil {
+                if patch.knownRemovals == map.removals, target == nil {
+                    found.append(nil)
+                    continue
+                }
+                patch.known = nil
             }
             guard let id = patch.id, let entry = map.lookup(IdentityMap.Key(type: type, id: id)),
                 let object = entry.object as? Model
@@ -70,40 +74,39 @@ enum Merger {
                 fields[nested.index].embedded?.assign(&patch.values, children)
             }
             let instance: Model
-            let isNew: Bool
+            var entering: IdentityMap.Key?
             if let id = patch.id {
                 let key = IdentityMap.Key(type: type, id: id)
-                if let existing = (position < found.count ? found[position] : nil)
+                if let existing = patch.known.take() ?? (position < found.count ? found[position] : nil)
                     ?? map.lookup(key)?.object as? Model
                 {
                     instance = existing
-                    isNew = false
                 } else {
                     instance = target ?? Model()
-                    isNew = true
-                    map.insert(instance, for: key, id: id)
+                    entering = key
                 }
             } else if let target {
                 // A write answered without an id describes the instance sent, which keeps its id, if
                 // any, and its place in the identity map.
                 instance = target
-                isNew = false
             } else {
                 // The decoder allows no id only where there is a target.
                 continue
             }
+            let isNew = entering != nil
             // An instance made here has no observers yet; only a per-model stream could be listening.
             let isUnobserved = isNew && target == nil && !perTypeListening
             let changed = instance._$state.apply(
                 patch, mode: mode, store: store, coder: coder, fields: fields, fetchedAt: fetchedAt,
                 comparesFields: !isUnobserved || hasReferences)
-            instances.append(instance)
+            // Entered late, and the instance appended last: once the map holds a weak reference,
+            // each retain and release of the instance takes the runtime's slow path (an atomic
+            // on its side table), which cost more than the rest of this loop.
+            if let entering, let id = patch.id { map.insert(instance, for: entering, id: id) }
             if isUnobserved {
                 // Nobody is told of it, so the index must be, before the merge returns.
                 if isIndexed { announcements.append { store.relationshipIndex.note(instance, fields: nil, in: store) } }
-                continue
-            }
-            if !changed.isEmpty || isNew {
+            } else if !changed.isEmpty || isNew {
                 // A record first seen is new to the store's observers, wherever it came from.
                 let kind: ResourceUpdate<Model>.Kind = isNew ? .created : .merged
                 announcements.append {
@@ -111,6 +114,7 @@ enum Merger {
                     instance._$state.announce(kind, fields: changed, of: instance)
                 }
             }
+            instances.append(instance)
         }
         return instances
     }
