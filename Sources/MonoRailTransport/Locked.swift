@@ -21,7 +21,9 @@ package struct Locked<Value: Sendable>: @unchecked Sendable {
     // `withLock`, holding the mutex, and the mutex is only used through pthread calls.
     private let storage: LockedStorage<Value>
 
-    package init(_ value: Value) {
+    /// An autoclosure: the value is made where it is kept, not made and then copied there (every
+    /// record's state is one of these, and copying it retained each of its references).
+    package init(_ value: @autoclosure () -> Value) {
         storage = LockedStorage.make(value)
     }
 
@@ -34,8 +36,8 @@ package struct Locked<Value: Sendable>: @unchecked Sendable {
 /// The value as the header and the mutex as the one tail element of a single allocation; the
 /// mutex has a stable address there, as pthreads requires.
 private final class LockedStorage<Value: Sendable>: ManagedBuffer<Value, pthread_mutex_t> {
-    static func make(_ value: Value) -> LockedStorage {
-        let buffer = create(minimumCapacity: 1) { _ in value }
+    static func make(_ value: () -> Value) -> LockedStorage {
+        let buffer = create(minimumCapacity: 1) { _ in value() }
         let storage = unsafeDowncast(buffer, to: LockedStorage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())

@@ -408,9 +408,10 @@ struct ActionPipeline<Model: ResourceModel> {
                         patches.append(patch)
                     }
                 }
+                try RecordPatch.requireDistinctIDs(patches, at: list.path)
                 located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
             }
-            try RecordPatch.requireDistinctIDs(located.main, at: located.path)
+            // The readers in place checked that no record appears twice as they read them.
             let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             let (merged, side) = try store.mergeKeepingSideloads(
                 located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,

@@ -133,7 +133,7 @@ extension ModelSetup {
     }
 
     /// Checks and decodes the records of the array at the cursor, which is inside `depth - 1` arrays
-    /// and objects; the cursor ends after the array.
+    /// and objects, and that no record appears twice; the cursor ends after the array.
     private func records(
         _ cursor: inout JSONCursor, depth: Int, base: String, decoder: RecordDecoder<Model>
     ) throws -> [RecordPatch<Model>] {
@@ -147,26 +147,33 @@ extension ModelSetup {
         }
         // A model that rewrites records needs each one as a tree to hand to its hook.
         let readsInPlace = !Model.resourceSchema.rewritesRecords
+        var rising = RisingIDs()
         var index = 0
         while true {
             let record = JSONField(bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth, depth: depth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
             if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, end: &end) {
+                rising.note(patch.id)
                 patches.append(patch)
                 cursor.offset = end
             } else {
                 // The tree reader checks the record as it builds it.
                 let tree = try JSONParser.value(at: &cursor, depth: depth)
-                if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
+                if let patch = try decoder.decodeUnlessDropped(tree, at: location) {
+                    rising.note(patch.id)
+                    patches.append(patch)
+                }
             }
             index += 1
             cursor.skipWhitespace()
             guard let more = cursor.continues(closing: UInt8(ascii: "]")) else {
                 throw cursor.error("expected ',' or ']' in an array")
             }
-            if !more { return patches }
+            if !more { break }
         }
+        if !rising.hold { try RecordPatch.requireDistinctIDs(patches, at: base) }
+        return patches
     }
 
     /// Where the value of the last `key` in the object at `offset` starts, as a tree lookup finds it.

@@ -76,7 +76,8 @@ extension ModelSetup {
         return located
     }
 
-    /// Checks and decodes `count` records, at `depth`, starting at the cursor, which ends after them.
+    /// Checks and decodes `count` records, at `depth`, starting at the cursor, which ends after
+    /// them, and that no record appears twice.
     private func records(
         _ count: Int, _ cursor: inout MessagePackCursor, bytes: UnsafeRawBufferPointer, depth: Int, maxDepth: Int,
         base: String, decoder: RecordDecoder<Model>
@@ -85,19 +86,25 @@ extension ModelSetup {
         patches.reserveCapacity(MessagePackCursor.initialCapacity(count))
         // A model that rewrites records needs each one as a tree to hand to its hook.
         let readsInPlace = !Model.resourceSchema.rewritesRecords
+        var rising = RisingIDs()
         for index in 0..<count {
             let record = MessagePackField(bytes: bytes, offset: cursor.offset, maxDepth: maxDepth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
             if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, depth: depth, end: &end) {
+                rising.note(patch.id)
                 patches.append(patch)
                 cursor = MessagePackCursor(bytes, offset: end)
                 continue
             }
             // The tree reader checks the record as it builds it.
             let tree = try MessagePackReader.json(&cursor, depth: depth, maxDepth: maxDepth)
-            if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
+            if let patch = try decoder.decodeUnlessDropped(tree, at: location) {
+                rising.note(patch.id)
+                patches.append(patch)
+            }
         }
+        if !rising.hold { try RecordPatch.requireDistinctIDs(patches, at: base) }
         return patches
     }
 

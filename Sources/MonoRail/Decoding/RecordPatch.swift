@@ -60,17 +60,9 @@ extension RecordPatch {
         // Through a buffer: the array's subscript, unspecialised here, copied each patch through
         // its type's value witnesses.
         try patches.withUnsafeBufferPointer { patches in
-            // Lists usually come ordered by an integer id: rising ids are distinct without hashing.
-            var last = Int64.min
-            var rising = true
-            for patch in patches {
-                guard case .int(let id) = patch.id, id > last else {
-                    rising = false
-                    break
-                }
-                last = id
-            }
-            if rising { return }
+            var rising = RisingIDs()
+            for patch in patches where rising.hold { rising.note(patch.id) }
+            if rising.hold { return }
             var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
             for index in patches.indices {
                 guard let id = patches[index].id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else {
@@ -81,6 +73,24 @@ extension RecordPatch {
                     "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
             }
         }
+    }
+}
+
+/// The ids of a list's records, noted as they are read. Lists usually come ordered by an integer
+/// id, and rising ids are distinct without hashing them: a reader that saw them rise need not
+/// check the list again (``RecordPatch/requireDistinctIDs(_:at:)``), which would mean reading every
+/// record once more after they have left the processor's caches.
+struct RisingIDs {
+    private var last = Int64.min
+    /// Whether every id noted so far was an integer above the one before.
+    private(set) var hold = true
+
+    mutating func note(_ id: ResourceID?) {
+        guard hold, case .int(let id) = id, id > last else {
+            hold = false
+            return
+        }
+        last = id
     }
 }
 

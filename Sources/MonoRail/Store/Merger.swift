@@ -114,7 +114,7 @@ enum Merger {
                     instance._$state.announce(kind, fields: changed, of: instance)
                 }
             }
-            instances.append(instance)
+            instances.append(consume instance)
         }
         return instances
     }
