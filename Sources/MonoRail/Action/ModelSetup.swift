@@ -17,7 +17,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let path: String
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
-    let wireKeyBytes: [[UInt8]]
+    let wireKeyBytes: WireKeyBytes
     /// The id key, then the field keys, each once: the order a record cache keeps a record's keys in.
     let storedKeyOrder: [String]
     /// The key that holds the id, ``ResourceModel/primaryKey``.
@@ -76,7 +76,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         wireKeys = Model.resourceSchema.fields.map {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
-        wireKeyBytes = wireKeys.map { Array($0.utf8) }
+        wireKeyBytes = WireKeyBytes(wireKeys)
         var seenKeys = Set<String>()
         storedKeyOrder = ([Model.primaryKey] + wireKeys).filter { seenKeys.insert($0).inserted }
         idKey = Model.primaryKey

@@ -44,7 +44,7 @@ extension RecordDecoder {
         -> InPlaceRecord.Member
     {
         guard let index = fieldIndex(of: key, expected: record.expected) else {
-            if Self.equal(key, idKeyBytes) {
+            if key.elementsEqual(idKeyBytes) {
                 guard record.id == nil, let parsed = ResourceID(json: try json()) else { return .refused }
                 record.id = parsed
             }
@@ -90,18 +90,11 @@ extension RecordDecoder {
     /// The schema field whose wire key is `key`; the field after the last one found is tried first.
     @inline(__always)
     private func fieldIndex(of key: UnsafeRawBufferPointer, expected: Int) -> Int? {
-        if expected < wireKeyBytes.count, Self.equal(key, wireKeyBytes[expected]) { return expected }
-        for index in 0..<wireKeyBytes.count where index != expected && Self.equal(key, wireKeyBytes[index]) {
+        let count = wireKeyBytes.count
+        if expected < count, wireKeyBytes.matches(key, at: expected) { return expected }
+        for index in 0..<count where index != expected && wireKeyBytes.matches(key, at: index) {
             return index
         }
         return nil
-    }
-
-    @inline(__always) private static func equal(_ key: UnsafeRawBufferPointer, _ wanted: [UInt8]) -> Bool {
-        guard key.count == wanted.count else { return false }
-        return wanted.withUnsafeBytes { wanted in
-            guard let lhs = key.baseAddress, let rhs = wanted.baseAddress else { return true }  // both empty
-            return memcmp(lhs, rhs, key.count) == 0
-        }
     }
 }

@@ -7,7 +7,7 @@ struct RecordDecoder<Model: ResourceModel> {
     /// The id key, then the field keys, each once: the order records are kept in.
     let storedKeyOrder: [String]
     /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
-    let wireKeyBytes: [[UInt8]]
+    let wireKeyBytes: WireKeyBytes
     /// The key that holds the id (``ResourceModel/primaryKey``), as text and as UTF-8.
     let idKey: String
     let idKeyBytes: [UInt8]
