@@ -103,7 +103,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false
     ) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, wireKeys: wireKeys, storedKeyOrder: storedKeyOrder, wireKeyBytes: wireKeyBytes, idKey: idKey,
+            coder: coder, direct: FieldDecoder(coder: coder), wireKeys: wireKeys, storedKeyOrder: storedKeyOrder,
+            wireKeyBytes: wireKeyBytes, idKey: idKey,
             idKeyBytes: idKeyBytes,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire))

@@ -23,7 +23,6 @@ extension RecordDecoder {
         cursor.offset += 1
         cursor.skipWhitespace()
         var values = Model.FieldValues()
-        let direct = FieldDecoder(coder: coder)
         var more = cursor.current != UInt8(ascii: "}")
         if !more { cursor.offset += 1 }
         while more {

@@ -18,7 +18,6 @@ extension RecordDecoder {
         var cursor = record.cursor
         guard case .map(let count) = try cursor.header(), var read = inPlaceRecord() else { return nil }
         var values = Model.FieldValues()
-        let direct = FieldDecoder(coder: coder)
         for _ in 0..<count {
             guard case .string(let length) = try cursor.header() else { return nil }
             let key = cursor.take(length)

@@ -3,6 +3,9 @@ import Foundation
 /// Reads records of one model from JSON values, applying the model's decoding policy.
 struct RecordDecoder<Model: ResourceModel> {
     let coder: FieldCoder
+    /// What generated code reads plain fields with: made once, since making one copies the coder,
+    /// retaining each of its references, which cost as much per record as a field.
+    let direct: FieldDecoder
     let wireKeys: [String]
     /// The id key, then the field keys, each once: the order records are kept in.
     let storedKeyOrder: [String]
@@ -82,7 +85,6 @@ struct RecordDecoder<Model: ResourceModel> {
         var values = Model.FieldValues()
         var present = [Bool](repeating: false, count: fields.count)
         var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
-        let direct = FieldDecoder(coder: coder)
         for index in fields.indices {
             let field = fields[index]
             let key = wireKeys[index]
