@@ -58,25 +58,145 @@ struct RecordDigestTests {
         #expect(first[0].company == "DB 1")
     }
 
-    @Test("an instance removed from the identity map between reading and merging is not merged into")
-    func removedMeanwhile() throws {
+    @Test(
+        "a record found unchanged whose instance is gone or changed by the time of the merge merges nothing; read again, it merges in full",
+        arguments: ["removed", "merged", "replaced"])
+    func expired(change: String) throws {
         let store = Self.store()
         let body = Self.list([Self.record(1, 0)])
         let first = try #require(try Train.merge(listBody: body, in: store).first)
         let pipeline = ActionPipeline<Train>(store: store)
         let coder = FieldCoder(options: pipeline.setup.coding)
-        let decoder = pipeline.setup.decoder(coder: coder, store: store)
         let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
-        let patches = try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
-        #expect(patches.first?.known === first)
-        // Removed after the read found it, before the merge: the merge looks again and makes a new one.
-        store.identityMap.withLock {
-            $0.remove(IdentityMap.Key(type: ObjectIdentifier(Train.self), id: .int(1)), ifHolding: first)
+        func read(probing: Bool) throws -> [RecordPatch<Train>] {
+            let decoder = pipeline.setup.decoder(coder: coder, store: store, probing: probing)
+            return try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
         }
-        let merged = try store.mergeKeepingSideloads(
-            patches, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
-        #expect(merged.instances.first !== first && merged.instances.first?.company == "DB 1")
-        #expect(store.instance(of: Train.self, id: 1) === merged.instances.first)
+        let patches = try read(probing: true)
+        #expect(patches.first?.isUnchanged == true && patches.first?.known === first)
+        #expect(patches.first?.values.company == nil, "a record found unchanged is not decoded")
+        let key = IdentityMap.Key(type: ObjectIdentifier(Train.self), id: .int(1))
+        var replacement: Train?
+        switch change {
+        case "removed":
+            store.identityMap.withLock { $0.remove(key, ifHolding: first) }
+        case "merged":
+            _ = try Train.merge(json: ["id": 1, "company": "tree", "tags": []], in: store)
+        default:
+            // Another instance under the id: the identity map looked up again finds it.
+            let other = Train()
+            store.identityMap.withLock {
+                $0.remove(key, ifHolding: first)
+                $0.insert(other, for: key, id: .int(1))
+            }
+            replacement = other
+        }
+        #expect(throws: Merger.ProbeExpired.self) {
+            try store.mergeKeepingSideloads(
+                patches, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
+        }
+        // Nothing merged.
+        #expect(first.company == (change == "merged" ? "tree" : "DB 1"))
+        #expect(store.instance(of: Train.self, id: 1) === (change == "merged" ? first : replacement))
+        // Read again without looking for unchanged records, as the pipeline does, it merges in full.
+        let again = try read(probing: false)
+        #expect(again.first?.isUnchanged == false)
+        let merged = try #require(
+            try store.mergeKeepingSideloads(
+                again, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date()
+            ).instances.first)
+        #expect(merged.company == "DB 1" && merged.numberOfCars == 1)
+        #expect(store.instance(of: Train.self, id: 1) === merged)
+        #expect((merged === first) == (change == "merged"))
+        if let replacement { #expect(merged === replacement) }
+    }
+
+    @Test("a record found unchanged is no answer to a write: it must be decoded")
+    func notForWrites() throws {
+        let store = Self.store()
+        let body = Self.list([Self.record(1, 0)])
+        let first = try #require(try Train.merge(listBody: body, in: store).first)
+        let pipeline = ActionPipeline<Train>(store: store)
+        let coder = FieldCoder(options: pipeline.setup.coding)
+        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
+        let decoder = pipeline.setup.decoder(coder: coder, store: store)
+        let patches = try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
+        #expect(patches.first?.isUnchanged == true)
+        #expect(throws: Merger.ProbeExpired.self) {
+            try store.mergeKeepingSideloads(
+                patches, sideloaded: [], target: nil, mode: .saved(sent: []), coder: coder, fetchedAt: Date())
+        }
+        #expect(first.company == "DB 1")
+    }
+
+    @Test("server values changed locally after the merge checked a record found unchanged stand")
+    func changedAfterCheck() throws {
+        let store = Self.store()
+        let body = Self.list([Self.record(1, 0)])
+        let first = try #require(try Train.merge(listBody: body, in: store).first)
+        let pipeline = ActionPipeline<Train>(store: store)
+        let coder = FieldCoder(options: pipeline.setup.coding)
+        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
+        let decoder = pipeline.setup.decoder(coder: coder, store: store)
+        let located = try #require(pipeline.setup.textRecords(in: response, decoder: decoder))
+        let patch = try #require(located.main.first)
+        #expect(patch.isUnchanged)
+        // What a local change to the server values (a save answered without a body, say) does, had
+        // it come between the check and the change: the digest is forgotten.
+        first._$state.state.withLock { $0.server.company = "saved" }
+        let changed = first._$state.apply(
+            patch, mode: .read, store: store, coder: coder, fields: Train.resourceSchema.fields, fetchedAt: Date())
+        #expect(changed.isEmpty)
+        #expect(first._$state.state.withLock { $0.server.company } == "saved" && first.numberOfCars == 1)
+    }
+
+    @Test("two lists of the same records merged at once, over and over, each merge whole: no empty values, no error")
+    func racing() throws {
+        let store = Self.store()
+        let lists = [0, 1].map { variant in Self.list((1...40).map { Self.record($0, variant) }) }
+        let expected = ["DB 1", "SNCF"]
+        // Held, so that the records have instances to be found unchanged for.
+        let held = try Train.merge(listBody: lists[0], in: store)
+        let failures = Locked<[String]>([])
+        // Each side re-reads its own bytes: found unchanged when the other side did not merge
+        // since, and expired when it did between this side's reading and its merge.
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            for round in 0..<300 {
+                do {
+                    let merged = try Train.merge(listBody: lists[side], in: store)
+                    let first = merged.first?.company
+                    if merged.count != 40 || !expected.contains(first ?? "") {
+                        failures.withLock {
+                            $0.append("side \(side) round \(round): \(merged.count), \(first ?? "nil")")
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("side \(side) round \(round): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(store.instance(of: Train.self, id: 1) === held[0])
+        #expect(expected.contains(held[0].company ?? ""))
+    }
+
+    @Test("a read and merge runs again, without looking for unchanged records, only when one expired")
+    func readingAgain() throws {
+        var calls: [Bool] = []
+        let result = try ActionPipeline<Train>.readingAgainIfExpired { probing -> Int in
+            calls.append(probing)
+            if probing { throw Merger.ProbeExpired() }
+            return 7
+        }
+        #expect(result == 7 && calls == [true, false])
+        calls = []
+        #expect(throws: APIError.self) {
+            try ActionPipeline<Train>.readingAgainIfExpired { probing -> Int in
+                calls.append(probing)
+                throw APIError(.inconsistentResponse, "other")
+            }
+        }
+        #expect(calls == [true])
     }
 
     @Test("any other change to an instance's server values forgets the digest")

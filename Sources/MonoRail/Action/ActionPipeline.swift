@@ -318,38 +318,42 @@ struct ActionPipeline<Model: ResourceModel> {
         _ context: MergeContext
     ) throws -> Model {
         do {
-            let coder = FieldCoder(options: setup.coding)
-            let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire)
-            let located: ModelSetup<Model>.Located<RecordPatch<Model>>
-            if let text = setup.textRecord(in: response, decoder: decoder) {
-                located = text
-            } else {
-                let tree = try setup.record(in: response)
-                // The answer to a create or save may leave out the id: it describes what was sent; so
-                // may the answer about a record the server keeps with none.
-                let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
-                let patch = try decoder.decode(
-                    tree.main, at: RecordLocation(base: tree.path),
-                    allowsMissingID: answersWrite || (target != nil && id == nil))
-                located = .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+            let reads: Bool = if case .read = mode { true } else { false }
+            return try Self.readingAgainIfExpired { probing in
+                let coder = FieldCoder(options: setup.coding)
+                let decoder = setup.decoder(
+                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads)
+                let located: ModelSetup<Model>.Located<RecordPatch<Model>>
+                if let text = setup.textRecord(in: response, decoder: decoder) {
+                    located = text
+                } else {
+                    let tree = try setup.record(in: response)
+                    // The answer to a create or save may leave out the id: it describes what was sent; so
+                    // may the answer about a record the server keeps with none.
+                    let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
+                    let patch = try decoder.decode(
+                        tree.main, at: RecordLocation(base: tree.path),
+                        allowsMissingID: answersWrite || (target != nil && id == nil))
+                    located = .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+                }
+                let patch = located.main
+                let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
+                if let id, let answered = patch.id, answered.description != id.description {
+                    throw APIError(
+                        .inconsistentResponse,
+                        "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
+                            + answered.debugText)
+                }
+                let (merged, side) = try store.mergeKeepingSideloads(
+                    [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder,
+                    fetchedAt: context.fetchedAt)
+                if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+                guard let instance = merged.first else {
+                    throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
+                }
+                context.keep([patch], sideloaded: sideloaded)
+                return instance
             }
-            let patch = located.main
-            let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
-            if let id, let answered = patch.id, answered.description != id.description {
-                throw APIError(
-                    .inconsistentResponse,
-                    "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
-                        + answered.debugText)
-            }
-            let (merged, side) = try store.mergeKeepingSideloads(
-                [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder,
-                fetchedAt: context.fetchedAt)
-            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
-            guard let instance = merged.first else {
-                throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
-            }
-            context.keep([patch], sideloaded: sideloaded)
-            return instance
         } catch {
             throw setup.attach(error, to: response)
         }
@@ -391,36 +395,49 @@ struct ActionPipeline<Model: ResourceModel> {
         -> (instances: [Model], container: [String: JSONValue]?)
     {
         do {
-            let coder = FieldCoder(options: setup.coding)
-            let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire)
-            let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
-            if let packed = setup.packedRecords(in: response, decoder: decoder) {
-                located = packed
-            } else if let text = setup.textRecords(in: response, decoder: decoder) {
-                located = text
-            } else {
-                let list = try setup.records(in: response)
-                var patches: [RecordPatch<Model>] = []
-                patches.reserveCapacity(list.main.count)
-                for index in 0..<list.main.count {
-                    let location = RecordLocation(base: list.path, index: index)
-                    if let patch = try decoder.decodeUnlessDropped(list.main[index], at: location) {
-                        patches.append(patch)
+            return try Self.readingAgainIfExpired { probing in
+                let coder = FieldCoder(options: setup.coding)
+                let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire, probing: probing)
+                let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
+                if let packed = setup.packedRecords(in: response, decoder: decoder) {
+                    located = packed
+                } else if let text = setup.textRecords(in: response, decoder: decoder) {
+                    located = text
+                } else {
+                    let list = try setup.records(in: response)
+                    var patches: [RecordPatch<Model>] = []
+                    patches.reserveCapacity(list.main.count)
+                    for index in 0..<list.main.count {
+                        let location = RecordLocation(base: list.path, index: index)
+                        if let patch = try decoder.decodeUnlessDropped(list.main[index], at: location) {
+                            patches.append(patch)
+                        }
                     }
+                    try RecordPatch.requireDistinctIDs(patches, at: list.path)
+                    located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
                 }
-                try RecordPatch.requireDistinctIDs(patches, at: list.path)
-                located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
+                // The readers in place checked that no record appears twice as they read them.
+                let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
+                let (merged, side) = try store.mergeKeepingSideloads(
+                    located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
+                    fetchedAt: context.fetchedAt)
+                if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+                context.keep(located.main, sideloaded: sideloaded)
+                return (merged, located.container)
             }
-            // The readers in place checked that no record appears twice as they read them.
-            let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
-            let (merged, side) = try store.mergeKeepingSideloads(
-                located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
-                fetchedAt: context.fetchedAt)
-            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
-            context.keep(located.main, sideloaded: sideloaded)
-            return (merged, located.container)
         } catch {
             throw setup.attach(error, to: response)
+        }
+    }
+
+    /// Runs `body`, a read and merge of a response, and once more without looking for records
+    /// unchanged when one found so no longer was by the time of the merge (another merge changed its
+    /// instance meanwhile): ``Merger/ProbeExpired`` is thrown before anything is merged.
+    static func readingAgainIfExpired<Result>(_ body: (_ probing: Bool) throws -> Result) rethrows -> Result {
+        do {
+            return try body(true)
+        } catch is Merger.ProbeExpired {
+            return try body(false)
         }
     }
 }

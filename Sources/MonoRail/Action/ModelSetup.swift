@@ -98,16 +98,21 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// A decoder of this model's records: the main records of a response, or records embedded in
     /// another model's as `embedding` says.
     ///
-    /// - Parameter keepsWire: Whether each record keeps its form as received, for the record cache.
+    /// - Parameters:
+    ///   - keepsWire: Whether each record keeps its form as received, for the record cache.
+    ///   - probing: Whether records whose bytes are the ones their instance was merged from are
+    ///     left undecoded (``RecordDigest``): for reads.
     func decoder(
-        coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false
+        coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false,
+        probing: Bool = true
     ) -> RecordDecoder<Model> {
         RecordDecoder(
             coder: coder, direct: FieldDecoder(coder: coder), wireKeys: wireKeys, storedKeyOrder: storedKeyOrder,
             wireKeyBytes: wireKeyBytes, idKey: idKey,
             idKeyBytes: idKeyBytes,
             embedding: embedding
-                ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire))
+                ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire),
+            probes: DigestProbes(on: probing))
     }
 
     // MARK: - Requests

@@ -70,7 +70,8 @@ extension RecordDecoder {
     }
 
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
-    /// from: those values, with nothing decoded. `nil` unless that is known: the id must be the
+    /// from: found unchanged (``RecordPatch/isUnchanged``), with nothing decoded. `nil` unless that
+    /// is known: the id must be the
     /// record's first member, as it usually is, and the instance live. Sets `digest` once taken,
     /// so a record that changed is not digested twice.
     private func unchanged(_ record: JSONField, end: inout Int, digest: inout Int?) throws -> RecordPatch<Model>? {
@@ -97,18 +98,22 @@ extension RecordDecoder {
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<whole.offset])
         let taken = RecordDigest.of(UnsafeRawBufferPointer(bytes))
         digest = taken
-        guard let values = instance._$state.serverValues(digest: taken) else {
+        let state = instance._$state
+        guard state.hasServerDigest(taken) else {
             probes.looked(found: false)
             return nil
         }
         probes.looked(found: true)
         end = whole.offset
+        // No values, not even a copy of the instance's: copying them retained each of their
+        // strings and arrays, scattered over the heap, and releasing the copy touched them again.
         let patch = patchType.init(
-            id: id, values: values, present: allPresent, embedded: [],
+            id: id, values: Model.FieldValues(), present: allPresent, embedded: [],
             wire: embedding.keepsWire ? .text(Data(bytes), keyOrder: storedKeyOrder) : nil)
         patch.digest = taken
         patch.known = instance
         patch.knownRemovals = removals
+        patch.unchanged = state
         return patch
     }
 

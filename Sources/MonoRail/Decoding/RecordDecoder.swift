@@ -27,7 +27,7 @@ struct RecordDecoder<Model: ResourceModel> {
     /// which code generic over the model otherwise pays for every record.
     let patchType = RecordPatch<Model>.self
     /// How the look-ups for unchanged records have gone in this response.
-    let probes = DigestProbes()
+    let probes: DigestProbes
     /// Every field present, for records the digest finds unchanged.
     let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
 
@@ -156,12 +156,19 @@ struct RecordDecoder<Model: ResourceModel> {
 /// of records the store has not seen misses every time, and stops looking after a run of misses,
 /// trying again now and then in case the records it knows come later.
 final class DigestProbes {
+    /// Whether records are looked up at all: not for the answer to a write, nor when a merge is
+    /// read again because an instance changed after its record was found unchanged
+    /// (``Merger/ProbeExpired``).
+    let areOn: Bool
     // One response is read on one task: no access overlaps another, and the checks are left out.
     @exclusivity(unchecked) private var misses = 0
     @exclusivity(unchecked) private var skipped = 0
 
+    init(on: Bool) { areOn = on }
+
     /// Whether to look the next record's instance up.
     func shouldLook() -> Bool {
+        guard areOn else { return false }
         if misses < 16 { return true }
         skipped += 1
         return skipped % 32 == 0

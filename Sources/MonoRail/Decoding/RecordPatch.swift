@@ -9,7 +9,8 @@ final class RecordPatch<Model: ResourceModel> {
     /// `nil` only in the answer to a create or save that names no id (ApiModel's upload endpoint
     /// answering `{"upload": {"filename": …}}`): it describes the instance that was sent.
     let id: ResourceID?
-    /// Moved into the instance by a merge that takes the record whole: read it before.
+    /// Moved into the instance by a merge that takes the record whole: read it before. Empty for a
+    /// record found unchanged (``isUnchanged``).
     var values: Model.FieldValues
     let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
@@ -27,6 +28,12 @@ final class RecordPatch<Model: ResourceModel> {
     /// or release of an instance the identity map holds weakly takes the runtime's slow path.
     var known: Model?
     var knownRemovals = 0
+    /// For a record whose bytes were found to be the ones ``known``'s server values were decoded
+    /// from (its ``digest``), and so were not decoded (``values`` is empty): that instance's state.
+    /// The merge checks that still holds before it changes anything.
+    var unchanged: InstanceState<Model>?
+
+    var isUnchanged: Bool { unchanged != nil }
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],

@@ -190,6 +190,11 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             // The bytes the server values came from, again: nothing can change (unedited fields hold
             // the server values), so nothing is compared.
             if let digest = patch.digest, digest == state.serverDigest, isComplete { return [] }
+            // A record found unchanged carries no values, and its instance's server values changed
+            // after the merge checked them (``Merger/check(_:target:mode:in:)``), so by a local
+            // change, since a merge would have waited for the lock the check held. They stand: the
+            // outcome is that of this merge before that change.
+            if patch.isUnchanged { return [] }
             // Set where the server values are written whole (the digest describes the whole record).
             let digest = isComplete ? patch.digest : nil
             var changed: [Int] = []
@@ -225,9 +230,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         }
     }
 
-    /// The values the server last described, when they were decoded from bytes of this digest.
-    func serverValues(digest: Int) -> Model.FieldValues? {
-        state.withLock { $0.serverDigest == digest ? $0.server : nil }
+    /// Whether the values the server last described were decoded from bytes of this digest.
+    func hasServerDigest(_ digest: Int) -> Bool {
+        state.withLock { $0.serverDigest == digest }
     }
 
     /// Notes that the server confirmed the state this instance holds (`304 Not Modified`) as of

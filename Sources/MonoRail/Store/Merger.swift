@@ -7,15 +7,23 @@ import Foundation
 /// so no reader sees half a response. Notifications are collected, not sent: the store sends them
 /// once the lock is released.
 enum Merger {
+    /// Thrown by ``check(_:target:mode:in:)`` when a record found unchanged
+    /// (``RecordPatch/isUnchanged``) no longer describes its instance, which another merge changed
+    /// since, or when the instance is gone: nothing is merged, and the response must be read again
+    /// in full (``ActionPipeline/readingAgainIfExpired(_:)``).
+    struct ProbeExpired: Error {}
+
     /// The checks of a merge, embedded records included.
     ///
     /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
     @discardableResult
-    static func check<Model: ResourceModel>(_ patches: [RecordPatch<Model>], target: Model?, in map: inout IdentityMap)
-        throws
-        -> [Model?]
-    {
+    static func check<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], target: Model?, mode: InstanceState<Model>.MergeMode = .read,
+        in map: inout IdentityMap
+    ) throws -> [Model?] {
         let type = ObjectIdentifier(Model.self)
+        // A record found unchanged stands for the values of a read; a write's answer is decoded.
+        let reads: Bool = if case .read = mode { true } else { false }
         var found: [Model?] = []
         found.reserveCapacity(patches.count)
         for patch in patches {
@@ -24,6 +32,11 @@ enum Merger {
             // merge takes it from the patch.
             if patch.known != nil {
                 if patch.knownRemovals == map.removals, target == nil {
+                    if let state = patch.unchanged {
+                        guard reads, let digest = patch.digest, state.hasServerDigest(digest) else {
+                            throw ProbeExpired()
+                        }
+                    }
                     found.append(nil)
                     continue
                 }
@@ -32,8 +45,14 @@ enum Merger {
             guard let id = patch.id, let entry = map.lookup(IdentityMap.Key(type: type, id: id)),
                 let object = entry.object as? Model
             else {
+                if patch.isUnchanged { throw ProbeExpired() }
                 found.append(nil)
                 continue
+            }
+            if let state = patch.unchanged {
+                guard reads, object._$state === state, let digest = patch.digest, state.hasServerDigest(digest) else {
+                    throw ProbeExpired()
+                }
             }
             found.append(object)
             if entry.id != id {

@@ -193,7 +193,7 @@ public final class ResourceStore: Sendable {
         var sideInstances: [any ResourceModel] = []
         var announcements: [() -> Void] = []
         try identityMap.withLock { map in
-            let found = try Merger.check(patches, target: target, in: &map)
+            let found = try Merger.check(patches, target: target, mode: mode, in: &map)
             for side in sideloaded { try side.check(in: &map) }
             map.sweepIfGrown()
             for side in sideloaded {
