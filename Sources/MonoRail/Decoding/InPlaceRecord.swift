@@ -72,7 +72,9 @@ extension RecordDecoder {
 
     /// The patch of a record read in place, or `nil` when its tree must decide: it has no id, or
     /// lacks a field the model requires. `wire` is asked for only when the record is kept.
-    func patch(of record: InPlaceRecord, values: Model.FieldValues, wire: () -> WireRecord) -> RecordPatch<Model>? {
+    func patch(of record: InPlaceRecord, values: consuming Model.FieldValues, wire: () -> WireRecord)
+        -> RecordPatch<Model>?
+    {
         guard let id = record.id else { return nil }
         let isComplete = record.isComplete(of: fieldCount)
         if !isComplete {
@@ -80,8 +82,10 @@ extension RecordDecoder {
                 if Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) { return nil }
             }
         }
+        // Moved in: a copy retained each string and array of the record, and releasing the
+        // reader's touched them again.
         return patchType.init(
-            id: id, values: values,
+            id: id, values: consume values,
             present: isComplete ? allPresent : record.present(of: fieldCount),
             embedded: record.embedded,
             wire: embedding.keepsWire ? wire() : nil)

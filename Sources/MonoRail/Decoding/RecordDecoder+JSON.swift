@@ -62,7 +62,7 @@ extension RecordDecoder {
         }
         end = cursor.offset
         let bytes = UnsafeBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])
-        let patch = patch(of: read, values: values) { .text(Data(bytes), keyOrder: storedKeyOrder) }
+        let patch = patch(of: read, values: consume values) { .text(Data(bytes), keyOrder: storedKeyOrder) }
         if comparesDigests, read.isComplete(of: fieldCount) {
             patch?.digest = digest ?? RecordDigest.of(UnsafeRawBufferPointer(bytes))
         }

@@ -37,7 +37,7 @@ extension RecordDecoder {
             }
         }
         end = cursor.offset
-        return patch(of: read, values: values) {
+        return patch(of: read, values: consume values) {
             .packed(Data(UnsafeRawBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])))
         }
     }
