@@ -20,11 +20,34 @@ final class ReferenceClock: Sendable {
 @_documentation(visibility: internal)
 public final class InstanceState<Model: ResourceModel>: Sendable {
     struct State: Sendable {
-        var values = Model.FieldValues()
-        /// The record as the server last described it; what ``ResourceModel/revert()`` restores.
-        var server = Model.FieldValues() {
-            didSet { serverDigest = nil }
+        /// The values the instance shows, edits included.
+        var values: Model.FieldValues {
+            _read { yield storedValues }
+            _modify {
+                separateServer()
+                yield &storedValues
+            }
         }
+        /// The record as the server last described it; what ``ResourceModel/revert()`` restores.
+        var server: Model.FieldValues {
+            _read {
+                if serverIsValues {
+                    yield storedValues
+                } else {
+                    yield storedServer
+                }
+            }
+            _modify {
+                separateServer()
+                defer { serverDigest = nil }
+                yield &storedServer
+            }
+        }
+        // The values and the server values are kept once until either changes: an instance that is
+        // only read (most are) holds one copy, and a merge does not copy what it takes.
+        private var storedValues = Model.FieldValues()
+        private var storedServer = Model.FieldValues()
+        private var serverIsValues = true
         /// The ``RecordDigest`` of the bytes ``server`` was decoded from, whole: set by a merge of
         /// a complete record read in place, forgotten by any other change to ``server``.
         var serverDigest: Int?
@@ -62,6 +85,25 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var rejection: APIError?
         /// The writes refused with it, oldest first, for ``ResourceModel/resolve(keepLocal:)``.
         var rejectedWrites: [PendingWrite] = []
+
+        /// Gives the server values a copy of their own before either they or the values change.
+        private mutating func separateServer() {
+            guard serverIsValues else { return }
+            storedServer = storedValues
+            serverIsValues = false
+        }
+
+        /// Takes a whole record's values, swapped out of `values`, as both the values and the
+        /// server values, decoded from bytes of `digest`.
+        mutating func takeWhole(_ values: inout Model.FieldValues, digest: Int?) {
+            swap(&storedValues, &values)
+            if !serverIsValues {
+                // What the server values held is no longer needed.
+                storedServer = Model.FieldValues()
+                serverIsValues = true
+            }
+            serverDigest = digest
+        }
     }
 
     let state = Locked(State())
@@ -111,9 +153,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// the patch, which is not read after its merge: copying them twice retained every string and
     /// array in them twice. Called with the lock held.
     static func take(_ patch: RecordPatch<Model>, digest: Int?, in state: inout State) {
-        swap(&state.values, &patch.values)
-        state.server = state.values
-        state.serverDigest = digest
+        state.takeWhole(&patch.values, digest: digest)
     }
 
     /// Forgets the edit of the field at `index`, which is saved or undone, and its place in the
