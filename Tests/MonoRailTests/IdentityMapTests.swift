@@ -103,6 +103,8 @@ struct IdentityMapTests {
     func observation() async throws {
         try await withHarness { harness in
             let train = try await Train.get(id: 1, in: harness.store)
+            // Nothing read it yet, so nothing can observe it: its registrar is made on first read.
+            #expect(train._$state.registrarIfMade == nil)
             let fired = Counter()
             withObservationTracking {
                 _ = train.maxSpeed
@@ -111,6 +113,7 @@ struct IdentityMapTests {
             }
             let resource = try #require(harness.server.store.schema.resource(plural: "trains"))
             _ = try harness.server.store.update(resource, id: "1", attributes: ["max_speed": 77])
+            #expect(train._$state.registrarIfMade != nil)
             try await train.fetch()
             #expect(fired.value == 1)
             #expect(train.maxSpeed == 77)

@@ -86,6 +86,16 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// The writes refused with it, oldest first, for ``ResourceModel/resolve(keepLocal:)``.
         var rejectedWrites: [PendingWrite] = []
 
+        private(set) var madeRegistrar: ObservationRegistrar?
+
+        /// ``InstanceState/registrar``, made the first time it is asked for.
+        mutating func registrar() -> ObservationRegistrar {
+            if let madeRegistrar { return madeRegistrar }
+            let made = ObservationRegistrar()
+            madeRegistrar = made
+            return made
+        }
+
         /// Gives the server values a copy of their own before either they or the values change.
         private mutating func separateServer() {
             guard serverIsValues else { return }
@@ -107,7 +117,14 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     }
 
     let state = Locked(State())
-    let registrar = ObservationRegistrar()
+
+    /// The instance's observation registrar, made on first use: most instances a merge makes are
+    /// never read, let alone observed, and a registrar costs two allocations.
+    var registrar: ObservationRegistrar { state.withLock { $0.registrar() } }
+
+    /// The registrar when one was made: nobody can observe an instance none was made for, whose
+    /// properties were never read, so there is nobody to tell of a change.
+    var registrarIfMade: ObservationRegistrar? { state.withLock { $0.madeRegistrar } }
 
     /// Creates empty storage. Called by generated code.
     @_documentation(visibility: internal)
@@ -120,8 +137,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     public func value<Value: Sendable>(
         _ storage: any KeyPath<Model.FieldValues, Value> & Sendable, of model: Model, property: KeyPath<Model, Value>
     ) -> Value {
+        let (registrar, value) = state.withLock { ($0.registrar(), $0.values[keyPath: storage]) }
         registrar.access(model, keyPath: property)
-        return state.withLock { $0.values[keyPath: storage] }
+        return value
     }
 
     /// Writes a property as a local edit. Called by generated code.
@@ -131,12 +149,13 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         property: KeyPath<Model, Property>
     ) {
         let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
-        state.withLock { state in
+        let registrar = state.withLock { state in
             state.values[keyPath: storage] = value
             if let index { Self.markEdited(index, in: &state) }
+            return state.madeRegistrar
         }
-        registrar.willSet(model, keyPath: property)
-        registrar.didSet(model, keyPath: property)
+        registrar?.willSet(model, keyPath: property)
+        registrar?.didSet(model, keyPath: property)
         if let index { announce(.edited, fields: [index], of: model) }
     }
 
@@ -178,8 +197,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// Reads the id. Called by generated code.
     @_documentation(visibility: internal)
     public func id(of model: Model) -> ResourceID? {
+        let (registrar, id) = state.withLock { ($0.registrar(), $0.id) }
         registrar.access(model, keyPath: \.id)
-        return state.withLock { $0.id }
+        return id
     }
 
     // MARK: - Merging
@@ -304,7 +324,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         if !indices.isEmpty || kind == .created || kind == .merged, let store {
             store.relationshipIndex.note(model, fields: kind == .created ? nil : indices, in: store)
         }
-        if kind != .edited {
+        if kind != .edited, let registrar = registrarIfMade {
             for index in indices { fields[index].notify(model, registrar) }
         }
         if let queries = store?.broadcasters.queries(of: Model.self), let store {
@@ -342,13 +362,14 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             state.errors = errors
             return true
         }
-        guard changed else { return }
+        guard changed, let registrar = registrarIfMade else { return }
         registrar.willSet(model, keyPath: \.errors)
         registrar.didSet(model, keyPath: \.errors)
     }
 
     /// Announces a new id to observers of `id`.
     func announceIdentity(of model: Model) {
+        guard let registrar = registrarIfMade else { return }
         registrar.willSet(model, keyPath: \.id)
         registrar.didSet(model, keyPath: \.id)
     }

@@ -51,7 +51,9 @@ extension InstanceState {
             if queued { Self.markQueued(sent: sent, in: &state) }
             return (sent, changed)
         }
-        for index in changed { fields[index].notify(model, registrar) }
+        if let registrar = registrarIfMade {
+            for index in changed { fields[index].notify(model, registrar) }
+        }
         if !changed.isEmpty { announce(.edited, fields: changed, of: model) }
         return sent
     }
@@ -84,8 +86,9 @@ extension InstanceState {
             state.rejection = rejection
             return changed
         }
-        registrar.willSet(model, keyPath: \.rejection)
-        registrar.didSet(model, keyPath: \.rejection)
+        let registrar = registrarIfMade
+        registrar?.willSet(model, keyPath: \.rejection)
+        registrar?.didSet(model, keyPath: \.rejection)
         if rejection.code == .validationFailed { setErrors(rejection.errors, of: model) }
         if !changed.isEmpty { announce(.reverted, fields: changed, of: model) }
     }
@@ -100,8 +103,9 @@ extension InstanceState {
             return state.rejection != nil
         }
         guard had else { return }
-        registrar.willSet(model, keyPath: \.rejection)
-        registrar.didSet(model, keyPath: \.rejection)
+        let registrar = registrarIfMade
+        registrar?.willSet(model, keyPath: \.rejection)
+        registrar?.didSet(model, keyPath: \.rejection)
     }
 
     /// Replaces a local id the server has replaced in the instance's `@References` fields, its

@@ -167,12 +167,13 @@ extension InstanceState {
             setValue(value, for: storage, of: model, property: property)
         } else {
             // The children carry the relationship; this record has nothing new to send.
-            state.withLock { state in
+            let registrar = state.withLock { state in
                 state.values[keyPath: storage] = value
                 state.server[keyPath: storage] = value
+                return state.madeRegistrar
             }
-            registrar.willSet(model, keyPath: property)
-            registrar.didSet(model, keyPath: property)
+            registrar?.willSet(model, keyPath: property)
+            registrar?.didSet(model, keyPath: property)
         }
         point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
     }
@@ -230,7 +231,7 @@ extension InstanceState {
             return true
         }
         guard changed else { return }
-        field.notify(model, registrar)
+        if let registrar = registrarIfMade { field.notify(model, registrar) }
         announce(.edited, fields: [index], of: model)
     }
 }
