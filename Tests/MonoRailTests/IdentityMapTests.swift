@@ -158,6 +158,19 @@ struct IdentityMapTests {
         }
     }
 
+    @Test("a record embedded by one record of a list and listed after it is one instance")
+    func embeddedThenListed() throws {
+        let store = ResourceStore(configuration: MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        let body = Data(
+            #"{"nodes": [{"id": 1, "children": [{"id": 2, "label": "child"}]}, {"id": 2, "label": "listed"}, {"id": 3}]}"#
+                .utf8)
+        let nodes = try Node.merge(listBody: body, in: store)
+        #expect(nodes.count == 3)
+        #expect(nodes[0].children.first === nodes[1])
+        #expect(nodes[1].label == "listed")
+        #expect(store.instance(of: Node.self, id: 2) === nodes[1])
+    }
+
     @Test("create puts the new id into the map; delete takes it out")
     func createAndDelete() async throws {
         try await withHarness { harness in

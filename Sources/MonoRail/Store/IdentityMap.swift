@@ -47,6 +47,8 @@ struct IdentityMap {
     /// while this stood at a value is still the one under it while this stands there: entries of
     /// live instances are not otherwise replaced.
     private(set) var removals = 0
+    /// Counts entries made: while it stands, an id found absent is still absent.
+    private(set) var insertions = 0
     /// Per model, the instance of its singleton resource (`GET /user.json`) when it has no id.
     private var singletons: [ObjectIdentifier: WeakInstance] = [:]
     /// Entries are swept of released instances when the table doubles past this size.
@@ -100,6 +102,7 @@ struct IdentityMap {
     /// Makes `instance` the one live instance for its key.
     mutating func insert<Model: ResourceModel>(_ instance: Model, for key: Key, id: ResourceID) {
         entries[key] = Entry(object: instance, id: id)
+        insertions &+= 1
     }
 
     /// Forgets the entry for `key` when it holds `instance` or a released one.

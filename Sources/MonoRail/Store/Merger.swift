@@ -13,20 +13,32 @@ enum Merger {
     /// in full (``ActionPipeline/readingAgainIfExpired(_:)``).
     struct ProbeExpired: Error {}
 
+    /// What ``check(_:target:mode:in:)`` found, so the merge need not look it up again.
+    struct Found<Model: ResourceModel> {
+        /// The live instance for each patch, if any.
+        var instances: [Model?] = []
+        /// The identity map's ``IdentityMap/insertions`` after the check, when a patch found
+        /// without an instance is sure to have none at the merge while that count stands: no
+        /// other patch has its id (the ids rose), so only an entry made since could.
+        var insertions: Int?
+    }
+
     /// The checks of a merge, embedded records included.
     ///
-    /// - Returns: The live instance for each patch, if any, so the merge need not look them up again.
+    /// - Returns: What was found, so the merge need not look it up again.
     @discardableResult
     static func check<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], target: Model?, mode: InstanceState<Model>.MergeMode = .read,
         in map: inout IdentityMap
-    ) throws -> [Model?] {
+    ) throws -> Found<Model> {
         let type = ObjectIdentifier(Model.self)
         // A record found unchanged stands for the values of a read; a write's answer is decoded.
         let reads: Bool = if case .read = mode { true } else { false }
         var found: [Model?] = []
         found.reserveCapacity(patches.count)
+        var rising = RisingIDs()
         for patch in patches {
+            rising.note(patch.id)
             for nested in patch.embedded { try nested.patch.check(in: &map) }
             // Found by the reader under this id, of this type, and nothing removed since: the
             // merge takes it from the patch.
@@ -67,12 +79,13 @@ enum Merger {
                     "another live \(Model.resourceSchema.typeName) already has id \(id.debugText)")
             }
         }
-        return found
+        return Found(instances: found, insertions: rising.hold ? map.insertions : nil)
     }
 
     /// The changes of a merge, once every check passed.
     static func apply<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], found: [Model?] = [], target: Model?, mode: InstanceState<Model>.MergeMode,
+        _ patches: [RecordPatch<Model>], found: Found<Model> = Found(), target: Model?,
+        mode: InstanceState<Model>.MergeMode,
         store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, fetchedAt: Date,
         announcements: inout [() -> Void]
     ) -> [Model] {
@@ -84,6 +97,9 @@ enum Merger {
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
         map.reserve(patches.count)
+        let checked = found.instances
+        // The map's insertions while the check's absences stand: the check's, then each of ours.
+        var certainAt = found.insertions
         for position in patches.indices {
             let patch = patches[position]
             let fetchedAt = patch.fetchedAt ?? fetchedAt
@@ -96,8 +112,9 @@ enum Merger {
             var entering: IdentityMap.Key?
             if let id = patch.id {
                 let key = IdentityMap.Key(type: type, id: id)
-                if let existing = patch.known.take() ?? (position < found.count ? found[position] : nil)
-                    ?? map.lookup(key)?.object as? Model
+                let isCertain = certainAt == map.insertions
+                if let existing = patch.known.take() ?? (position < checked.count ? checked[position] : nil)
+                    ?? (isCertain ? nil : map.lookup(key)?.object as? Model)
                 {
                     instance = existing
                 } else {
@@ -121,7 +138,11 @@ enum Merger {
             // Entered late, and the instance appended last: once the map holds a weak reference,
             // each retain and release of the instance takes the runtime's slow path (an atomic
             // on its side table), which cost more than the rest of this loop.
-            if let entering, let id = patch.id { map.insert(instance, for: entering, id: id) }
+            if let entering, let id = patch.id {
+                let isCertain = certainAt == map.insertions
+                map.insert(instance, for: entering, id: id)
+                if isCertain { certainAt = map.insertions }
+            }
             if isUnobserved {
                 // Nobody is told of it, so the index must be, before the merge returns.
                 if isIndexed { announcements.append { store.relationshipIndex.note(instance, fields: nil, in: store) } }
