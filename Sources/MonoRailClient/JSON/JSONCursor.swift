@@ -177,7 +177,14 @@ package struct JSONCursor {
         while true {
             while offset + 8 <= bytes.count {
                 let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                if Self.hasSpecialByte(word) { break }
+                let special = Self.specialBytes(word)
+                if special != 0 {
+                    // Straight to the first special byte: the lowest one flagged is one.
+                    let before = special.trailingZeroBitCount >> 3
+                    runBits |= word & ((1 << (UInt64(before) << 3)) &- 1)
+                    offset += before
+                    break
+                }
                 runBits |= word
                 offset += 8
             }
@@ -209,16 +216,18 @@ package struct JSONCursor {
 
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
 
-    /// Whether one of the eight bytes is a quote, a backslash or below 0x20: the classic test for a
-    /// zero byte, `(x - 0x01…) & ~x & 0x80…`, on the word XORed with each byte sought. It can flag
-    /// a byte above one that matches, never a word with no match, which is all the caller asks.
-    @inline(__always) private static func hasSpecialByte(_ word: UInt64) -> Bool {
+    /// The high bit of each of the eight bytes (in memory order, least significant first) that is
+    /// a quote, a backslash or below 0x20, by the classic test for a zero byte,
+    /// `(x - 0x01…) & ~x & 0x80…`, on the word XORed with each byte sought. A borrow can flag a byte
+    /// above one that matches, never one below it or a word with no match: the lowest byte flagged
+    /// is the first special one.
+    @inline(__always) private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let quotes = word ^ (ones &* 0x22)
         let backslashes = word ^ (ones &* 0x5C)
         let found =
             (quotes &- ones) & ~quotes | (backslashes &- ones) & ~backslashes | (word &- ones &* 0x20) & ~word
-        return found & highBits != 0
+        return found & highBits
     }
 
     @inline(__always) private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool
