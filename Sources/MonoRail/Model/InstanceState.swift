@@ -86,6 +86,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// The writes refused with it, oldest first, for ``ResourceModel/resolve(keepLocal:)``.
         var rejectedWrites: [PendingWrite] = []
 
+        /// The registrar, once ``registrar()`` made it.
         private(set) var madeRegistrar: ObservationRegistrar?
 
         /// ``InstanceState/registrar``, made the first time it is asked for.
@@ -103,8 +104,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             serverIsValues = false
         }
 
-        /// Takes a whole record's values, swapped out of `values`, as both the values and the
-        /// server values, decoded from bytes of `digest`.
+        /// Takes a whole record's values, decoded from bytes of `digest`, as both the values and the
+        /// server values: swapped out of `values` (a patch's, not read after its merge), since
+        /// copying them retained every string and array in them.
         mutating func takeWhole(_ values: inout Model.FieldValues, digest: Int?) {
             swap(&storedValues, &values)
             if !serverIsValues {
@@ -166,13 +168,6 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         state.editSequence += 1
         state.edits[index] = state.editSequence
         if Model.resourceSchema.fields[index].isReference { state.referenceStamp = referenceClock.next() }
-    }
-
-    /// Takes a whole record's values as both the server's and the current ones, moving them out of
-    /// the patch, which is not read after its merge: copying them twice retained every string and
-    /// array in them twice. Called with the lock held.
-    static func take(_ patch: RecordPatch<Model>, digest: Int?, in state: inout State) {
-        state.takeWhole(&patch.values, digest: digest)
     }
 
     /// Forgets the edit of the field at `index`, which is saved or undone, and its place in the
@@ -262,7 +257,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             // is taken whole: one struct copy instead of one key-path write per field.
             if state.edits.isEmpty && isComplete {
                 if !comparesFields {
-                    Self.take(patch, digest: digest, in: &state)
+                    state.takeWhole(&patch.values, digest: digest)
                     return changed
                 }
                 let same = patch.values._$sameFields(as: state.values)
@@ -272,7 +267,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                     changed.append(index)
                     if fields[index].isReference { state.referenceStamp = referenceClock.next() }
                 }
-                Self.take(patch, digest: digest, in: &state)
+                state.takeWhole(&patch.values, digest: digest)
                 return changed
             }
             for index in fields.indices where patch.present[index] {
