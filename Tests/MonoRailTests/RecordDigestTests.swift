@@ -36,6 +36,34 @@ struct RecordDigestTests {
         Data(("{\"trains\": [" + records.joined(separator: ", ") + "]}").utf8)
     }
 
+    /// Record 1 merged into a store, and its list read again in place, step by step, as a merge
+    /// reads it: to come between the reading and the merging.
+    struct Reread {
+        let store = RecordDigestTests.store()
+        let body = RecordDigestTests.list([RecordDigestTests.record(1, 0)])
+        let first: Train
+        let pipeline: ActionPipeline<Train>
+        let coder: FieldCoder
+
+        init() throws {
+            first = try #require(try Train.merge(listBody: body, in: store).first)
+            pipeline = ActionPipeline<Train>(store: store)
+            coder = FieldCoder(options: pipeline.setup.coding)
+        }
+
+        func read(probing: Bool = true) throws -> [RecordPatch<Train>] {
+            let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
+            let decoder = pipeline.setup.decoder(coder: coder, store: store, probing: probing)
+            return try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
+        }
+
+        func merge(_ patches: [RecordPatch<Train>], mode: InstanceState<Train>.MergeMode = .read) throws -> [Train] {
+            try store.mergeKeepingSideloads(
+                patches, sideloaded: [], target: nil, mode: mode, coder: coder, fetchedAt: Date()
+            ).instances
+        }
+    }
+
     @Test("a record re-read unchanged is not decoded: its instance's server values stand for it")
     func shortcut() throws {
         let store = Self.store()
@@ -62,17 +90,9 @@ struct RecordDigestTests {
         "a record found unchanged whose instance is gone or changed by the time of the merge merges nothing; read again, it merges in full",
         arguments: ["removed", "merged", "replaced"])
     func expired(change: String) throws {
-        let store = Self.store()
-        let body = Self.list([Self.record(1, 0)])
-        let first = try #require(try Train.merge(listBody: body, in: store).first)
-        let pipeline = ActionPipeline<Train>(store: store)
-        let coder = FieldCoder(options: pipeline.setup.coding)
-        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
-        func read(probing: Bool) throws -> [RecordPatch<Train>] {
-            let decoder = pipeline.setup.decoder(coder: coder, store: store, probing: probing)
-            return try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
-        }
-        let patches = try read(probing: true)
+        let reread = try Reread()
+        let (store, first) = (reread.store, reread.first)
+        let patches = try reread.read()
         #expect(patches.first?.isUnchanged == true && patches.first?.known === first)
         #expect(patches.first?.values.company == nil, "a record found unchanged is not decoded")
         let key = IdentityMap.Key(type: ObjectIdentifier(Train.self), id: .int(1))
@@ -91,20 +111,14 @@ struct RecordDigestTests {
             }
             replacement = other
         }
-        #expect(throws: Merger.ProbeExpired.self) {
-            try store.mergeKeepingSideloads(
-                patches, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
-        }
+        #expect(throws: Merger.ProbeExpired.self) { try reread.merge(patches) }
         // Nothing merged.
         #expect(first.company == (change == "merged" ? "tree" : "DB 1"))
         #expect(store.instance(of: Train.self, id: 1) === (change == "merged" ? first : replacement))
         // Read again without looking for unchanged records, as the pipeline does, it merges in full.
-        let again = try read(probing: false)
+        let again = try reread.read(probing: false)
         #expect(again.first?.isUnchanged == false)
-        let merged = try #require(
-            try store.mergeKeepingSideloads(
-                again, sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date()
-            ).instances.first)
+        let merged = try #require(try reread.merge(again).first)
         #expect(merged.company == "DB 1" && merged.numberOfCars == 1)
         #expect(store.instance(of: Train.self, id: 1) === merged)
         #expect((merged === first) == (change == "merged"))
@@ -113,39 +127,25 @@ struct RecordDigestTests {
 
     @Test("a record found unchanged is no answer to a write: it must be decoded")
     func notForWrites() throws {
-        let store = Self.store()
-        let body = Self.list([Self.record(1, 0)])
-        let first = try #require(try Train.merge(listBody: body, in: store).first)
-        let pipeline = ActionPipeline<Train>(store: store)
-        let coder = FieldCoder(options: pipeline.setup.coding)
-        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
-        let decoder = pipeline.setup.decoder(coder: coder, store: store)
-        let patches = try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
+        let reread = try Reread()
+        let patches = try reread.read()
         #expect(patches.first?.isUnchanged == true)
-        #expect(throws: Merger.ProbeExpired.self) {
-            try store.mergeKeepingSideloads(
-                patches, sideloaded: [], target: nil, mode: .saved(sent: []), coder: coder, fetchedAt: Date())
-        }
-        #expect(first.company == "DB 1")
+        #expect(throws: Merger.ProbeExpired.self) { try reread.merge(patches, mode: .saved(sent: [])) }
+        #expect(reread.first.company == "DB 1")
     }
 
     @Test("server values changed locally after the merge checked a record found unchanged stand")
     func changedAfterCheck() throws {
-        let store = Self.store()
-        let body = Self.list([Self.record(1, 0)])
-        let first = try #require(try Train.merge(listBody: body, in: store).first)
-        let pipeline = ActionPipeline<Train>(store: store)
-        let coder = FieldCoder(options: pipeline.setup.coding)
-        let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
-        let decoder = pipeline.setup.decoder(coder: coder, store: store)
-        let located = try #require(pipeline.setup.textRecords(in: response, decoder: decoder))
-        let patch = try #require(located.main.first)
+        let reread = try Reread()
+        let first = reread.first
+        let patch = try #require(try reread.read().first)
         #expect(patch.isUnchanged)
         // What a local change to the server values (a save answered without a body, say) does, had
         // it come between the check and the change: the digest is forgotten.
         first._$state.state.withLock { $0.server.company = "saved" }
         let changed = first._$state.apply(
-            patch, mode: .read, store: store, coder: coder, fields: Train.resourceSchema.fields, fetchedAt: Date())
+            patch, mode: .read, store: reread.store, coder: reread.coder, fields: Train.resourceSchema.fields,
+            fetchedAt: Date())
         #expect(changed.isEmpty)
         #expect(first._$state.state.withLock { $0.server.company } == "saved" && first.numberOfCars == 1)
     }

@@ -71,9 +71,8 @@ extension RecordDecoder {
 
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
     /// from: found unchanged (``RecordPatch/isUnchanged``), with nothing decoded. `nil` unless that
-    /// is known: the id must be the
-    /// record's first member, as it usually is, and the instance live. Sets `digest` once taken,
-    /// so a record that changed is not digested twice.
+    /// is known: the id must be the record's first member, as it usually is, and the instance live.
+    /// Sets `digest` once taken, so a record that changed is not digested twice.
     private func unchanged(_ record: JSONField, end: inout Int, digest: inout Int?) throws -> RecordPatch<Model>? {
         guard comparesDigests, probes.shouldLook() else { return nil }
         var cursor = record.cursor
