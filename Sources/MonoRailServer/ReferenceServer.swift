@@ -35,14 +35,19 @@ public struct ReferenceServer: Sendable {
         public var uploadsDirectory: URL
         /// The largest upload accepted.
         public var maxUploadSize: Int
+        /// The page size of an index asked for with no page: `25` pages every list by default, as
+        /// Rails apps with Kaminari or pagy and DRF with `PAGE_SIZE` do; `nil` (the default) lists
+        /// every record unless a page is asked for.
+        public var defaultPageSize: Int?
 
         /// Creates a configuration.
         public init(
             host: String = "127.0.0.1", port: Int = 3000, databasePath: String = ":memory:",
             maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil, envelope: ServerEnvelope = .rails,
             bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false,
-            uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30
+            uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30, defaultPageSize: Int? = nil
         ) {
+            self.defaultPageSize = defaultPageSize.map { max(1, $0) }
             self.uploadsDirectory =
                 uploadsDirectory
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -95,7 +100,8 @@ public struct ReferenceServer: Sendable {
             .install(on: router)
         let records = RecordRoutes(
             store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
-            uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
+            uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize,
+            defaultPageSize: configuration.defaultPageSize)
         if configuration.envelope == .objects {
             ObjectsRoutes(store: store, records: records).install(on: router)
         } else {

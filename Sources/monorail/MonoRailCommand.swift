@@ -33,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The protocol to speak: rails, django, apimodel or objects (MessagePack, singular paths).")
     var conventions: Conventions = .rails
 
+    @Option(help: "Page every index by this many records unless a page is asked for, as most servers do.")
+    var pageSize: Int?
+
     enum Conventions: String, ExpressibleByArgument, CaseIterable {
         case rails, django, apimodel, objects
 
@@ -58,7 +61,8 @@ struct Serve: AsyncParsableCommand {
         let server = try ReferenceServer(
             schema: schema,
             configuration: .init(
-                host: host, port: port, databasePath: db, logger: logger, envelope: conventions.envelope))
+                host: host, port: port, databasePath: db, logger: logger, envelope: conventions.envelope,
+                defaultPageSize: pageSize))
         let names = schema.resources.map { conventions == .objects ? "/\($0.name)/" : "/\($0.pluralName)" }
             .joined(separator: ", ")
         let host = self.host

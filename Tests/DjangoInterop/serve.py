@@ -6,6 +6,7 @@ stdin closes, so the test process that started it takes it down with it.
 
     python3 serve.py            # a free port, a temporary database
     python3 serve.py 998        # with 998 more trains, "Bulk 0" to "Bulk 997"
+    python3 serve.py 98 25      # and PAGE_SIZE = 25: every list paged unless asked otherwise
 """
 import os
 import sys
@@ -34,6 +35,7 @@ settings.configure(
         "DEFAULT_PERMISSION_CLASSES": [],
         "UNAUTHENTICATED_USER": None,
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+        "PAGE_SIZE": int(sys.argv[2]) if len(sys.argv) > 2 else None,
     },
 )
 django.setup()

@@ -156,7 +156,10 @@ struct ActionPipelineTests {
             #expect(harness.store.outbox.pendingCount == 0)
         }
         try await withHarness(
-            configure: { $0.writePolicy = .queued },
+            configure: {
+                $0.writePolicy = .queued
+                $0.allowsQueuedWritesLostOnQuit = true
+            },
             { harness in
                 let journalBefore = harness.journal.count
                 let train = Train()

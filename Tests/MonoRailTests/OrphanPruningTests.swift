@@ -101,7 +101,9 @@ struct OrphanPruningTests {
         let store = ResourceStore(configuration: configuration)
         canned.respond(to: "GET /trains/2", body: #"{"train": {"id": 2, "company": "B"}}"#)
         canned.respond(to: "GET /trains/3", body: #"{"train": {"id": 3, "company": "C"}}"#)
-        canned.respond(to: "GET /trains", body: #"{"trains": [{"id": 1, "company": "A"}]}"#, after: .milliseconds(400))
+        canned.respond(
+            to: "GET /trains", body: #"{"trains": [{"id": 1, "company": "A"}]}"#, headers: ["X-Total-Count": "1"],
+            after: .milliseconds(400))
         let before = try await Train.get(id: 3, in: store)
         let list = Task { try await Train.get(in: store) }
         try await Task.sleep(for: .milliseconds(150))

@@ -21,9 +21,14 @@ final class QueuedCar {
 /// `Idempotency-Key`, in order; refusals rolled back; local ids replaced.
 @Suite("The outbox: queued writes, exactly once, rollback, local ids", .timeLimit(.minutes(2)))
 struct OutboxTests {
-    static func queued(_ configuration: inout MonoRail.Configuration) { configuration.writePolicy = .queued }
+    /// Writes kept in memory: these tests are about sending them, not about a restart.
+    static func queued(_ configuration: inout MonoRail.Configuration) {
+        configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
+    }
     static func queuedWhenOffline(_ configuration: inout MonoRail.Configuration) {
         configuration.writePolicy = .queuedWhenOffline
+        configuration.allowsQueuedWritesLostOnQuit = true
     }
 
     /// The next `count` events, which the outbox has already sent.
@@ -268,6 +273,7 @@ struct OutboxReplayTests {
             to: "PUT /trains/7", status: 409, body: #"{"error": "Conflict", "message": "the train is in service"}"#)
         var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
         configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
         let store = ResourceStore(configuration: configuration)
         let train = try await QueuedTrain.get(id: 7, in: store)
         train.numberOfCars = 9
@@ -346,6 +352,7 @@ struct OutboxReplayTests {
         }
         var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
         configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
         let store = ResourceStore(configuration: configuration)
         store.outbox.isPaused = true
         for id in 1...3 {
@@ -407,6 +414,7 @@ struct OutboxReplayTests {
 struct OutboxConflictTests {
     static func conditional(_ configuration: inout MonoRail.Configuration) {
         configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
         configuration.conditionalWrites = true
     }
 

@@ -36,10 +36,10 @@ struct ReadmeStorageTests {
                 if let fetchedAt = train.fetchedAt { print(fetchedAt) }  // when the request that fetched it was sent
                 try await store.clear()  // sign-out: memory and disk
                 // README STORAGE END
-                #expect(train.company == "MonoRail Co.")
                 #expect(trains.contains { $0 === train } && fresh === train && cached === train)
                 #expect(answer.source == .cache && answer.value.contains { $0 === train })
-                #expect(train.fetchedAt != nil)
+                // Signed out: the instance the app still holds is emptied and deleted.
+                #expect(train.isDeleted && train.company == nil && train.fetchedAt == nil)
                 #expect(store.count == 0)
                 await #expect(throws: APIError.self) { try await Train.get(id: 1, policy: .cacheOnly, in: store) }
                 #expect(

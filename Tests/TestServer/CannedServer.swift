@@ -15,6 +15,7 @@ public final class CannedServer: Sendable {
         var body: Data
         var contentType: String
         var delay: Duration = .zero
+        var headers: [String: String] = [:]
     }
 
     /// The port it listens on.
@@ -34,17 +35,19 @@ public final class CannedServer: Sendable {
     /// Scripts the answer to a request line such as `"GET /trains/1"`.
     public func respond(
         to line: String, status: Int = 200, contentType: String = "application/json", body: String,
-        after delay: Duration = .zero
+        headers: [String: String] = [:], after delay: Duration = .zero
     ) {
-        respond(to: line, status: status, contentType: contentType, data: Data(body.utf8), after: delay)
+        respond(
+            to: line, status: status, contentType: contentType, data: Data(body.utf8), headers: headers, after: delay)
     }
 
     /// Scripts a binary answer, such as a MessagePack body.
     public func respond(
-        to line: String, status: Int = 200, contentType: String, data: Data, after delay: Duration = .zero
+        to line: String, status: Int = 200, contentType: String, data: Data, headers: [String: String] = [:],
+        after delay: Duration = .zero
     ) {
         state.answers.withLock {
-            $0[line] = Answer(status: status, body: data, contentType: contentType, delay: delay)
+            $0[line] = Answer(status: status, body: data, contentType: contentType, delay: delay, headers: headers)
         }
     }
 
@@ -91,6 +94,9 @@ struct CannedMiddleware: RouterMiddleware {
         if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
         var headers = HTTPFields()
         if !answer.contentType.isEmpty { headers[.contentType] = answer.contentType }
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
         return Response(
             status: .init(code: answer.status), headers: headers,
             body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))

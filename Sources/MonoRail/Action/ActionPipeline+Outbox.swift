@@ -12,6 +12,9 @@ extension ActionPipeline {
         _ prepared: Prepared, answering: (Prepared) -> Answering<Value>, queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value>? {
         guard setup.writePolicy != .direct, prepared.files.isEmpty else { return nil }
+        if let problem = store.configuration.queuedWritesProblem(for: setup.writePolicy) {
+            throw APIError(.invalidConfiguration, problem)
+        }
         let outbox = store.outbox
         try await outbox.open()
         var prepared = prepared

@@ -16,11 +16,93 @@ struct ListedPage<Model: ResourceModel>: Sendable {
     var isLinked = false
 }
 
+/// How the next page of a list is asked for.
+enum NextPage: Sendable, Hashable {
+    /// At the URL the page before linked to.
+    case link(URL)
+    /// With the read's parameters and the page's.
+    case parameters([String: JSONValue])
+}
+
+/// Where a list is in a walk through its pages: what arrived so far.
+struct PageProgress: Sendable {
+    /// The read's own parameters, without the page's.
+    var parameters: [String: JSONValue]
+    /// The records per page asked for, or `nil` when the server pages as it likes.
+    var pageSize: Int? = nil
+    /// Pages answered, and records they held.
+    var pages = 0
+    var received = 0
+    /// The server's count of the whole list, the latest it told.
+    var total: Int?
+
+    /// The parameters of the first page.
+    func firstPage(_ paging: Paging) -> [String: JSONValue] {
+        var parameters = parameters
+        guard let pageSize else { return parameters }
+        switch paging.style {
+        case .pageNumbers(let page, let size):
+            parameters[page] = 1
+            parameters[size] = .int(Int64(pageSize))
+        case .offsets(let limit, let offset):
+            parameters[limit] = .int(Int64(pageSize))
+            parameters[offset] = 0
+        case .cursor(_, let size, _):
+            parameters[size] = .int(Int64(pageSize))
+        }
+        return parameters
+    }
+
+    /// Counts a page that arrived, and says how to ask for the one after it, if any.
+    ///
+    /// A link the server gives is followed; without one, the style's parameters ask for the next
+    /// page while the total, or a full page of the size asked for, says there is more. With no
+    /// size asked for, the server's own pages are followed only as far as it links them or its
+    /// total says there is more.
+    ///
+    /// - Parameter probing: Whether to ask for a next page when the server said nothing of pages
+    ///   and no size was asked for: a walk through every page stops at an empty one.
+    mutating func count<Model>(_ page: ListedPage<Model>, paging: Paging, probing: Bool = false) -> NextPage? {
+        pages += 1
+        received += page.instances.count
+        if let total = page.total { self.total = total }
+        // More records than asked for: the server does not page, and this was all of them.
+        if let pageSize, page.instances.count > pageSize { return nil }
+        if paging.followsLinks {
+            if let link = page.nextLink { return .link(link) }
+            // A server that links its pages, and linked none, has no next one.
+            if page.isLinked { return nil }
+        }
+        let hasMore =
+            total.map { received < $0 } ?? pageSize.map { page.instances.count >= $0 }
+            ?? (probing && !page.instances.isEmpty)
+        var next = parameters
+        switch paging.style {
+        case .pageNumbers(let number, let size):
+            guard hasMore else { return nil }
+            next[number] = .int(Int64(pages + 1))
+            if let pageSize { next[size] = .int(Int64(pageSize)) }
+        case .offsets(let limit, let offset):
+            guard hasMore else { return nil }
+            if let pageSize { next[limit] = .int(Int64(pageSize)) }
+            next[offset] = .int(Int64(received))
+        case .cursor(let cursor, let size, let key):
+            let value: JSONValue? =
+                key != nil ? page.nextCursor : hasMore ? page.instances.last.flatMap { $0.id?.jsonValue } : nil
+            guard let value else { return nil }
+            next[cursor] = value
+            if let pageSize { next[size] = .int(Int64(pageSize)) }
+        }
+        return .parameters(next)
+    }
+}
+
 extension ActionPipeline {
-    /// Runs a list read and returns the page it answered with.
+    /// Runs a list read and returns the page it answered with. The first page of a list from the
+    /// network says how much of the list it holds (``ResourceResponse/extent``).
     func page(_ action: ModelAction<Model>) async throws -> ResourceResponse<ListedPage<Model>> {
         let paging = setup.conventions.paging
-        let answer = try await run(action) { response, _, context in
+        var answer = try await run(action) { response, _, context in
             let (instances, container) = try mergeListing(response, context)
             return Self.page(of: instances, in: response, container: container, paging: paging)
         } cached: { instances in
@@ -28,8 +110,81 @@ extension ActionPipeline {
         } queued: { _ in
             ListedPage(instances: [])
         }
-        await pruneIfEverything(action, answer: answer, kept: answer.value.instances)
+        if answer.source == .network, action.isFirstPage {
+            answer.extent = answer.value.extent(received: answer.value.instances.count)
+        }
+        await pruneIfWhole(action, answer: answer, kept: answer.value.instances)
         return answer
+    }
+
+    /// Reads every page of a list, following the server's links, or the conventions' page
+    /// parameters, up to ``Paging/maximumPages``: the records in the order the pages listed them.
+    ///
+    /// The walk ends where the server says the list ends — a last page that links no next one, a
+    /// total reached — or, from a server that says nothing of pages, at an empty page when
+    /// `probing`, else after the first. A walk of every record that reached the end is the whole
+    /// list, and prunes as one.
+    ///
+    /// - Throws: ``APIError/Code/tooManyPages`` past the page limit (nothing is pruned then), or
+    ///   what a page's read threw.
+    func everyPage(_ action: ModelAction<Model>, probing: Bool = true) async throws -> ResourceResponse<[Model]> {
+        guard case .list(let filter) = action.operation else {
+            throw APIError(.invalidRequest, "only a list read walks its pages")
+        }
+        let paging = setup.conventions.paging
+        var progress = PageProgress(parameters: filter.merging(action.parameters) { filter, _ in filter })
+        var first = action
+        first.parameters = [:]
+        first.operation = .list(filter: progress.parameters)
+        first.prunes = false
+        let answer = try await page(first)
+        guard answer.source == .network else { return answer.map(\.instances) }
+        var instances = answer.value.instances
+        var seen = Set(instances.map(ObjectIdentifier.init))
+        var next = progress.count(answer.value, paging: paging, probing: probing)
+        var extent = answer.value.extent(received: progress.received)
+        while let request = next, extent != .whole {
+            guard progress.pages < paging.maximumPages else {
+                throw APIError(
+                    .tooManyPages,
+                    "\(Model.resourceSchema.typeName).getAll() read \(progress.pages) pages "
+                        + "(paging.maximumPages) and the list went on; nothing was pruned")
+            }
+            var step = ModelAction<Model>(
+                operation: .list(filter: [:]), include: action.include, store: store, policy: .networkOnly)
+            step.prunes = false
+            switch request {
+            case .link(let url): step.operation = .page(url)
+            case .parameters(let parameters): step.operation = .list(filter: parameters)
+            }
+            let page = try await self.page(step)
+            let fresh = page.value.instances.filter { seen.insert(ObjectIdentifier($0)).inserted }
+            instances += fresh
+            next = progress.count(page.value, paging: paging, probing: probing)
+            extent = page.value.extent(received: progress.received)
+            if page.value.instances.isEmpty {
+                // An empty page after the first: the list ended there.
+                extent = .whole
+            } else if fresh.isEmpty {
+                // Nothing but records already read: the server ignores the page parameters, and the
+                // walk cannot tell where the list ends.
+                extent = .unstated
+                next = nil
+            }
+        }
+        var whole = answer.map { _ in instances }
+        whole.extent = extent
+        if extent == .whole, setup.prunesOrphans, listsEverything(first), let fetchedAt = answer.fetchedAt {
+            await pruneOrphans(keeping: instances, fetchedAt: fetchedAt)
+        } else if extent != .whole, setup.prunesOrphans, listsEverything(first) {
+            store.noticeOnce(
+                "unstated walk \(Model.resourceSchema.typeName)",
+                """
+                \(Model.resourceSchema.typeName).getAll() could not tell where the list ends (the server \
+                ignored the page parameters and said nothing of pages): nothing is pruned
+                """)
+        }
+        return whole
     }
 
     /// What a list response says of the pages beside it. Values that do not read as what they

@@ -2,22 +2,41 @@ import Foundation
 import Logging
 
 extension ActionPipeline {
-    /// Whether a list read is authoritative by its shape: every record of the model, unfiltered and
-    /// unpaged, from the server.
+    /// Whether a list read asks for every record of the model: unfiltered, no page asked for.
     func listsEverything(_ action: ModelAction<Model>) -> Bool {
         guard case .list(let filter) = action.operation else { return false }
         return filter.isEmpty && action.parameters.isEmpty
     }
 
-    /// Prunes after a list read that is authoritative by its shape, for a model that opts in. A live
-    /// query prunes for itself, once it holds the whole list.
-    func pruneIfEverything(_ action: ModelAction<Model>, answer: ResourceResponse<some Sendable>, kept: [Model])
-        async
-    {
-        guard setup.prunesOrphans, QueryBatch.fetchingQuery == nil, answer.source == .network,
-            listsEverything(action), let fetchedAt = answer.fetchedAt
+    /// Prunes after a read of every record of the model whose answer says it holds the whole list,
+    /// for a model that opts in; says once when an answer was one page, or said nothing of pages
+    /// while pruning is on. A live query prunes for itself, once it holds the whole list.
+    func pruneIfWhole(_ action: ModelAction<Model>, answer: ResourceResponse<some Sendable>, kept: [Model]) async {
+        guard action.prunes, QueryBatch.fetchingQuery == nil, answer.source == .network, let extent = answer.extent
         else { return }
-        await pruneOrphans(keeping: kept, fetchedAt: fetchedAt)
+        let name = Model.resourceSchema.typeName
+        let request = answer.request.map { "\($0.method) \($0.path ?? "")" } ?? "the list"
+        switch extent {
+        case .whole:
+            guard setup.prunesOrphans, listsEverything(action), let fetchedAt = answer.fetchedAt else { return }
+            await pruneOrphans(keeping: kept, fetchedAt: fetchedAt)
+        case .partial(let total):
+            let of = total.map { " of \($0)" } ?? ""
+            store.noticeOnce(
+                "partial \(name)",
+                """
+                \(request) answered with one page (\(kept.count) records\(of)): \(name).get() returns that page \
+                and prunes nothing; \(name).getAll() reads every page
+                """)
+        case .unstated:
+            guard setup.prunesOrphans, listsEverything(action) else { return }
+            store.noticeOnce(
+                "unstated \(name)",
+                """
+                \(request) said nothing of pages (no next link, no total), so prunesOrphans removes nothing \
+                after it: \(name).getAll() reads every page and prunes once it reaches the end
+                """)
+        }
     }
 
     /// Removes the records of the model that an authoritative list no longer holds: live instances

@@ -88,15 +88,7 @@ struct ActionPipeline<Model: ResourceModel> {
 
     /// Runs an action that answers with a list: get, get(where:), search.
     func list(_ action: ModelAction<Model>) async throws -> ResourceResponse<[Model]> {
-        let answer = try await run(action) { response, _, context in
-            try mergeList(response, context)
-        } cached: { instances in
-            instances
-        } queued: { _ in
-            []
-        }
-        await pruneIfEverything(action, answer: answer, kept: answer.value)
-        return answer
+        try await page(action).map(\.instances)
     }
 
     /// Runs a delete.

@@ -39,6 +39,17 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     /// Whether a read may share the answer of the same request already in flight. A live query's
     /// refresh may not: that request was sent before the refresh was asked for.
     var sharesRequests = true
+    /// Whether an answer holding the whole list prunes what it lacks; a page of a walk through
+    /// every page does not: the walk prunes once it reached the end.
+    var prunes = true
+
+    /// Whether the read starts a list, rather than follow a link to a later page.
+    var isFirstPage: Bool {
+        switch operation {
+        case .list, .search: true
+        default: false
+        }
+    }
 
     var verb: ActionVerb {
         switch operation {

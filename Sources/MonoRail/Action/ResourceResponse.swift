@@ -39,6 +39,9 @@ public struct ResourceResponse<Value> {
     /// the value in the background. Await its value to know the instances are up to date; it throws
     /// what the request threw (the cached value stays).
     public var revalidation: Task<Void, any Error>?
+    /// For a list read from the network: whether the answer holds the whole list or one page of
+    /// it, as the server told it. `nil` for anything else.
+    public var extent: ListExtent?
 
     /// Where a response's value came from.
     public typealias Source = ResponseSource
@@ -75,6 +78,7 @@ public struct ResourceResponse<Value> {
         other.fetchedAt = fetchedAt
         other.age = age
         other.revalidation = revalidation
+        other.extent = extent
         return other
     }
 }

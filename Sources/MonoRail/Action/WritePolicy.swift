@@ -7,9 +7,16 @@
 /// ```
 ///
 /// Writes kept in the ``Outbox`` are applied to the live instance at once (its
-/// ``ResourceModel/hasPendingChanges``), kept with an `Idempotency-Key` and their order — on disk
-/// when the store's storage is a `SQLiteStorage` — and sent in order, each exactly once, when the
-/// server can be reached. A write with a file to upload is always sent at once.
+/// ``ResourceModel/hasPendingChanges``), kept with an `Idempotency-Key` and their order, and sent
+/// in order, each exactly once, when the server can be reached. A write with a file to upload is
+/// always sent at once.
+///
+/// **What is kept.** A queued policy keeps writes in the store's storage, which must keep them
+/// across a restart (an ``OutboxStorage``: `SQLiteStorage` keeps them in its file, beside the
+/// records). With storage that cannot — the default ``InMemoryRecordCache``, or none — the first
+/// write throws ``APIError/Code/invalidConfiguration`` (and the store logs it when configured),
+/// unless ``MonoRail/Configuration/allowsQueuedWritesLostOnQuit`` keeps them in memory, lost when
+/// the app quits.
 public enum WritePolicy: Sendable, Hashable {
     /// Sent when made; a write that cannot reach the server fails. The default.
     case direct

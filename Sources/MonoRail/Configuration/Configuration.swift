@@ -65,15 +65,28 @@ extension MonoRail {
         /// How creates, saves and deletes reach the server: sent at once (``WritePolicy/direct``,
         /// the default), or kept in the store's ``ResourceStore/outbox`` when the server cannot be
         /// reached (``WritePolicy/queuedWhenOffline``) or always (``WritePolicy/queued``).
+        ///
+        /// A queued policy needs a ``storage`` that keeps writes across a restart (an
+        /// ``OutboxStorage``, such as `SQLiteStorage`): with any other, the first write throws
+        /// ``APIError/Code/invalidConfiguration``, unless ``allowsQueuedWritesLostOnQuit`` says to
+        /// keep them in memory.
         public var writePolicy: WritePolicy = .direct
+        /// Whether a queued ``writePolicy`` may keep writes in memory when ``storage`` cannot keep
+        /// them: they are then lost when the app quits or is killed before the server took them.
+        /// Default `false`: such a store refuses to queue. For previews, tests and apps that
+        /// accept the loss.
+        public var allowsQueuedWritesLostOnQuit = false
         /// Whether saves and deletes send `If-Match` with the entity tag of the record as the app last
         /// had it from the server (its own `GET`, or the answer to its last write), so a server that
         /// honours it refuses with `412 Precondition Failed` to overwrite a change made meanwhile.
         /// Default `false`. A refused write rolls back; ``ResourceModel/resolve(keepLocal:)`` settles it.
         public var conditionalWrites = false
-        /// Whether an authoritative list — every record of the model, unfiltered and unpaged
-        /// (`Train.get()`, `Train.query()`), or a query made with `authoritative: true` — removes the
-        /// records it no longer holds: from the identity map and the record cache, with a
+        /// Whether an authoritative list — every record of the model (`Train.get()`,
+        /// `Train.getAll()`, `Train.query()`), or a query made with `authoritative: true` — removes
+        /// the records it no longer holds, once its answer proves it is whole
+        /// (``ListExtent/whole``): a server that pages by default answers `Train.get()` with a first
+        /// page, which prunes nothing; `Train.getAll()` and a query with every page loaded prune at
+        /// the list's end. What is pruned goes from the identity map and the record cache, with a
         /// ``ResourceUpdate/Kind/deleted`` update and ``ResourceModel/isDeleted`` on instances the app
         /// still holds. Records fetched after the list was asked for, and records with writes the
         /// outbox keeps, stay. Default `false`; a model opts in in ``ResourceModel/configure(_:)``.
@@ -247,4 +260,18 @@ extension MonoRail {
 
     /// The default store's configuration.
     public static var configuration: Configuration { ResourceStore.default.configuration }
+}
+
+extension MonoRail.Configuration {
+    /// Why writes of a model with `writePolicy` cannot be queued as this store keeps them, or `nil`
+    /// when they can.
+    func queuedWritesProblem(for writePolicy: WritePolicy) -> String? {
+        guard writePolicy != .direct, !(storage is any OutboxStorage), !allowsQueuedWritesLostOnQuit else { return nil }
+        let kept = storage.map { "\(type(of: $0))" } ?? "no storage"
+        return """
+            writePolicy .\(writePolicy) keeps writes until the server takes them, but \(kept) cannot keep them \
+            across a restart: set storage to a SQLiteStorage, or allowsQueuedWritesLostOnQuit = true to keep \
+            them in memory and lose them when the app quits
+            """
+    }
 }

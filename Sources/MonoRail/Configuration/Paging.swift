@@ -40,6 +40,9 @@ public struct Paging: Sendable, Hashable {
     /// Whether a next-page link the server sends is followed. Default `true`; `false` asks for each
     /// page by ``style``'s parameters, for a server whose links are wrong.
     public var followsLinks = true
+    /// The most pages a read of every page (``ResourceModel/getAll(where:include:in:)``) asks for
+    /// before it gives up with ``APIError/Code/tooManyPages``. Default 1,000.
+    public var maximumPages = 1_000
 
     /// Creates paging conventions.
     public init(

@@ -97,6 +97,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             return made
         }
 
+        /// Keeps the registrar of the state this one replaces: observers registered with it stay.
+        mutating func adopt(_ registrar: ObservationRegistrar) { madeRegistrar = registrar }
+
         /// Gives the server values a copy of their own before either they or the values change.
         private mutating func separateServer() {
             guard serverIsValues else { return }
@@ -309,6 +312,24 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
                 fields[index].copy(&state.server, state.values)
             }
         }
+    }
+
+    /// Empties the instance for sign-out: a new instance's values, no id, nothing edited, pending,
+    /// refused or related, and deleted; observers of every field, of `id` and of `errors` are told.
+    func empty(of model: Model) {
+        state.withLock { state in
+            var emptied = State()
+            emptied.isDeleted = true
+            emptied.updates = state.updates
+            emptied.store = state.store
+            if let registrar = state.madeRegistrar { emptied.adopt(registrar) }
+            state = emptied
+        }
+        announce(.deleted, fields: Array(Model.resourceSchema.fields.indices), of: model)
+        announceIdentity(of: model)
+        guard let registrar = registrarIfMade else { return }
+        registrar.willSet(model, keyPath: \.errors)
+        registrar.didSet(model, keyPath: \.errors)
     }
 
     /// Sends Observation and update notifications for fields that changed. Call without any lock.

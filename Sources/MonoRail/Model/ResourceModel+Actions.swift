@@ -140,6 +140,35 @@ extension ResourceModel {
             ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy))
     }
 
+    /// Fetches every page of a list: the first page, then each page the server links or the
+    /// conventions' ``Paging`` asks for, until the list ends.
+    ///
+    /// ```swift
+    /// let trains = try await Train.getAll()                       // GET /trains, ?page=2, …
+    /// let mono = try await Train.getAll(where: ["company": "MonoRail Co."])
+    /// ```
+    ///
+    /// ``get(policy:in:)`` returns what the server answers, which is the first page on a server
+    /// that pages by default; this reads on until the server says the list ended — a page that
+    /// links no next one, its total reached, or, from a server that says neither, an empty page.
+    /// Links are followed only on the API's origin. Read in full, every record of the model is the
+    /// whole list: with ``MonoRail/Configuration/prunesOrphans`` it removes the records it lacks.
+    ///
+    /// - Parameters:
+    ///   - parameters: Filter parameters, kept on every page asked for by parameters.
+    ///   - include: Related models to side-load on every page.
+    ///   - store: The identity map to merge into.
+    /// - Returns: The live instances, in page order, each once.
+    /// - Throws: ``APIError``, as ``get(policy:in:)``; ``APIError/Code/tooManyPages`` after
+    ///   ``Paging/maximumPages`` pages with more to come.
+    public static func getAll(
+        where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
+    ) async throws -> [Self] {
+        try await ActionPipeline<Self>(store: store).everyPage(
+            ModelAction(operation: .list(filter: parameters), include: include, store: store)
+        ).value
+    }
+
     /// Searches records (Objects' search verb): `GET /trains?q=Mono` with Rails conventions,
     /// `?search=` with Django REST framework, or `/train/Mono` when the route has a `:term`.
     ///

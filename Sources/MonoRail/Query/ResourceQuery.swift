@@ -64,8 +64,9 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var total: Int?
         var next: NextPage?
         /// Pages of the shown answer, and the records the server sent in them.
-        var pages = 0
-        var received = 0
+        var progress: PageProgress
+        /// What the pages loaded say of the list: only a whole one prunes.
+        var extent = ListExtent.unstated
         /// The newest refresh sent, and the one whose answer is shown.
         var generation = 0
         var shownGeneration = 0
@@ -81,12 +82,6 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var continuations: [Int: AsyncStream<[Model]>.Continuation] = [:]
     }
 
-    /// How the next page is asked for.
-    enum NextPage: Sendable {
-        case link(URL)
-        case parameters([String: JSONValue])
-    }
-
     init(
         filter: [String: QueryCondition], order: [QueryOrder], pageSize: Int?, include: [String],
         policy: CachePolicy?, isAuthoritative: Bool, store: ResourceStore
@@ -99,7 +94,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         self.include = include
         self.policy = policy
         self.plan = QueryPlan(where: filter, order: order, setup: store.setup(for: Model.self))
-        self.state = Locked(State(membership: QueryMembers(plan: plan)))
+        self.state = Locked(
+            State(
+                membership: QueryMembers(plan: plan),
+                progress: PageProgress(parameters: plan.parameters, pageSize: self.pageSize)))
         store.broadcasters.add(self)
     }
 
@@ -148,7 +146,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.generation += 1
             return state.generation
         }
-        let answer = try await fetch(.parameters(firstPageParameters), sharing: false)
+        var progress = PageProgress(parameters: plan.parameters, pageSize: pageSize)
+        let answer = try await fetch(.parameters(progress.firstPage(setup.conventions.paging)), sharing: false)
+        let next = progress.count(answer.value, paging: setup.conventions.paging)
+        let extent = extent(of: answer.value, progress: progress, next: next)
         let values = read(answer.value.instances)
         let locals = pendingCreates()
         let coder = FieldCoder(options: setup.coding)
@@ -171,10 +172,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 guard values.isNewer(than: answer.fetchedAt), !values.isGone, plan.matches(values) else { continue }
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
-            state.pages = 1
-            state.received = answer.value.instances.count
+            state.progress = progress
             state.total = answer.value.total
-            state.next = nextPage(after: answer.value, state: state)
+            state.next = next
+            state.extent = extent
             state.fetchedAt = answer.fetchedAt
             publish(state)
             return true
@@ -196,15 +197,15 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             if let load = state.pageLoad, load.generation == state.shownGeneration { return load.task }
             guard let next = state.next else { return nil }
             let generation = state.shownGeneration
-            let pages = state.pages
-            let task = Task { try await self.load(next, generation: generation, after: pages) }
+            let progress = state.progress
+            let task = Task { try await self.load(next, generation: generation, after: progress) }
             state.pageLoad = (generation, task)
             return task
         }
         try await task?.value
     }
 
-    private func load(_ next: NextPage, generation: Int, after pages: Int) async throws {
+    private func load(_ next: NextPage, generation: Int, after shown: PageProgress) async throws {
         defer {
             state.withLock { state in
                 if state.pageLoad?.generation == generation { state.pageLoad = nil }
@@ -212,21 +213,28 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         }
         let answer = try await fetch(next)
         let values = read(answer.value.instances)
+        var progress = shown
+        let following = progress.count(answer.value, paging: setup.conventions.paging)
+        let extent = extent(of: answer.value, progress: progress, next: following)
         let shown = state.withLock { state -> Bool in
             // A refresh since, or a page that got here first, makes this answer stale.
-            guard state.shownGeneration == generation, state.pages == pages else { return false }
+            guard state.shownGeneration == generation, state.progress.pages == shown.pages else { return false }
             let before = state.members.count
             admit(
                 answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere,
                 into: &state)
-            let broughtNothing = !answer.value.instances.isEmpty && state.members.count == before
-            state.pages += 1
-            state.received += answer.value.instances.count
+            state.progress = progress
             if let total = answer.value.total { state.total = total }
             // A page of nothing but records already shown, with no link onward, is a server that
-            // ignores the page parameters: asking again would bring the same.
-            state.next =
-                broughtNothing && answer.value.nextLink == nil ? nil : nextPage(after: answer.value, state: state)
+            // ignores the page parameters: asking again would bring the same, and where the list
+            // ends cannot be told.
+            if !answer.value.instances.isEmpty, state.members.count == before, answer.value.nextLink == nil {
+                state.next = nil
+                state.extent = .unstated
+            } else {
+                state.next = following
+                state.extent = extent
+            }
             publish(state)
             return true
         }
@@ -240,7 +248,9 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     private func pruneIfWhole(_ source: ResponseSource, generation: Int) async {
         guard isAuthoritative, plan.isEvaluable, setup.prunesOrphans, source == .network else { return }
         let whole = state.withLock { state -> (members: [Model], fetchedAt: Date)? in
-            guard state.shownGeneration == generation, state.next == nil, let fetchedAt = state.fetchedAt else {
+            guard state.shownGeneration == generation, state.next == nil, state.extent == .whole,
+                let fetchedAt = state.fetchedAt
+            else {
                 return nil
             }
             return (state.members, fetchedAt)
@@ -275,55 +285,13 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     // MARK: - Pages
 
-    private var firstPageParameters: [String: JSONValue] {
-        var parameters = plan.parameters
-        guard let pageSize else { return parameters }
-        switch setup.conventions.paging.style {
-        case .pageNumbers(let page, let size):
-            parameters[page] = 1
-            parameters[size] = .int(Int64(pageSize))
-        case .offsets(let limit, let offset):
-            parameters[limit] = .int(Int64(pageSize))
-            parameters[offset] = 0
-        case .cursor(_, let size, _):
-            parameters[size] = .int(Int64(pageSize))
-        }
-        return parameters
-    }
-
-    /// The page after the ones in `state`, which now counts the page just answered.
-    private func nextPage(after page: ListedPage<Model>, state: State) -> NextPage? {
-        // More records than asked for: the server does not page, and this was all of them.
-        guard let pageSize, page.instances.count <= pageSize else { return nil }
-        let paging = setup.conventions.paging
-        if paging.followsLinks {
-            if let link = page.nextLink { return .link(link) }
-            // A server that links its pages, and linked none, has no next one.
-            if page.isLinked { return nil }
-        }
-        let hasMore = state.total.map { state.received < $0 } ?? (page.instances.count >= pageSize)
-        var parameters = plan.parameters
-        switch paging.style {
-        case .pageNumbers(let number, let size):
-            guard hasMore else { return nil }
-            parameters[number] = .int(Int64(state.pages + 1))
-            parameters[size] = .int(Int64(pageSize))
-        case .offsets(let limit, let offset):
-            guard hasMore else { return nil }
-            parameters[limit] = .int(Int64(pageSize))
-            parameters[offset] = .int(Int64(state.received))
-        case .cursor(let cursor, let size, let key):
-            let next: JSONValue?
-            if key != nil {
-                next = page.nextCursor
-            } else {
-                next = hasMore ? page.instances.last.flatMap { $0.id?.jsonValue } : nil
-            }
-            guard let next else { return nil }
-            parameters[cursor] = next
-            parameters[size] = .int(Int64(pageSize))
-        }
-        return .parameters(parameters)
+    /// What the pages loaded so far, the last of them `page`, say of the list. A page shorter than
+    /// the size asked for, or an empty one after the first, ends it even when the server says
+    /// nothing of pages.
+    private func extent(of page: ListedPage<Model>, progress: PageProgress, next: NextPage?) -> ListExtent {
+        let told = page.extent(received: progress.received)
+        guard told == .unstated, next == nil, let pageSize else { return told }
+        return page.instances.count < pageSize ? .whole : .unstated
     }
 
     // MARK: - Membership

@@ -40,7 +40,13 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-            let found = try await Target.get(where: [key: id.jsonValue], in: store)
+            // A server that pages by default answers with its first page: a to-many reads every page
+            // the server says there is, and asks for none it does not.
+            let read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)
+            let found =
+                one
+                ? try await ActionPipeline(store: store).list(read).value
+                : try await ActionPipeline(store: store).everyPage(read, probing: false).value
             owner._$state.keep(one ? Array(found.prefix(1)) : found, for: storage)
         }
     }

@@ -77,6 +77,11 @@ struct IdentityMap {
         return entries.compactMap { key, entry in key.type == identifier ? entry.object as? Model : nil }
     }
 
+    /// Every live instance of every model, singletons' included.
+    var allInstances: [any ResourceModel] {
+        entries.values.compactMap(\.object) + singletons.values.compactMap(\.object)
+    }
+
     /// The live instance of a model's singleton resource, if any.
     func singleton<Model: ResourceModel>(of type: Model.Type) -> Model? {
         singletons[ObjectIdentifier(type)]?.object as? Model

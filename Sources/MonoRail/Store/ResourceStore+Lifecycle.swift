@@ -63,8 +63,10 @@ extension ResourceStore {
     /// try await ResourceStore.default.clear()
     /// ```
     ///
-    /// Instances the app still holds keep their values but are no longer the store's: the next
-    /// read makes new ones.
+    /// Instances the app still holds are emptied and marked deleted (``ResourceModel/isDeleted``):
+    /// they hold none of the last account's values — fields back to a new instance's, no id, no
+    /// edits, errors or related instances — and their observers and update streams are told. They
+    /// are no longer the store's: the next read makes new ones.
     ///
     /// - Throws: What a storage throws; every storage is asked to clear even when one fails.
     public func clear() async throws {
@@ -90,6 +92,7 @@ extension ResourceStore {
             defer { map = IdentityMap() }
             return map
         }
+        for instance in map.allInstances { Self.empty(instance) }
         // Released outside the locks: a model's deinit may run.
         _ = (released, map)
         for cache in fileCaches { cache.removeAll() }
@@ -103,6 +106,10 @@ extension ResourceStore {
             do { try await storage.clear() } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
+    }
+
+    private static func empty<Model: ResourceModel>(_ instance: Model) {
+        instance._$state.empty(of: instance)
     }
 
     private func cacheKey<Model: ResourceModel>(of instance: Model, toward action: String) throws

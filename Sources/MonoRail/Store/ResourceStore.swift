@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MonoRailTransport
 
 /// The identity map: at most one live instance per (model type, id), shared by every request that
@@ -40,6 +41,8 @@ public final class ResourceStore: Sendable {
     /// Instances kept alive by ``pin(_:)``.
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
     private let madeOutbox = Locked<Outbox?>(nil)
+    /// The one-time notices given, by what they are about.
+    private let notices = Locked<Set<String>>([])
 
     /// The writes this store keeps until the server confirms them; see ``WritePolicy``.
     ///
@@ -56,6 +59,12 @@ public final class ResourceStore: Sendable {
         }
     }
 
+    /// Logs a notice the first time this store meets what `subject` names; later calls say nothing.
+    func noticeOnce(_ subject: String, _ message: @autoclosure () -> Logger.Message) {
+        guard notices.withLock({ $0.insert(subject).inserted }) else { return }
+        configuration.logger.notice(message())
+    }
+
     /// The outbox, if any action made it.
     var outboxIfMade: Outbox? { madeOutbox.withLock { $0 } }
 
@@ -64,6 +73,15 @@ public final class ResourceStore: Sendable {
     /// - Parameter configuration: The API and conventions its models talk to.
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
         settings = Locked(Settings(configuration: configuration))
+        Self.diagnose(configuration)
+    }
+
+    /// Says at once what the first action would throw for: a queued write policy with storage that
+    /// cannot keep writes.
+    private static func diagnose(_ configuration: MonoRail.Configuration) {
+        if let problem = configuration.queuedWritesProblem(for: configuration.writePolicy) {
+            configuration.logger.error("\(problem)")
+        }
     }
 
     /// Creates a store that keeps its records in `storage`, such as a `SQLiteStorage` file that
@@ -106,7 +124,10 @@ public final class ResourceStore: Sendable {
                 state.client = nil
                 return true
             }
-            if applied { return }
+            if applied {
+                Self.diagnose(updated)
+                return
+            }
         }
     }
 

@@ -27,7 +27,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
             case httpStatus, validationFailed, decodingFailed, encodingFailed
             case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
             case transport
-            case inconsistentResponse, notPersisted, notCached, dependencyRejected
+            case inconsistentResponse, notPersisted, notCached, dependencyRejected, tooManyPages, invalidConfiguration
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -67,6 +67,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         /// A write kept in the outbox was not sent because the server refused one it depends on: an
         /// earlier write to the same record, or the create of a record it refers to.
         public static let dependencyRejected = Code(.dependencyRejected)
+        /// A read of every page of a list reached its page limit before the list's end.
+        public static let tooManyPages = Code(.tooManyPages)
+        /// The configuration asks for what it cannot do, such as queued writes kept durably by a
+        /// storage that keeps none.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
 
         /// The code's name.
         public var description: String { value.rawValue }

@@ -13,10 +13,16 @@ struct RecordRoutes: Sendable {
     let envelope: ServerEnvelope
     let uploadsDirectory: URL
     let maxUploadSize: Int
+    /// The page size of an index asked for without one; `nil` lists everything.
+    let defaultPageSize: Int?
     /// Writes sent with an `Idempotency-Key` are carried out once.
     let writes: IdempotentWrites
 
-    init(store: RecordStore, maxBodySize: Int, envelope: ServerEnvelope, uploadsDirectory: URL, maxUploadSize: Int) {
+    init(
+        store: RecordStore, maxBodySize: Int, envelope: ServerEnvelope, uploadsDirectory: URL, maxUploadSize: Int,
+        defaultPageSize: Int? = nil
+    ) {
+        self.defaultPageSize = defaultPageSize
         self.store = store
         self.maxBodySize = maxBodySize
         self.envelope = envelope
@@ -101,7 +107,7 @@ struct RecordRoutes: Sendable {
         let parameters = request.uri.queryParameters
         let page = parameters.get("page", as: Int.self).map { max(1, $0) }
         let perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
-        let limit = page != nil || perPage != nil ? (perPage ?? 25) : nil
+        let limit = page != nil || perPage != nil ? (perPage ?? defaultPageSize ?? 25) : defaultPageSize
         let offset = ((page ?? 1) - 1) * (limit ?? 0)
         let order = (parameters.get("order") ?? "").split(separator: ",").map { key in
             key.hasPrefix("-") ? (String(key.dropFirst()), true) : (String(key), false)

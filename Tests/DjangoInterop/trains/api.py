@@ -1,5 +1,6 @@
 import django_filters
 from rest_framework import filters, pagination, routers, serializers, viewsets
+from rest_framework.settings import api_settings
 
 from .models import Car, Train
 
@@ -30,13 +31,13 @@ class CarFilter(django_filters.FilterSet):
 
 
 class PageNumbers(pagination.PageNumberPagination):
-    page_size = None  # unpaged unless ?page_size= asks
+    page_size = api_settings.PAGE_SIZE  # None: unpaged unless ?page_size= asks
     page_size_query_param = "page_size"
     max_page_size = 1000
 
 
 class Offsets(pagination.LimitOffsetPagination):
-    default_limit = None  # unpaged unless ?limit= asks
+    default_limit = api_settings.PAGE_SIZE  # None: unpaged unless ?limit= asks
     max_limit = 1000
 
 

@@ -55,39 +55,3 @@ struct Echo: Decodable, Sendable {
 func q(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
 }
-
-/// Captures log records in memory.
-final class LogCapture: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    private let records = Locked<[Record]>([])
-    var all: [Record] { records.withLock { $0 } }
-
-    func append(_ record: Record) { records.withLock { $0.append(record) } }
-
-    func logger(level: Logger.Level = .trace) -> Logger {
-        var logger = Logger(label: "test") { _ in CaptureHandler(capture: self) }
-        logger.logLevel = level
-        return logger
-    }
-
-    struct CaptureHandler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let flattened = (event.metadata ?? [:]).mapValues { "\($0)" }
-            capture.append(Record(level: event.level, message: "\(event.message)", metadata: flattened))
-        }
-    }
-}

@@ -26,12 +26,15 @@ final class DjangoServer {
     }
 
     /// Starts the app on a free port with a fresh database, holding `extraTrains` more trains
-    /// ("Bulk 0", "Bulk 1", …) after the two it always has.
-    static func start(extraTrains: Int = 0) async throws -> DjangoServer {
+    /// ("Bulk 0", "Bulk 1", …) after the two it always has; with a `pageSize`, DRF's `PAGE_SIZE`
+    /// pages every list by default, as apps configured that way do.
+    static func start(extraTrains: Int = 0, pageSize: Int? = nil) async throws -> DjangoServer {
         try installIfNeeded()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", directory.appendingPathComponent("serve.py").path, String(extraTrains)]
+        process.arguments =
+            ["python3", directory.appendingPathComponent("serve.py").path, String(extraTrains)]
+            + (pageSize.map { [String($0)] } ?? [])
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()

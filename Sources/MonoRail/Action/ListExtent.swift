@@ -1,0 +1,35 @@
+/// How much of a list an answer holds, as the server told it: the whole list, one page of more,
+/// or nothing said either way.
+///
+/// ```swift
+/// let answer = try await Train.response()
+/// if case .partial = answer.extent { … }   // the server paged: Train.getAll() reads every page
+/// ```
+///
+/// Only ``whole`` lets a list remove what it lacks (``MonoRail/Configuration/prunesOrphans``): a
+/// server that pages by default answers `GET /trains` with its first page.
+public enum ListExtent: Sendable, Hashable {
+    /// Every record the read asked for: the server links its pages and linked no next one, or told
+    /// a total (`X-Total-Count`, DRF's `count`) equal to what arrived.
+    case whole
+    /// One page of a longer list: the server linked a next page, or told a total above what
+    /// arrived (`total`, when it told one).
+    case partial(total: Int?)
+    /// The server said nothing of pages — no next link, no total — so the answer proves nothing
+    /// about records it lacks.
+    case unstated
+}
+
+extension ListedPage {
+    /// What the page says of the list, once `received` records of it arrived in all.
+    func extent(received: Int) -> ListExtent {
+        if nextLink != nil || nextCursor != nil { return .partial(total: total) }
+        switch total {
+        case let total? where total == received: return .whole
+        case let total? where total > received: return .partial(total: total)
+        // More than the total arrived: the count contradicts the list and proves nothing.
+        case _?: return .unstated
+        case nil: return isLinked ? .whole : .unstated
+        }
+    }
+}
