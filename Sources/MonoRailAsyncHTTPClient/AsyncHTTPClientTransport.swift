@@ -273,6 +273,11 @@ private let sharedClient: HTTPClient = {
     // A refused connection should fail the request at once (and let MonoRail's retry policy decide),
     // not be retried silently until the deadline.
     configuration.connectionPool.retryConnectionEstablishment = false
+    // A request waiting for a free connection fails once the connect timeout passes, as if the
+    // server could not be reached: with AsyncHTTPClient's 8 per host, an app with many requests in
+    // flight to its one API (a list's relationship loads, a replaying outbox) saw `cannotConnect`
+    // from a busy but reachable server.
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
     return HTTPClient(
         eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.guardingResponses(configuration))
 }()

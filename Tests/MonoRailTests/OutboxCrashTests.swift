@@ -24,8 +24,11 @@ struct OutboxCrashTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await offPool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         defer { try? FileManager.default.removeItem(at: directory) }
         let report = try JSONParser().parse(data)
         #expect(process.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")

@@ -34,7 +34,7 @@ struct ScaffoldTests {
     }
 
     @Test("the generated source compiles against MonoRail")
-    func compiles() throws {
+    func compiles() async throws {
         let source = try Scaffold.source(from: Self.sample)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scaffold-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -73,8 +73,11 @@ struct ScaffoldTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = await offPool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         #expect(process.terminationStatus == 0, "\(text)\n\(source)")
     }
 

@@ -146,8 +146,11 @@ struct UploadModelTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await offPool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         #expect(process.terminationStatus == 0)
         let parts = try #require(try JSONParser().parse(data).arrayValue)
         #expect(parts.count == 4)
@@ -207,7 +210,7 @@ struct UploadModelTests {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("monorail")
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
-        func upload(_ file: URL) throws -> [String] {
+        func upload(_ file: URL) async throws -> [String] {
             let process = Process()
             process.executableURL = binary
             process.arguments = [
@@ -217,8 +220,11 @@ struct UploadModelTests {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            let data = await offPool {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return data
+            }
             #expect(process.terminationStatus == 0)
             return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         }
@@ -226,7 +232,7 @@ struct UploadModelTests {
             try #require(
                 lines.last { $0.hasPrefix("peak resident memory: ") }.flatMap { Int($0.split(separator: " ")[3]) })
         }
-        let lines = try upload(file)
+        let lines = try await upload(file)
         #expect(lines.filter { $0.hasPrefix("uploaded ") }.count == 11)  // 0%, 10%, …, 100%
         let reply = try JSONParser().parse(Data((lines.first { $0.hasPrefix("[") } ?? "").utf8))
         #expect(reply[0]?["sha256"]?.stringValue == digest)
@@ -236,7 +242,7 @@ struct UploadModelTests {
         let small = UploadModelTests.temporaryFile("small.bin")
         try Data("abc".utf8).write(to: small)
         defer { try? FileManager.default.removeItem(at: small) }
-        let baseline = try peak(try upload(small))
+        let baseline = try peak(try await upload(small))
         let growth = try peak(lines) - baseline
         #expect(growth < 32 << 20, "uploading 100 MB took \(growth >> 20) MB more than uploading 3 bytes")
     }
@@ -273,9 +279,9 @@ final class PythonMultipartServer {
         self.input = input
     }
 
+    /// Closes its input; it exits on its own, unwaited for (see ``offPool(_:)``).
     func stop() {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
     }
 }
 

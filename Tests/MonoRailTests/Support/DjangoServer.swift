@@ -29,7 +29,7 @@ final class DjangoServer {
     /// ("Bulk 0", "Bulk 1", …) after the two it always has; with a `pageSize`, DRF's `PAGE_SIZE`
     /// pages every list by default, as apps configured that way do.
     static func start(extraTrains: Int = 0, pageSize: Int? = nil) async throws -> DjangoServer {
-        try installIfNeeded()
+        try await offPool { Result { try installIfNeeded() } }.get()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
@@ -62,10 +62,10 @@ final class DjangoServer {
         return DjangoServer(port: port, process: process, input: input)
     }
 
-    /// Stops the app by closing its standard input.
+    /// Stops the app by closing its standard input; it exits on its own, unwaited for, so that no
+    /// thread of the cooperative pool blocks on it.
     func stop() {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
     }
 
     private static func installIfNeeded() throws {
