@@ -336,14 +336,26 @@ struct ActionPipeline<Model: ResourceModel> {
                         "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
                             + answered.debugText)
                 }
+                // An instance built from JSON (`Model(json:)`) while the store holds a live copy of
+                // its record: the answer is merged into the live copy, the one instance of the
+                // record, and the built one takes the server's state from it.
+                let live = (patch.id ?? id).flatMap { id in
+                    target.flatMap { target in
+                        store.instance(of: Model.self, id: id).flatMap { $0 === target ? nil : $0 }
+                    }
+                }
                 let (merged, side) = try store.mergeKeepingSideloads(
-                    [patch], sideloaded: sideloaded, target: target, mode: mode, coder: coder,
-                    fetchedAt: context.fetchedAt)
+                    [patch], sideloaded: sideloaded, target: live == nil ? target : nil,
+                    mode: live == nil ? mode : .read, coder: coder, fetchedAt: context.fetchedAt)
                 if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
                 guard let instance = merged.first else {
                     throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
                 }
                 context.keep([patch], sideloaded: sideloaded)
+                if let live, let target {
+                    target._$state.take(serverStateOf: live, into: target, mode: mode)
+                    return target
+                }
                 return instance
             }
         } catch {

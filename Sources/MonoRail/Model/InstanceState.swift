@@ -288,6 +288,37 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         }
     }
 
+    /// Takes the server state of `live`, the store's instance of this record, into this detached
+    /// one (``ResourceModel/init(json:using:)``): the record as the server answered, merged as
+    /// `mode` says. Its observers are told; the store is not: the instance is not the store's.
+    func take(serverStateOf live: Model, into model: Model, mode: MergeMode) {
+        let (server, id, fetchedAt) = live._$state.state.withLock { ($0.server, $0.id, $0.fetchedAt) }
+        let fields = Model.resourceSchema.fields
+        let changed = state.withLock { state in
+            state.id = id ?? state.id
+            state.isPersisted = true
+            state.isDeleted = false
+            state.fetchedAt = fetchedAt
+            if case .saved(let sent) = mode, !state.edits.isEmpty {
+                for index in state.edits.indices where state.edits[index] != 0 {
+                    guard index < sent.count, sent[index] == state.edits[index] else { continue }
+                    Self.clearEdit(index, in: &state)
+                }
+            }
+            var changed: [Int] = []
+            for index in fields.indices {
+                fields[index].copy(&state.server, server)
+                let isEdited = !state.edits.isEmpty && state.edits[index] != 0
+                guard !isEdited else { continue }
+                fields[index].copy(&state.values, server)
+                changed.append(index)
+            }
+            return changed
+        }
+        guard let registrar = registrarIfMade else { return }
+        for index in changed { fields[index].notify(model, registrar) }
+    }
+
     /// Whether the values the server last described were decoded from bytes of this digest.
     func hasServerDigest(_ digest: Int) -> Bool {
         state.withLock { $0.serverDigest == digest }
