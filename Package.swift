@@ -187,6 +187,7 @@ let package = Package(
                 "MonoRailSQLite", "TestServer", "OutboxCrashHarness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Support/parse_multipart.py"]
         ),

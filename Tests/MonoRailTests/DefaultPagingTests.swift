@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import TestServer
 import Testing
 
 /// Lists from servers that page every index by default: a first page proves nothing about the
@@ -93,6 +95,21 @@ struct DefaultPagingTests {
             #expect(!trains.hasNextPage)
             #expect(trains.records.count == 99)
             #expect(all.filter(\.isDeleted).map(\.id) == [80])
+        }
+    }
+
+    @Test("a first page passing for the list is said once, at notice level; a whole list says nothing")
+    func partialNotice() async throws {
+        try await withHarness(server: Self.paged) { harness in
+            try Self.fill(harness)
+            let log = LogCapture()
+            harness.store.configure { $0.logger = log.logger(level: .notice) }
+            for _ in 0..<3 { _ = try await Train.get(in: harness.store) }
+            let notices = log.all.filter { $0.level == .notice }
+            #expect(notices.count == 1)
+            #expect(notices.first?.message.contains("GET /trains answered with one page of a longer list") == true)
+            _ = try await Train.getAll(in: harness.store)
+            #expect(log.all.filter { $0.level == .notice }.count == 1)
         }
     }
 

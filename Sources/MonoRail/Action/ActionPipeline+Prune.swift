@@ -25,8 +25,8 @@ extension ActionPipeline {
             store.noticeOnce(
                 "partial \(name)",
                 """
-                \(request) answered with one page (\(kept.count) records\(of)): \(name).get() returns that page \
-                and prunes nothing; \(name).getAll() reads every page
+                \(request) answered with one page of a longer list (\(kept.count) records\(of)): the read \
+                returns that page and prunes nothing; \(name).getAll() reads every page
                 """)
         case .unstated:
             guard setup.prunesOrphans, listsEverything(action) else { return }
