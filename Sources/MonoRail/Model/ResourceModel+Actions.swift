@@ -151,8 +151,9 @@ extension ResourceModel {
     /// ``get(policy:in:)`` returns what the server answers, which is the first page on a server
     /// that pages by default; this reads on until the server says the list ended — a page that
     /// links no next one, its total reached, or, from a server that says neither, an empty page.
-    /// Links are followed only on the API's origin. Read in full, every record of the model is the
-    /// whole list: with ``MonoRail/Configuration/prunesOrphans`` it removes the records it lacks.
+    /// Links are followed only on the API's origin. It always asks the network: a cache holds pages
+    /// as they were read, not the list. Read in full, every record of the model is the whole list:
+    /// with ``MonoRail/Configuration/prunesOrphans`` it removes the records it lacks.
     ///
     /// - Parameters:
     ///   - parameters: Filter parameters, kept on every page asked for by parameters.
@@ -165,7 +166,7 @@ extension ResourceModel {
         where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
     ) async throws -> [Self] {
         try await ActionPipeline<Self>(store: store).everyPage(
-            ModelAction(operation: .list(filter: parameters), include: include, store: store)
+            ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: .networkOnly)
         ).value
     }
 
