@@ -14,8 +14,9 @@ extension ActionPipeline {
     func pruneIfWhole(_ action: ModelAction<Model>, answer: ResourceResponse<some Sendable>, kept: [Model]) async {
         guard action.prunes, QueryBatch.fetchingQuery == nil, answer.source == .network, let extent = answer.extent
         else { return }
+        // Worked out only for a notice: a whole list, the common answer, formats nothing.
         let name = Model.resourceSchema.typeName
-        let request = answer.request.map { "\($0.method) \($0.path ?? "")" } ?? "the list"
+        var request: String { answer.request.map { "\($0.method) \($0.path ?? "")" } ?? "the list" }
         switch extent {
         case .whole:
             guard setup.prunesOrphans, listsEverything(action), let fetchedAt = answer.fetchedAt else { return }

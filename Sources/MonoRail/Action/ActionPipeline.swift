@@ -339,11 +339,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 // An instance built from JSON (`Model(json:)`) while the store holds a live copy of
                 // its record: the answer is merged into the live copy, the one instance of the
                 // record, and the built one takes the server's state from it.
-                let live = (patch.id ?? id).flatMap { id in
-                    target.flatMap { target in
-                        store.instance(of: Model.self, id: id).flatMap { $0 === target ? nil : $0 }
-                    }
-                }
+                let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
                 let (merged, side) = try store.mergeKeepingSideloads(
                     [patch], sideloaded: sideloaded, target: live == nil ? target : nil,
                     mode: live == nil ? mode : .read, coder: coder, fetchedAt: context.fetchedAt)
@@ -361,6 +357,13 @@ struct ActionPipeline<Model: ResourceModel> {
         } catch {
             throw setup.attach(error, to: response)
         }
+    }
+
+    /// The store's instance of the record `target` describes, when that is another instance: one
+    /// built from JSON while the store held its record.
+    private func liveCopy(of target: Model, id: ResourceID?) -> Model? {
+        guard let id, let live = store.instance(of: Model.self, id: id), live !== target else { return nil }
+        return live
     }
 
     /// Locates, decodes and merges the record of a singleton resource: into the instance of that
