@@ -41,6 +41,8 @@ public struct AsyncHTTPClientTransport: Transport {
 
     private let client: HTTPClient
     private let configuration: Configuration
+    /// Only the shared client's pool is known; a client passed in queues as it was configured to.
+    private let gate: ConnectionGate?
 
     /// Creates a transport.
     ///
@@ -53,6 +55,7 @@ public struct AsyncHTTPClientTransport: Transport {
     public init(client: HTTPClient? = nil, configuration: Configuration = Configuration()) {
         self.client = client ?? sharedClient
         self.configuration = configuration
+        self.gate = client == nil ? sharedGate : nil
     }
 
     /// Sends a request; see ``Transport/send(_:body:metadata:)``.
@@ -66,8 +69,19 @@ public struct AsyncHTTPClientTransport: Transport {
         }
         let timeout = metadata.timeout ?? configuration.timeout
         return try await withDeadline(timeout) {
-            try await self.follow(request, url: url, body: body, metadata: metadata)
+            guard let gate = self.gate else {
+                return try await self.follow(request, url: url, body: body, metadata: metadata)
+            }
+            return try await gate.withSlot(for: Self.origin(of: url)) {
+                try await self.follow(request, url: url, body: body, metadata: metadata)
+            }
         }
+    }
+
+    /// The pool AsyncHTTPClient picks a connection from: one per scheme, host and port.
+    private static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
     private func follow(
@@ -264,6 +278,9 @@ public struct AsyncHTTPClientTransport: Transport {
     }
 }
 
+private let connectionsPerOrigin = 32
+private let sharedGate = ConnectionGate(limit: connectionsPerOrigin)
+
 /// Process-wide client with redirects off: the transport follows them itself to strip credentials.
 /// A global is never deinitialised, so AsyncHTTPClient's "not shut down" check cannot fire.
 private let sharedClient: HTTPClient = {
@@ -273,11 +290,9 @@ private let sharedClient: HTTPClient = {
     // A refused connection should fail the request at once (and let MonoRail's retry policy decide),
     // not be retried silently until the deadline.
     configuration.connectionPool.retryConnectionEstablishment = false
-    // A request waiting for a free connection fails once the connect timeout passes, as if the
-    // server could not be reached: with AsyncHTTPClient's 8 per host, an app with many requests in
-    // flight to its one API (a list's relationship loads, a replaying outbox) saw `cannotConnect`
-    // from a busy but reachable server.
-    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
+    // AsyncHTTPClient keeps 8 per host; an app's one API sees many requests at once (a list's
+    // relationship loads, a replaying outbox). Requests past the limit wait in `sharedGate`.
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerOrigin
     return HTTPClient(
         eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.guardingResponses(configuration))
 }()

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import TestServer
 import Testing
 
 /// The crash harness, short: 200 writes queued and sent by launches of the app killed with SIGKILL

@@ -128,6 +128,8 @@ struct OutboxTests {
     func queuedDelete() async throws {
         try await withHarness(configure: Self.queued) { harness in
             let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            // Kept until flush(): sent in the background, the delete could land before the read.
+            harness.store.outbox.isPaused = true
             try await train.delete()
             #expect(train.isDeleted && train.hasPendingChanges)
             _ = try await QueuedTrain.get(id: 1, in: harness.store)

@@ -322,65 +322,71 @@ final class TreeTrain {
 
 extension PackedListTests {
     @Test("damaged MessagePack lists give what the tree gives: the same values or the same error")
-    func differential() throws {
-        let document = #"""
-            {"trains": [
-             {"id": 1, "company": "Deutsche Bahn AG", "number_of_cars": 12, "max_speed": 230.5, "in_service": true,
-              "built_at": "2004-07-19T11:20:00Z", "tags": ["intercity", "electric"], "notes": "x"},
-             {"id": 2, "company": "SNCF", "number_of_cars": 8, "max_speed": 320, "in_service": false,
-              "built_at": null, "tags": [], "depot": {"name": "Paris", "capacity": 40}},
-             {"id": 3, "company": "ÖBB", "number_of_cars": 4, "max_speed": 160.25, "tags": ["night"]},
-             {"id": "4", "company": "", "number_of_cars": 65535, "max_speed": -1.5, "in_service": true},
-             {"id": 5, "company": "SBB CFF FFS", "built_at": "2020-01-01T00:00:00.5Z", "tags": ["a", "b", "c"]},
-             {"id": 6, "number_of_cars": 300, "max_speed": 99.9}
-            ]}
-            """#
-        let original = [UInt8](try Self.bodies(document).packed)
-        var generator = SplitMix(state: 0x4D6F_6E6F_5261_696C)
-        var outcomes = (same: 0, failed: 0)
-        for iteration in 0..<3_000 {
-            var bytes = original
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                switch Int.random(in: 0..<10, using: &generator) {
-                case 0: bytes.removeLast(Int.random(in: 1...min(8, bytes.count - 1), using: &generator))
-                case 1:
-                    bytes.insert(
-                        UInt8.random(in: 0...255, using: &generator),
-                        at: Int.random(in: 0..<bytes.count, using: &generator))
+    func differential() async throws {
+        try await onOwnThread {
+            let document = #"""
+                {"trains": [
+                 {"id": 1, "company": "Deutsche Bahn AG", "number_of_cars": 12, "max_speed": 230.5, "in_service": true,
+                  "built_at": "2004-07-19T11:20:00Z", "tags": ["intercity", "electric"], "notes": "x"},
+                 {"id": 2, "company": "SNCF", "number_of_cars": 8, "max_speed": 320, "in_service": false,
+                  "built_at": null, "tags": [], "depot": {"name": "Paris", "capacity": 40}},
+                 {"id": 3, "company": "ÖBB", "number_of_cars": 4, "max_speed": 160.25, "tags": ["night"]},
+                 {"id": "4", "company": "", "number_of_cars": 65535, "max_speed": -1.5, "in_service": true},
+                 {"id": 5, "company": "SBB CFF FFS", "built_at": "2020-01-01T00:00:00.5Z", "tags": ["a", "b", "c"]},
+                 {"id": 6, "number_of_cars": 300, "max_speed": 99.9}
+                ]}
+                """#
+            let original = [UInt8](try Self.bodies(document).packed)
+            var generator = SplitMix(state: 0x4D6F_6E6F_5261_696C)
+            var outcomes = (same: 0, failed: 0)
+            for iteration in 0..<3_000 {
+                var bytes = original
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    switch Int.random(in: 0..<10, using: &generator) {
+                    case 0: bytes.removeLast(Int.random(in: 1...min(8, bytes.count - 1), using: &generator))
+                    case 1:
+                        bytes.insert(
+                            UInt8.random(in: 0...255, using: &generator),
+                            at: Int.random(in: 0..<bytes.count, using: &generator))
+                    default:
+                        bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                            in: 0...255, using: &generator)
+                    }
+                }
+                let body = Data(bytes)
+                let inPlace = Result {
+                    try Train.merge(listBody: body, contentType: Self.messagePack, in: Self.store())
+                }
+                let tree = Result {
+                    try TreeTrain.merge(listBody: body, contentType: Self.messagePack, in: Self.store())
+                }
+                switch (inPlace, tree) {
+                case (.success(let read), .success(let built)):
+                    func summary(_ train: some ResourceModel, _ values: [Any?]) -> [String] {
+                        [String(describing: train.id)] + values.map { String(describing: $0) }
+                    }
+                    let readValues = read.map {
+                        summary($0, [$0.company, $0.numberOfCars, $0.maxSpeed, $0.inService, $0.builtAt, $0.tags])
+                    }
+                    let builtValues = built.map {
+                        summary($0, [$0.company, $0.numberOfCars, $0.maxSpeed, $0.inService, $0.builtAt, $0.tags])
+                    }
+                    #expect(readValues == builtValues, "iteration \(iteration): \(bytes)")
+                    outcomes.same += 1
+                case (.failure(let readError), .failure(let builtError)):
+                    let read = readError as? APIError
+                    let built = builtError as? APIError
+                    // Messages name the model; the two models differ only in name.
+                    let builtMessage = built?.message.replacingOccurrences(of: "TreeTrain", with: "Train")
+                    #expect(read != nil && read?.code == built?.code, "iteration \(iteration)")
+                    #expect(read?.message == builtMessage, "iteration \(iteration)")
+                    outcomes.failed += 1
                 default:
-                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
-                        in: 0...255, using: &generator)
+                    Issue.record("iteration \(iteration): in place \(inPlace), tree \(tree), bytes \(bytes)")
                 }
             }
-            let body = Data(bytes)
-            let inPlace = Result { try Train.merge(listBody: body, contentType: Self.messagePack, in: Self.store()) }
-            let tree = Result { try TreeTrain.merge(listBody: body, contentType: Self.messagePack, in: Self.store()) }
-            switch (inPlace, tree) {
-            case (.success(let read), .success(let built)):
-                func summary(_ train: some ResourceModel, _ values: [Any?]) -> [String] {
-                    [String(describing: train.id)] + values.map { String(describing: $0) }
-                }
-                let readValues = read.map {
-                    summary($0, [$0.company, $0.numberOfCars, $0.maxSpeed, $0.inService, $0.builtAt, $0.tags])
-                }
-                let builtValues = built.map {
-                    summary($0, [$0.company, $0.numberOfCars, $0.maxSpeed, $0.inService, $0.builtAt, $0.tags])
-                }
-                #expect(readValues == builtValues, "iteration \(iteration): \(bytes)")
-                outcomes.same += 1
-            case (.failure(let readError), .failure(let builtError)):
-                let read = readError as? APIError
-                let built = builtError as? APIError
-                // Messages name the model; the two models differ only in name.
-                let builtMessage = built?.message.replacingOccurrences(of: "TreeTrain", with: "Train")
-                #expect(read != nil && read?.code == built?.code, "iteration \(iteration)")
-                #expect(read?.message == builtMessage, "iteration \(iteration)")
-                outcomes.failed += 1
-            default:
-                Issue.record("iteration \(iteration): in place \(inPlace), tree \(tree), bytes \(bytes)")
-            }
+            // Both kinds of outcome were exercised, not only failures.
+            #expect(outcomes.same > 300 && outcomes.failed > 300, "\(outcomes)")
         }
-        // Both kinds of outcome were exercised, not only failures.
-        #expect(outcomes.same > 300 && outcomes.failed > 300, "\(outcomes)")
     }
 }

@@ -218,38 +218,40 @@ struct RecordDigestTests {
     }
 
     @Test("random merges, edits and reverts end as they do through the tree")
-    func differential() throws {
-        var generator = SplitMix(state: 0xD16E_57)
-        for run in 0..<40 {
-            let inPlace = Self.store()
-            let tree = Self.store()
-            var held: [Int: (Train, TreeTrain)] = [:]
-            for step in 0..<30 {
-                switch Int.random(in: 0..<10, using: &generator) {
-                case 0..<6:
-                    let ids = (1...6).filter { _ in Bool.random(using: &generator) }
-                    let body = Self.list(ids.map { Self.record($0, Int.random(in: 0..<5, using: &generator)) })
-                    let read = try Train.merge(listBody: body, in: inPlace)
-                    let built = try TreeTrain.merge(listBody: body, in: tree)
-                    for (a, b) in zip(read, built) {
-                        if case .int(let id)? = a.id { held[Int(id)] = (a, b) }
+    func differential() async throws {
+        try await onOwnThread {
+            var generator = SplitMix(state: 0xD16E_57)
+            for run in 0..<40 {
+                let inPlace = Self.store()
+                let tree = Self.store()
+                var held: [Int: (Train, TreeTrain)] = [:]
+                for step in 0..<30 {
+                    switch Int.random(in: 0..<10, using: &generator) {
+                    case 0..<6:
+                        let ids = (1...6).filter { _ in Bool.random(using: &generator) }
+                        let body = Self.list(ids.map { Self.record($0, Int.random(in: 0..<5, using: &generator)) })
+                        let read = try Train.merge(listBody: body, in: inPlace)
+                        let built = try TreeTrain.merge(listBody: body, in: tree)
+                        for (a, b) in zip(read, built) {
+                            if case .int(let id)? = a.id { held[Int(id)] = (a, b) }
+                        }
+                    case 6..<8:
+                        guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
+                        let company = "edit \(step)"
+                        a.company = company
+                        b.company = company
+                    case 8:
+                        guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
+                        a.revert()
+                        b.revert()
+                    default:
+                        guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
+                        a.tags.append("x")
+                        b.tags.append("x")
                     }
-                case 6..<8:
-                    guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
-                    let company = "edit \(step)"
-                    a.company = company
-                    b.company = company
-                case 8:
-                    guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
-                    a.revert()
-                    b.revert()
-                default:
-                    guard let (a, b) = held.values.randomElement(using: &generator) else { continue }
-                    a.tags.append("x")
-                    b.tags.append("x")
-                }
-                for (id, (a, b)) in held {
-                    #expect(Self.state(a) == Self.state(b), "run \(run) step \(step) id \(id)")
+                    for (id, (a, b)) in held {
+                        #expect(Self.state(a) == Self.state(b), "run \(run) step \(step) id \(id)")
+                    }
                 }
             }
         }

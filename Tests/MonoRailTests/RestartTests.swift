@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import TestServer
 import Testing
 
 /// What an app finds in its SQLite file after a restart, with the server gone: the second launch is

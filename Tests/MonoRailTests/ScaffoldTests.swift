@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailScaffold
+import TestServer
 import Testing
 
 @Suite("monorail scaffold", .timeLimit(.minutes(3)))

@@ -37,7 +37,8 @@ struct StorageConcurrencyTests {
                                 } else {
                                     let id = allIDs[(round * 7 + worker) % allIDs.count]
                                     let train = try await Train.get(id: id, in: store)
-                                    #expect(train.company?.hasPrefix("Company") == true)
+                                    let company = train.company
+                                    if train.id != nil { #expect(company?.hasPrefix("Company") == true) }
                                 }
                             }
                         }
@@ -49,8 +50,13 @@ struct StorageConcurrencyTests {
                                 let id = allIDs[(round * 3 + worker) % allIDs.count]
                                 do {
                                     let train = try await Train.get(id: id, policy: .cacheOnly, in: store)
-                                    #expect(train.company?.hasPrefix("Company") == true)
-                                    #expect(train.maxSpeed != nil)
+                                    let (company, maxSpeed) = (train.company, train.maxSpeed)
+                                    // A sign-out empties what it held for good; one that came after
+                                    // the read may have emptied it while its values were read.
+                                    if train.id != nil {
+                                        #expect(company?.hasPrefix("Company") == true)
+                                        #expect(maxSpeed != nil)
+                                    }
                                 } catch let error as APIError where error.code == .notCached {
                                     // Cleared in between: allowed.
                                 }

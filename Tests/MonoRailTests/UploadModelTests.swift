@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MonoRail
 import MonoRailServer
+import TestServer
 import Testing
 
 /// Files travel in models and forms as `multipart/form-data`, checked by real parsers: the

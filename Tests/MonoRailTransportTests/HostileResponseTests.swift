@@ -15,7 +15,7 @@ struct HostileResponseTests {
         let server = try await RawServer.start(script)
         defer { Task { await server.stop() } }
         return await #expect(throws: TransportError.self) {
-            try await kind.make(timeout: .seconds(10)).send(
+            try await kind.make().send(
                 request(.get, server.baseURL, path: "/trains/1"), body: nil, metadata: RequestMetadata())
         }
     }

@@ -132,7 +132,7 @@ struct TransportConformanceTests {
     @Test("a refused connection gives cannotConnect", arguments: TransportKind.allCases)
     func cannotConnect(kind: TransportKind) async throws {
         let error = await #expect(throws: TransportError.self) {
-            try await kind.make(timeout: .seconds(10)).send(
+            try await kind.make().send(
                 HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:1", path: "/"), body: nil,
                 metadata: RequestMetadata())
         }
@@ -143,7 +143,7 @@ struct TransportConformanceTests {
     func truncatedBody(kind: TransportKind) async throws {
         let server = try await TestServer.shared()
         let error = await #expect(throws: TransportError.self) {
-            try await kind.make(timeout: .seconds(10)).send(
+            try await kind.make().send(
                 request(.get, server.baseURL, path: "/truncated?length=1000&sent=100"), body: nil,
                 metadata: RequestMetadata())
         }

@@ -32,7 +32,7 @@ struct RetryTests {
         let error = await #expect(throws: APIError.self) {
             let _: JSONValue = try await makeClient(server).get("/flaky/\(key)?fail=100&status=502")
         }
-        #expect(error?.statusCode == 502)
+        #expect(error?.statusCode == 502, "\(String(describing: error))")
         #expect(server.count(key) == 3)
     }
 
@@ -43,7 +43,7 @@ struct RetryTests {
         let error = await #expect(throws: APIError.self) {
             try await makeClient(server).post("/flaky/\(key)?fail=1", body: ["a": 1] as JSONValue, as: JSONValue.self)
         }
-        #expect(error?.statusCode == 503)
+        #expect(error?.statusCode == 503, "\(String(describing: error))")
         #expect(server.count(key) == 1)
     }
 
@@ -73,7 +73,7 @@ struct RetryTests {
             let _: JSONValue = try await makeClient(server, clock: clock).get(
                 "/flaky/\(key)?fail=1&status=503&retry_after=3600")
         }
-        #expect(error?.statusCode == 503)
+        #expect(error?.statusCode == 503, "\(String(describing: error))")
         #expect(clock.sleeps.isEmpty)
         #expect(server.count(key) == 1)
     }
@@ -88,7 +88,7 @@ struct RetryTests {
         let request = APIRequest(
             method: .put, path: "/flaky/\(key)?fail=1", body: .raw(.stream(stream), contentType: "application/json"))
         let error = await #expect(throws: APIError.self) { try await makeClient(server).send(request) }
-        #expect(error?.statusCode == 503)
+        #expect(error?.statusCode == 503, "\(String(describing: error))")
         #expect(server.count(key) == 1)
 
         let replayable = APIRequest(method: .put, path: "/flaky/\(key)-data?fail=1", body: .json(["a": 1]))
@@ -146,7 +146,7 @@ struct RetryTests {
             let _: JSONValue = try await makeClient(server).get(
                 "/flaky/\(key)?fail=1", options: RequestOptions(retryPolicy: RetryPolicy.none))
         }
-        #expect(error?.statusCode == 503)
+        #expect(error?.statusCode == 503, "\(String(describing: error))")
         #expect(server.count(key) == 1)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestServer
 
 /// The Django REST framework app in `Tests/DjangoInterop`, started with the system's `python3`.
 ///
