@@ -21,8 +21,9 @@ extension SQLiteStorage: OutboxStorage {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
-                        waits_for_if_match, created_at, attempts)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        waits_for_if_match, created_at, attempts, failures, parked_code, parked_status, parked_message,
+                        parked_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: row)
         }
@@ -40,7 +41,8 @@ extension SQLiteStorage: OutboxStorage {
                     sql: """
                         UPDATE outbox SET idempotency_key = ?2, model = ?3, verb = ?4, id = ?5, id_is_text = ?6,
                             body = ?7, fields = ?8, if_match = ?9, waits_for_if_match = ?10, created_at = ?11,
-                            attempts = ?12
+                            attempts = ?12, failures = ?13, parked_code = ?14, parked_status = ?15,
+                            parked_message = ?16, parked_at = ?17
                         WHERE sequence = ?1
                         """,
                     arguments: row)
@@ -55,7 +57,9 @@ extension SQLiteStorage: OutboxStorage {
             write.sequence, write.idempotencyKey, write.model, write.verb.rawValue, write.id?.description, isText,
             write.body.map { String(decoding: $0.jsonData(sortedKeys: true), as: UTF8.self) },
             String(decoding: fields.jsonData(), as: UTF8.self), write.ifMatch, write.waitsForIfMatch,
-            write.createdAt.timeIntervalSinceReferenceDate, write.attempts,
+            write.createdAt.timeIntervalSinceReferenceDate, write.attempts, write.failures,
+            write.parking?.code.description, write.parking?.statusCode, write.parking?.message,
+            write.parking?.parkedAt.timeIntervalSinceReferenceDate,
         ]
     }
 
@@ -78,6 +82,16 @@ extension SQLiteStorage: OutboxStorage {
             id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
             ifMatch: row["if_match"], waitsForIfMatch: row["waits_for_if_match"],
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            attempts: row["attempts"])
+            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row))
+    }
+
+    /// Why a stored write is parked; a code this version does not know reads as an HTTP status error.
+    private func parking(from row: Row) -> PendingWrite.Parking? {
+        guard let code: String = row["parked_code"] else { return nil }
+        let parkedAt: Double? = row["parked_at"]
+        return PendingWrite.Parking(
+            code: APIError.Code(name: code) ?? .httpStatus, statusCode: row["parked_status"],
+            message: row["parked_message"] ?? "parked",
+            parkedAt: Date(timeIntervalSinceReferenceDate: parkedAt ?? 0))
     }
 }

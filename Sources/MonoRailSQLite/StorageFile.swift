@@ -78,6 +78,17 @@ enum StorageFile {
                     );
                     """)
         }
+        migrator.registerMigration("v3") { db in
+            // Parked writes: why the outbox stopped sending them, and failed answers counted to the limit.
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE outbox ADD COLUMN parked_code TEXT;
+                    ALTER TABLE outbox ADD COLUMN parked_status INTEGER;
+                    ALTER TABLE outbox ADD COLUMN parked_message TEXT;
+                    ALTER TABLE outbox ADD COLUMN parked_at REAL;
+                    """)
+        }
         return migrator
     }()
 

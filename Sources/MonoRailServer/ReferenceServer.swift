@@ -71,6 +71,8 @@ public struct ReferenceServer: Sendable {
     public let configuration: Configuration
     /// Every request received.
     public let journal = RequestJournal()
+    /// Requests answered with a chosen status, for tests.
+    public let refusals = Refusals()
 
     /// Opens the database and prepares the routes.
     ///
@@ -83,6 +85,7 @@ public struct ReferenceServer: Sendable {
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router()
         router.add(middleware: RequestJournalMiddleware(journal: journal))
+        router.add(middleware: RefusalMiddleware(refusals: refusals))
         if let logger = configuration.logger {
             router.add(middleware: RequestLogMiddleware(logger: logger))
         }
@@ -135,7 +138,7 @@ public struct ReferenceServer: Sendable {
         }
         let task = Task { try await application.runService(gracefulShutdownSignals: []) }
         for await port in ports {
-            return RunningReferenceServer(port: port, task: task, store: store, journal: journal)
+            return RunningReferenceServer(port: port, task: task, store: store, journal: journal, refusals: refusals)
         }
         throw CancellationError()
     }
@@ -150,6 +153,8 @@ public struct RunningReferenceServer: Sendable {
     public let store: RecordStore
     /// Every request it received.
     public let journal: RequestJournal
+    /// Requests it answers with a chosen status.
+    public let refusals: Refusals
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL {

@@ -46,6 +46,8 @@ struct OutboxTests {
         case .confirmed(let write): "confirmed \(write.sequence)"
         case .rejected(let write, let error): "rejected \(write.sequence) \(error.code)"
         case .retrying(let write, _, _): "retrying \(write.sequence)"
+        case .parked(let write, let error): "parked \(write.sequence) \(error.code)"
+        case .discarded(let write): "discarded \(write.sequence)"
         }
     }
 
@@ -74,7 +76,8 @@ struct OutboxTests {
         }
     }
 
-    @Test("a refused write rolls back, keeps its error, and takes the writes that depend on it")
+    @Test(
+        "a refused write is parked with the writes that depend on it; the app's values stay, unsaved, with the errors")
     func rejection() async throws {
         try await withHarness(configure: Self.queued) { harness in
             let outbox = harness.store.outbox
@@ -91,17 +94,29 @@ struct OutboxTests {
             harness.server.journal.reset()
             try await outbox.flush()
             #expect(harness.server.journal.entries == ["PUT /trains/1", "PUT /trains/2"], "the dependent was not sent")
-            #expect(first.company == "MonoRail Co.", "rolled back to the server's state")
-            #expect(first.numberOfCars != 9)
-            #expect(!first.hasPendingChanges && !first.hasChanges)
+            #expect(first.company == "" && first.numberOfCars == 9, "what the app gave stays")
+            #expect(!first.hasPendingChanges && first.hasChanges, "unsaved again, as after a direct save's 422")
             #expect(first.rejection?.code == .validationFailed)
             #expect(first.errors["company"].isEmpty == false)
             #expect(second.numberOfCars == 7 && !second.hasPendingChanges)
             #expect(try harness.server.store.find("trains", id: "1")?["company"] == "MonoRail Co.")
+            #expect(outbox.parked.map(\.sequence) == [1, 2] && outbox.pendingCount == 0)
+            #expect(outbox.parked.map(\.parking?.code) == [.validationFailed, .dependencyRejected])
             let seen = await Self.take(8, from: events).map(Self.name)
-            #expect(seen.contains("rejected 1 validationFailed"))
-            #expect(seen.contains("rejected 2 dependencyRejected"))
+            #expect(seen.contains("parked 1 validationFailed"))
+            #expect(seen.contains("parked 2 dependencyRejected"))
             #expect(seen.contains("confirmed 3"))
+
+            // Saved again, fixed: the parked writes go as one, in their place.
+            first.company = "Fixed Rail"
+            try await first.save()
+            #expect(outbox.parked.isEmpty && outbox.pending.map(\.sequence) == [1])
+            harness.server.journal.reset()
+            try await outbox.flush()
+            #expect(harness.server.journal.entries == ["PUT /trains/1"])
+            let stored = try harness.server.store.find("trains", id: "1")
+            #expect(stored?["company"] == "Fixed Rail" && stored?["number_of_cars"] == 9)
+            #expect(first.rejection == nil && first.errors.isEmpty && !first.hasChanges && !first.hasPendingChanges)
         }
     }
 
@@ -182,7 +197,7 @@ struct OutboxTests {
         }
     }
 
-    @Test("a refused create takes the writes that name its local id with it")
+    @Test("a refused create parks the writes that name its local id; discarding it drops them all")
     func refusedCreate() async throws {
         try await withHarness(configure: Self.queued) { harness in
             let train = QueuedTrain()  // no company: 422
@@ -194,9 +209,16 @@ struct OutboxTests {
             harness.server.journal.reset()
             try await harness.store.outbox.flush()
             #expect(harness.server.journal.entries == ["POST /trains"])
-            #expect(train.id == nil && train.rejection?.code == .validationFailed)
-            #expect(car.id == nil && car.rejection?.code == .dependencyRejected)
+            #expect(train.id?.isLocal == true && train.rejection?.code == .validationFailed)
+            #expect(car.id?.isLocal == true && car.rejection?.code == .dependencyRejected)
             #expect(train.numberOfCars == 2 && train.hasChanges, "the values stay, to be fixed and created again")
+            let parked = harness.store.outbox.parked
+            #expect(parked.map(\.verb) == [.create, .create])
+            try await harness.store.outbox.discard(try #require(parked.first))
+            #expect(harness.store.outbox.parked.isEmpty && harness.store.outbox.pendingCount == 0)
+            #expect(train.id == nil && car.id == nil, "created only in the outbox: gone from the store")
+            #expect(train.rejection == nil && car.rejection == nil && train.errors.isEmpty)
+            #expect(harness.server.journal.entries == ["POST /trains"], "nothing more was sent")
         }
     }
 
@@ -246,7 +268,7 @@ struct OutboxReplayTests {
         }
     }
 
-    @Test("a child refused (422) after its parent went through: its later writes are not sent")
+    @Test("a child refused (422) after its parent went through: it parks with its later writes")
     func refusedChild() async throws {
         try await withHarness(configure: OutboxTests.queued) { harness in
             let train = QueuedTrain()
@@ -262,12 +284,14 @@ struct OutboxReplayTests {
             try await harness.store.outbox.flush()
             #expect(harness.server.journal.entries == ["POST /trains", "POST /cars"])
             #expect(train.id?.isLocal == false && train.rejection == nil)
-            #expect(car.rejection?.code == .validationFailed && car.id == nil)
+            #expect(car.rejection?.code == .validationFailed && car.id?.isLocal == true)
             #expect(car.errors["occupancy"].isEmpty == false)
+            #expect(car.occupancy == 4 && car.hasChanges)
+            #expect(harness.store.outbox.parked.map(\.verb) == [.create, .update])
         }
     }
 
-    @Test("a 409 on the first attempt is a refusal: rolled back, reported")
+    @Test("a 409 on the first attempt is a refusal: parked, the edit kept unsaved")
     func conflictStatus() async throws {
         let canned = try await CannedServer.start()
         canned.respond(to: "GET /trains/7", body: #"{"train": {"id": 7, "company": "Canned", "number_of_cars": 2}}"#)
@@ -282,7 +306,8 @@ struct OutboxReplayTests {
         try await train.save()
         try await store.outbox.flush()
         #expect(train.rejection?.statusCode == 409)
-        #expect(train.numberOfCars == 2 && !train.hasPendingChanges)
+        #expect(train.numberOfCars == 9 && train.hasChanges && !train.hasPendingChanges)
+        #expect(store.outbox.parked.first?.parking?.statusCode == 409)
         #expect(canned.requests.filter { $0.hasPrefix("PUT") }.count == 1)
         await canned.stop()
     }
@@ -437,7 +462,7 @@ struct OutboxConflictTests {
         }
     }
 
-    @Test("a 412 rolls back; resolve(keepLocal: true) re-applies the local values on the newest state")
+    @Test("a 412 parks the write; resolve(keepLocal: true) sends the local values on the newest state")
     func conflict() async throws {
         try await withHarness(configure: Self.conditional) { harness in
             let train = try await QueuedTrain.get(id: 1, in: harness.store)
@@ -448,7 +473,7 @@ struct OutboxConflictTests {
             try await train.save()
             try await harness.store.outbox.flush()
             #expect(train.rejection?.statusCode == 412)
-            #expect(train.company == "MonoRail Co.", "rolled back")
+            #expect(train.company == "Mine" && train.hasChanges, "kept, unsaved, as a direct save's 412 leaves it")
             #expect(try harness.server.store.find("trains", id: "1")?["company"] == "MonoRail Co.")
             try await train.resolve(keepLocal: true)
             #expect(train.company == "Mine" && train.numberOfCars == 11 && train.rejection == nil)

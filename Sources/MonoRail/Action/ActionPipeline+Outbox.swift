@@ -19,7 +19,9 @@ extension ActionPipeline {
         try await outbox.open()
         var prepared = prepared
         prepared.idempotencyKey = UUID().uuidString.lowercased()
-        if setup.writePolicy == .queued || outbox.isHoldingWrites {
+        if setup.writePolicy == .queued
+            || outbox.isHoldingWrites(model: Model.resourceName, id: prepared.expectedID)
+        {
             return try await keep(prepared, in: outbox, queued: queued)
         }
         let sentAt = Date()
@@ -97,8 +99,15 @@ extension ActionPipeline {
 protocol OutboxReplaying: Sendable {
     /// Sends a kept write under its key, merges the answer, and says how it ended.
     func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome
-    /// Rolls the instance back after the server refused the write, or one it depended on.
+    /// Rolls the instance back after the server said the record is gone, or a write it depended on
+    /// was dropped.
     func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore)
+    /// Shows the parked write's values on the instance as unsaved, with the error.
+    func park(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore)
+    /// Shows the write's values as pending again: it is sent once more.
+    func resume(_ entry: Outbox.Entry, in store: ResourceStore)
+    /// Rolls the instance back to the server's state, leaving no error: the app dropped the write.
+    func discard(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore)
 }
 
 struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
@@ -118,21 +127,24 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 instance = await self.instance(for: write, pipeline: pipeline, store: store)
                 instances[key] = instance
             }
+            var sent: [UInt64] = []
             switch write.verb {
             case .destroy:
-                instance._$state.markDeletePending(true)
-                restored[write.sequence] = (instance, [])
+                if write.parking == nil { instance._$state.markDeletePending(true) }
             default:
-                var sent: [UInt64] = []
                 do {
-                    sent = try instance._$state.applyEdits(of: write, queued: true, to: instance, in: store)
+                    sent = try instance._$state.applyEdits(
+                        of: write, queued: write.parking == nil, to: instance, in: store)
                 } catch {
                     // The write is still sent as kept; only the instance cannot show it.
                     setup.client.configuration.logger.warning(
                         "a kept \(Model.resourceSchema.typeName) write could not be shown on its instance: \(error)")
                 }
-                restored[write.sequence] = (instance, sent)
             }
+            if let parking = write.parking {
+                instance._$state.park(write, sent: sent, rejection: parking.error, of: instance)
+            }
+            restored[write.sequence] = (instance, sent)
         }
         return restored
     }
@@ -250,6 +262,28 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         }
         if error.statusCode == 409, attempts > 1, attempts <= 5 { return .unreachable(error, retryAfter: nil) }
         return .rejected(error)
+    }
+
+    func park(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore) {
+        guard let instance = entry.instance as? Model else { return }
+        instance._$state.park(write, sent: entry.sent, rejection: error, of: instance)
+    }
+
+    func resume(_ entry: Outbox.Entry, in store: ResourceStore) {
+        guard let instance = entry.instance as? Model else { return }
+        if entry.write.verb == .destroy {
+            instance._$state.markDeletePending(true)
+            instance._$state.announce(.deleted, fields: [], of: instance)
+        } else {
+            instance._$state.markQueued(sent: entry.sent)
+        }
+    }
+
+    func discard(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) {
+        guard let instance = entry.instance as? Model else { return }
+        rollBack(write, entry: entry, error: APIError(.cancelled, "discarded"), in: store)
+        instance._$state.clearRejection(of: instance)
+        instance._$state.setErrors(ValidationErrors(), of: instance)
     }
 
     func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore) {

@@ -76,6 +76,12 @@ extension MonoRail {
         /// Default `false`: such a store refuses to queue. For previews, tests and apps that
         /// accept the loss.
         public var allowsQueuedWritesLostOnQuit = false
+        /// When the outbox stops sending a write the server keeps failing and parks it
+        /// (``Outbox/parked``): after ``OutboxLimits/maximumFailures`` answers that were failures
+        /// (`5xx`, `408`, `425`, `429`, a `409` retried, an answer that cannot be read), or once the
+        /// write is older than ``OutboxLimits/maximumAge`` when one more comes. A server that cannot
+        /// be reached at all parks nothing: the writes wait for it. A refusal (`4xx`) parks at once.
+        public var outboxLimits = OutboxLimits()
         /// Whether saves and deletes send `If-Match` with the entity tag of the record as the app last
         /// had it from the server (its own `GET`, or the answer to its last write), so a server that
         /// honours it refuses with `412 Precondition Failed` to overwrite a change made meanwhile.

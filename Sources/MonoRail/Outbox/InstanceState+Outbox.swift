@@ -93,6 +93,30 @@ extension InstanceState {
         if !changed.isEmpty { announce(.reverted, fields: changed, of: model) }
     }
 
+    /// Shows a parked write as a refused direct write shows: the fields it sent hold the app's values,
+    /// unsaved again (no longer pending), the error in `rejection` and the validation messages in
+    /// ``errors``; a parked delete leaves the record not deleted. A record created only in the
+    /// outbox keeps its local id, which the writes parked with it name.
+    func park(_ write: PendingWrite, sent: [UInt64], rejection: APIError, of model: Model) {
+        state.withLock { state in
+            for index in sent.indices where sent[index] != 0 && index < state.pending.count {
+                if state.pending[index] <= sent[index] { state.pending[index] = 0 }
+            }
+            if write.verb == .destroy {
+                state.isDeletePending = false
+                state.isDeleted = false
+            }
+            // The record's own refusal says more than that a later write of it waits behind it.
+            if rejection.code != .dependencyRejected || state.rejection == nil { state.rejection = rejection }
+            state.rejectedWrites.append(write)
+        }
+        let registrar = registrarIfMade
+        registrar?.willSet(model, keyPath: \.rejection)
+        registrar?.didSet(model, keyPath: \.rejection)
+        if rejection.code == .validationFailed { setErrors(rejection.errors, of: model) }
+        if write.verb == .destroy { announce(.reverted, fields: [], of: model) }
+    }
+
     /// Clears the rejection once a write of the record went through, or it was resolved.
     func clearRejection(of model: Model) {
         let had = state.withLock { state in

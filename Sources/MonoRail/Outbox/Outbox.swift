@@ -33,11 +33,19 @@ import MonoRailTransport
 /// in the identity map, in `@References` fields of instances with kept writes, and in later kept
 /// writes, whose bodies are rewritten before they are sent.
 ///
-/// **Rejections.** When the server refuses a write (a 4xx other than 408 and 429), the instance
-/// rolls back to the server's state and keeps the error (``ResourceModel/rejection``, and
-/// ``ResourceModel/errors`` for validation messages); later writes to the same record and writes
-/// naming a record whose create was refused are not sent but rejected with
-/// ``APIError/Code/dependencyRejected``. Each is reported in ``events``.
+/// **Parking.** A write the server refuses (a 4xx other than 404, 408, 409, 410, 425 and 429), or
+/// keeps failing past ``MonoRail/Configuration/outboxLimits``, is *parked* (``parked``): kept, not
+/// sent, and reported as ``OutboxEvent/parked(_:_:)``. Its instance looks as after the same refusal
+/// of a direct write: the values the app gave stay, unsaved again (``ResourceModel/hasChanges``),
+/// with the error in ``ResourceModel/rejection`` and ``ResourceModel/errors``. The writes that
+/// depend on it — later writes of the same record, writes naming a record it creates — park with
+/// it (``APIError/Code/dependencyRejected``); every other write goes on. A parked write waits for
+/// the app: saving the record again sends the parked write with the new values in its place,
+/// ``retry(_:)`` sends it as it is, ``discard(_:)`` drops it and its dependents and rolls their
+/// instances back. Parked writes are kept in storage like the others.
+///
+/// A `404` or `410` says the record is gone: the write and its dependents leave the outbox and the
+/// instance is marked deleted (``OutboxEvent/rejected(_:_:)``).
 public final class Outbox: Sendable {
     /// A kept write with what the live instance needs: the instance, held until the server answers,
     /// and the edit numbers the write sends.
@@ -47,6 +55,12 @@ public final class Outbox: Sendable {
         var sent: [UInt64]
         /// Whether the storage holds it: only a kept write is sent.
         var isKept: Bool
+        /// After a failed answer, not sent again before this.
+        var notBefore: ContinuousClock.Instant?
+        /// That failed answer.
+        var failure: APIError?
+
+        var isParked: Bool { write.parking != nil }
     }
 
     /// How one attempt ended.
@@ -65,6 +79,9 @@ public final class Outbox: Sendable {
         case drained
         /// The server could not be reached; writes are still kept.
         case stopped(APIError)
+        /// Everything that could be sent was; writes the server answered with a failure wait for
+        /// their next attempt.
+        case waiting(APIError)
     }
 
     private struct State: Sendable {
@@ -97,28 +114,45 @@ public final class Outbox: Sendable {
 
     // MARK: - For the app
 
-    /// The number of writes kept and not yet answered by the server.
-    public var pendingCount: Int { state.withLock { $0.entries.count } }
+    /// The number of writes kept to be sent: every one not yet answered by the server, except the
+    /// ``parked`` ones.
+    public var pendingCount: Int { state.withLock { $0.entries.count { !$0.isParked } } }
 
-    /// The writes kept, in the order they will be sent.
-    public var pending: [PendingWrite] { state.withLock { $0.entries.map(\.write) } }
+    /// The writes kept to be sent, in the order they will be sent.
+    public var pending: [PendingWrite] { state.withLock { $0.entries.filter { !$0.isParked }.map(\.write) } }
+
+    /// The writes the outbox stopped sending, in the order they were made, each with why
+    /// (``PendingWrite/parking``): until the app saves the record again, ``retry(_:)`` or
+    /// ``discard(_:)``.
+    ///
+    /// ```swift
+    /// for write in store.outbox.parked {
+    ///     print(write.model, write.id, write.parking?.message ?? "")
+    /// }
+    /// ```
+    public var parked: [PendingWrite] { state.withLock { $0.entries.filter(\.isParked).map(\.write) } }
 
     /// What happens to writes from now on: kept, sent, confirmed, rejected, retrying.
     public var events: AsyncStream<OutboxEvent> { broadcaster.stream() }
 
-    /// Sends every kept write, in order, and returns when none is left; writes the server refuses
-    /// are rolled back and reported, not thrown.
+    /// Sends every kept write, in order, and returns when none is left but the ``parked`` ones;
+    /// writes the server refuses are parked and reported, not thrown.
     ///
-    /// - Throws: ``APIError`` when the server cannot be reached (the writes stay kept and are tried
-    ///   again later), or the storage's error when it cannot be read.
+    /// - Throws: ``APIError`` when the server cannot be reached, or answered a write with a failure
+    ///   (the writes stay kept and are tried again later), or the storage's error when it cannot be
+    ///   read.
     public func flush() async throws {
         state.withLock { $0.flushes += 1 }
         defer { state.withLock { $0.flushes -= 1 } }
         try await load()
         while true {
-            if case .stopped(let error) = await startRun().value { throw error }
+            switch await startRun().value {
+            case .stopped(let error), .waiting(let error): throw error
+            case .drained: break
+            }
             let (head, isRestored) = state.withLock { state in
-                (state.entries.first, state.entries.first.map { state.replays[$0.write.model] != nil } ?? true)
+                let head = state.entries.first { !$0.isParked }
+                return (head, head.map { state.replays[$0.write.model] != nil } ?? true)
             }
             guard let head else { return }
             guard isRestored else {
@@ -257,8 +291,15 @@ public final class Outbox: Sendable {
 
     // MARK: - Keeping
 
-    /// Whether writes are kept now: a queued-when-offline write goes behind them, to keep the order.
-    var isHoldingWrites: Bool { state.withLock { !$0.entries.isEmpty } }
+    /// Whether a write of this record is kept behind others now: any write waiting to be sent, or
+    /// a parked one of the record, which the write joins. A queued-when-offline write goes behind
+    /// them, to keep the order.
+    func isHoldingWrites(model: String, id: ResourceID?) -> Bool {
+        let key = Self.recordKey(model: model, id: id)
+        return state.withLock { state in
+            state.entries.contains { !$0.isParked || Self.recordKey($0.write) == key }
+        }
+    }
 
     /// Keeps a write: in memory at once (so its order is fixed), in storage before it returns.
     ///
@@ -268,11 +309,24 @@ public final class Outbox: Sendable {
         _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], apply: () -> Void
     ) async throws -> PendingWrite {
         // The caller opened the outbox: it asked whether writes are held first.
-        let (write, storage) = state.withLock { state -> (PendingWrite, (any OutboxStorage)?) in
+        let (write, storage, requeued) = state.withLock {
+            state -> (PendingWrite, (any OutboxStorage)?, Requeued?) in
             let write = make(state.nextSequence)
+            if let requeued = Self.requeue(write, sent: sent, in: &state.entries) {
+                return (requeued.write, state.storage, requeued)
+            }
             state.nextSequence += 1
             state.entries.append(Entry(write: write, instance: instance, sent: sent, isKept: false))
-            return (write, state.storage)
+            return (write, state.storage, nil)
+        }
+        if let requeued {
+            // The parked writes of the record are sent again, with the new values, in their place.
+            try await (storage ?? InMemoryOutboxStorage()).settle(
+                removing: requeued.removed, updating: requeued.updated)
+            apply()
+            for entry in requeued.resumed { broadcaster.yield(.queued(entry.write)) }
+            if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
+            return write
         }
         do {
             try await (storage ?? InMemoryOutboxStorage()).enqueue(write)
@@ -292,10 +346,94 @@ public final class Outbox: Sendable {
         return write
     }
 
+    /// What a new write of a record with parked writes did to the outbox.
+    private struct Requeued {
+        /// The record's first parked write, now with the new values and key, waiting to be sent.
+        var write: PendingWrite
+        /// The record's other parked writes, which the new one replaces.
+        var removed: [Int64]
+        /// Writes rewritten in storage: the requeued one and the writes parked with it.
+        var updated: [PendingWrite]
+        /// Entries sent again.
+        var resumed: [Entry]
+    }
+
+    /// Puts a new write of a record into the record's first parked write, which is sent again in
+    /// its place (before the writes that depend on it) with the new body laid over its own and the
+    /// new idempotency key; the record's later parked writes and the writes parked with them
+    /// resume. `nil` when the record has none parked, or the new write is a delete, which goes
+    /// behind them as any write.
+    private static func requeue(_ write: PendingWrite, sent: [UInt64], in entries: inout [Entry]) -> Requeued? {
+        let key = recordKey(write)
+        guard write.verb != .destroy,
+            let first = entries.firstIndex(where: { $0.isParked && recordKey($0.write) == key })
+        else { return nil }
+        var merged = entries[first].write
+        let laterOfRecord = entries.indices.filter { $0 > first && recordKey(entries[$0].write) == key }
+        if merged.verb == .create {
+            // A create's body has every field; the save's, the unsaved ones, laid over it.
+            merged.body = merged.body.overlaid(with: write.body)
+            merged.fields.append(contentsOf: write.fields.filter { !merged.fields.contains($0) })
+        } else {
+            // Parked, their fields became unsaved edits again: the new save sends each as it is now,
+            // and no field the server changed meanwhile with a value from then.
+            (merged.body, merged.fields) = (write.body, write.fields)
+        }
+        merged.idempotencyKey = write.idempotencyKey
+        if write.ifMatch != nil || write.waitsForIfMatch {
+            (merged.ifMatch, merged.waitsForIfMatch) = (write.ifMatch, write.waitsForIfMatch)
+        }
+        merged.attempts = 0
+        merged.failures = 0
+        merged.parking = nil
+        var sentEdits = entries[first].sent
+        for (offset, edit) in sent.enumerated() {
+            if offset < sentEdits.count {
+                sentEdits[offset] = max(sentEdits[offset], edit)
+            } else {
+                sentEdits.append(edit)
+            }
+        }
+        entries[first].write = merged
+        entries[first].sent = sentEdits
+        entries[first].notBefore = nil
+        var updated = [merged]
+        var resumed = [entries[first]]
+        for index in dependents(of: first, in: entries)
+        where entries[index].write.parking?.code == .dependencyRejected
+            && recordKey(entries[index].write) != key
+        {
+            entries[index].write.parking = nil
+            updated.append(entries[index].write)
+            resumed.append(entries[index])
+        }
+        let removed = laterOfRecord.map { entries[$0].write.sequence }
+        entries.removeAll { removed.contains($0.write.sequence) }
+        return Requeued(write: merged, removed: removed, updated: updated, resumed: resumed)
+    }
+
+    /// The later writes that depend on the write at `index`, in order: writes of the same record,
+    /// writes naming a record it creates, and so on along the chain.
+    static func dependents(of index: Int, in entries: [Entry]) -> [Int] {
+        var records: Set<String> = [recordKey(entries[index].write)]
+        var locals: Set<String> = entries[index].write.id.flatMap { $0.isLocal ? [$0.description] : nil } ?? []
+        var found: [Int] = []
+        for later in entries.indices where later > index {
+            let write = entries[later].write
+            guard records.contains(recordKey(write)) || !write.referencedLocalIDs.isDisjoint(with: locals) else {
+                continue
+            }
+            found.append(later)
+            records.insert(recordKey(write))
+            if let id = write.id, id.isLocal { locals.insert(id.description) }
+        }
+        return found
+    }
+
     /// Whether a write of this record is kept.
     func holdsWrite(model: String, id: ResourceID?) -> Bool {
         let key = Self.recordKey(model: model, id: id)
-        return state.withLock { state in state.entries.contains { Self.recordKey($0.write) == key } }
+        return state.withLock { state in state.entries.contains { !$0.isParked && Self.recordKey($0.write) == key } }
     }
 
     /// The replaced local ids, to rewrite a body about to be kept.
@@ -356,7 +494,10 @@ public final class Outbox: Sendable {
                 guard let self else { return RunResult.drained }
                 let result = await self.replay()
                 self.state.withLock { $0.run = nil }
-                if case .stopped = result { self.scheduleRetry() }
+                switch result {
+                case .stopped, .waiting: self.scheduleRetry()
+                case .drained: break
+                }
                 return result
             }
             state.run = run
@@ -364,21 +505,98 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Sends kept writes in order until none is left, the next one's model is not restored yet, or
-    /// the server cannot be reached.
+    /// What a replay run does next.
+    private enum Next {
+        /// Send the write at this index.
+        case send(Int)
+        /// Park the write at this index: it depends on the parked write with this sequence.
+        case park(Int, behind: Int64)
+        /// Nothing can be sent now; the earliest write waiting after a failed answer may be sent
+        /// then, and this was its failure.
+        case none(waiting: (ContinuousClock.Instant, APIError)?)
+    }
+
+    /// The first kept write of a restored model that waits for no write before it — of the same
+    /// record, or creating a record it names — that is parked, waiting after a failed answer, or
+    /// not yet sendable itself. Order holds along every record and chain of local ids; a write on
+    /// no such chain goes on past the others.
+    private static func next(in state: State, now: ContinuousClock.Instant) -> Next {
+        var parkedRecords: [String: Int64] = [:]
+        var parkedLocals: [String: Int64] = [:]
+        var heldRecords: Set<String> = []
+        var heldLocals: Set<String> = []
+        var earliest: (ContinuousClock.Instant, APIError)?
+        for (index, entry) in state.entries.enumerated() {
+            let write = entry.write
+            let record = recordKey(write)
+            let names = write.referencedLocalIDs
+            let parkedBehind = parkedRecords[record] ?? names.lazy.compactMap { parkedLocals[$0] }.first
+            let isWaiting = entry.notBefore.map { $0 > now } ?? false
+            if !entry.isParked, let parkedBehind { return .park(index, behind: parkedBehind) }
+            let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
+            guard entry.isParked || isHeld || isWaiting || !entry.isKept || state.replays[write.model] == nil else {
+                return .send(index)
+            }
+            let local = write.id.flatMap { $0.isLocal ? $0.description : nil }
+            if entry.isParked {
+                parkedRecords[record] = write.sequence
+                if let local { parkedLocals[local] = write.sequence }
+            } else {
+                heldRecords.insert(record)
+                if let local { heldLocals.insert(local) }
+            }
+            if isWaiting, let notBefore = entry.notBefore, let failure = entry.failure,
+                earliest.map({ notBefore < $0.0 }) ?? true
+            {
+                earliest = (notBefore, failure)
+            }
+        }
+        return .none(waiting: earliest)
+    }
+
+    /// Sends kept writes until none is left that can be sent now: the rest are parked, wait after
+    /// a failed answer, wait for their model to be restored — or the server cannot be reached.
     private func replay() async -> RunResult {
         while true {
-            let next = state.withLock { state -> (Entry, ResourceStore, [String: ResourceID], any OutboxReplaying)? in
+            let next = state.withLock { state -> (Next, ResourceStore?, [String: ResourceID]) in
                 // Paused between two writes of an automatic run: the next waits, unless a flush does.
-                guard !state.isPaused || state.flushes > 0, let head = state.entries.first, head.isKept,
-                    let store = state.store,
-                    let replay = state.replays[head.write.model]
-                else { return nil }
-                return (head, store, state.replaced, replay)
+                guard !state.isPaused || state.flushes > 0 else { return (.none(waiting: nil), nil, [:]) }
+                return (Self.next(in: state, now: .now), state.store, state.replaced)
             }
-            guard let (entry, store, replaced, replay) = next else { return .drained }
-            let write = entry.write.replacingLocalIDs(replaced)
-            // A local id still unknown here belongs to a create that was refused.
+            guard let store = next.1 else { return .drained }
+            let (entry, replay): (Entry, any OutboxReplaying)
+            switch next.0 {
+            case .none(let waiting):
+                guard let (notBefore, failure) = waiting else { return .drained }
+                state.withLock { $0.retryDelay = max(.milliseconds(1), notBefore - .now) }
+                return .waiting(failure)
+            case .park(let index, let behind):
+                guard
+                    let parked = state.withLock({ state in
+                        state.entries.indices.contains(index) ? state.entries[index] : nil
+                    })
+                else { continue }
+                let write = parked.write
+                await park(
+                    parked,
+                    APIError(
+                        .dependencyRejected,
+                        "\(write.model) write \(write.sequence) waits for write \(behind), which is parked"),
+                    in: store)
+                continue
+            case .send(let index):
+                guard
+                    let found = state.withLock({ state -> (Entry, any OutboxReplaying)? in
+                        guard state.entries.indices.contains(index),
+                            let replay = state.replays[state.entries[index].write.model]
+                        else { return nil }
+                        return (state.entries[index], replay)
+                    })
+                else { continue }
+                (entry, replay) = found
+            }
+            let write = entry.write.replacingLocalIDs(next.2)
+            // A local id still unknown here belongs to a create that was refused or discarded.
             let missing = write.referencedLocalIDs.union(
                 write.verb != .create && write.id?.isLocal == true ? [write.id?.description ?? ""] : [])
             if !missing.isEmpty {
@@ -401,14 +619,49 @@ public final class Outbox: Sendable {
                     APIError(.transport, "the outbox's storage could not be written: \(error)", underlyingError: error))
             }
             state.withLock { state in
-                if state.entries.first?.write.sequence == write.sequence { state.entries[0].write.attempts += 1 }
+                if let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) {
+                    state.entries[index].write.attempts += 1
+                }
             }
             broadcaster.yield(.sent(attempted))
             switch await replay.send(attempted, entry: entry, in: store) {
             case .confirmed(let newID, let etag):
                 await confirm(entry, write: attempted, newID: newID, etag: etag, in: store)
-            case .rejected(let error):
+            case .rejected(let error) where error.statusCode == 404 || error.statusCode == 410:
                 await reject(entry, error, in: store)
+            case .rejected(let error):
+                await park(entry, error, in: store)
+            case .unreachable(let error, let retryAfter) where Self.isAnswer(error):
+                // The server is up and failed this write: it waits, and the writes that do not
+                // depend on it go on.
+                var failed = attempted
+                failed.failures += 1
+                let limits = store.configuration.outboxLimits
+                let age = Duration.seconds(Date().timeIntervalSince(failed.createdAt))
+                if failed.failures >= limits.maximumFailures || age >= limits.maximumAge {
+                    var parked = entry
+                    parked.write = failed
+                    var parking = error
+                    parking.message += " (failed \(failed.failures) times over \(age.components.seconds) s: parked)"
+                    await park(parked, parking, in: store)
+                    continue
+                }
+                let delay = retryAfter ?? Self.backoff(attempts: failed.failures)
+                state.withLock { state in
+                    guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
+                        return
+                    }
+                    state.entries[index].write.failures = failed.failures
+                    state.entries[index].notBefore = .now + delay
+                    state.entries[index].failure = error
+                }
+                do {
+                    try await storage().settle(removing: [], updating: [failed])
+                } catch {
+                    store.configuration.logger.error(
+                        "the outbox could not note a failed attempt of write \(write.sequence): \(error)")
+                }
+                broadcaster.yield(.retrying(failed, error, after: delay))
             case .unreachable(let error, let retryAfter):
                 let delay = retryAfter ?? Self.backoff(attempts: attempted.attempts)
                 state.withLock { $0.retryDelay = delay }
@@ -416,6 +669,12 @@ public final class Outbox: Sendable {
                 return .stopped(error)
             }
         }
+    }
+
+    /// Whether the server answered: a failure status, or an answer that could not be read. No
+    /// connection, a timeout, or a connection lost is no answer.
+    private static func isAnswer(_ error: APIError) -> Bool {
+        error.statusCode != nil || [.decodingFailed, .invalidResponse, .inconsistentResponse].contains(error.code)
     }
 
     private func storage() -> any OutboxStorage {
@@ -472,28 +731,18 @@ public final class Outbox: Sendable {
         broadcaster.yield(.confirmed(write))
     }
 
-    /// The server refused the write: it and the writes depending on it leave the outbox, each
-    /// instance rolled back.
+    /// The record is gone from the server (`404`, `410`), or the write names a record whose create
+    /// was discarded: it and the writes depending on it leave the outbox, each instance rolled back.
     private func reject(_ entry: Entry, _ error: APIError, in store: ResourceStore) async {
         let refused = state.withLock { state -> [(Entry, APIError)] in
-            var refused = [(entry, error)]
-            var records: Set<String> = [Self.recordKey(entry.write)]
-            var locals: Set<String> = entry.write.id.flatMap { $0.isLocal ? [$0.description] : nil } ?? []
-            for later in state.entries where later.write.sequence != entry.write.sequence {
-                let write = later.write
-                guard records.contains(Self.recordKey(write)) || !write.referencedLocalIDs.isDisjoint(with: locals)
-                else { continue }
-                refused.append(
-                    (
-                        later,
-                        APIError(
-                            .dependencyRejected,
-                            "\(write.model) write \(write.sequence) depended on write \(entry.write.sequence), which "
-                                + "the server refused: \(error.message)", underlyingError: error)
-                    ))
-                records.insert(Self.recordKey(write))
-                if let id = write.id, id.isLocal { locals.insert(id.description) }
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) else {
+                return []
             }
+            let refused =
+                [(entry, error)]
+                + Self.dependents(of: index, in: state.entries).map { later in
+                    (state.entries[later], Self.dependencyError(state.entries[later].write, on: entry.write, error))
+                }
             let removed = Set(refused.map(\.0.write.sequence))
             state.entries.removeAll { removed.contains($0.write.sequence) }
             return refused
@@ -509,6 +758,114 @@ public final class Outbox: Sendable {
             store.configuration.logger.error("the outbox could not forget refused writes: \(error)")
         }
         for (entry, error) in refused { broadcaster.yield(.rejected(entry.write, error)) }
+    }
+
+    private static func dependencyError(_ write: PendingWrite, on cause: PendingWrite, _ error: APIError) -> APIError {
+        APIError(
+            .dependencyRejected,
+            "\(write.model) write \(write.sequence) depends on write \(cause.sequence): \(error.message)",
+            underlyingError: error)
+    }
+
+    /// Parks the write and the writes depending on it: kept, not sent, each instance showing its
+    /// values unsaved with the error, as after a direct write's refusal.
+    private func park(_ entry: Entry, _ error: APIError, in store: ResourceStore) async {
+        let parked = state.withLock { state -> [(Entry, APIError)] in
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) else {
+                return []
+            }
+            state.entries[index].write = entry.write
+            var parked = [(index, error)]
+            for later in Self.dependents(of: index, in: state.entries) where !state.entries[later].isParked {
+                parked.append((later, Self.dependencyError(state.entries[later].write, on: entry.write, error)))
+            }
+            return parked.map { index, error in
+                state.entries[index].write.parking = PendingWrite.Parking(error)
+                state.entries[index].notBefore = nil
+                state.entries[index].failure = nil
+                return (state.entries[index], error)
+            }
+        }
+        let replays = state.withLock { $0.replays }
+        for (entry, error) in parked.reversed() {
+            replays[entry.write.model]?.park(entry.write, entry: entry, error: error, in: store)
+        }
+        do {
+            try await storage().settle(removing: [], updating: parked.map(\.0.write))
+        } catch {
+            store.configuration.logger.error("the outbox could not keep parked writes as parked: \(error)")
+        }
+        for (entry, error) in parked { broadcaster.yield(.parked(entry.write, error)) }
+    }
+
+    // MARK: - Parked writes
+
+    /// Sends a parked write again as it is — same body, same `Idempotency-Key` — with the writes
+    /// parked because of it; the instance shows its values pending again.
+    ///
+    /// - Parameter write: A write from ``parked``.
+    /// - Throws: The storage's error; the write stays parked then.
+    public func retry(_ write: PendingWrite) async throws {
+        try await open()
+        let parked = state.withLock { state -> [Entry] in
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence && $0.isParked })
+            else { return [] }
+            let indices =
+                [index]
+                + Self.dependents(of: index, in: state.entries).filter {
+                    state.entries[$0].write.parking?.code == .dependencyRejected
+                }
+            return indices.map { state.entries[$0] }
+        }
+        guard !parked.isEmpty else { return }
+        let resumed = parked.map { entry in
+            var resumed = entry
+            resumed.write.parking = nil
+            resumed.write.failures = 0
+            return resumed
+        }
+        // Stored first: a write is sent only as storage keeps it.
+        try await storage().settle(removing: [], updating: resumed.map(\.write))
+        let (replays, store) = state.withLock { state in
+            for entry in resumed {
+                if let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) {
+                    state.entries[index] = entry
+                }
+            }
+            return (state.replays, state.store)
+        }
+        guard let store else { return }
+        for entry in resumed {
+            replays[entry.write.model]?.resume(entry, in: store)
+            broadcaster.yield(.queued(entry.write))
+        }
+        startAutomaticRun()
+    }
+
+    /// Drops a parked write and every write that depends on it, without sending them: each instance
+    /// rolls back to the server's state (a record created only in the outbox leaves the store), with
+    /// no error left.
+    ///
+    /// - Parameter write: A write from ``parked``.
+    /// - Throws: The storage's error; the writes stay then.
+    public func discard(_ write: PendingWrite) async throws {
+        try await open()
+        let discarded = state.withLock { state -> [Entry] in
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
+                return []
+            }
+            return ([index] + Self.dependents(of: index, in: state.entries)).map { state.entries[$0] }
+        }
+        guard !discarded.isEmpty else { return }
+        try await storage().settle(removing: discarded.map(\.write.sequence), updating: [])
+        let removed = Set(discarded.map(\.write.sequence))
+        state.withLock { state in state.entries.removeAll { removed.contains($0.write.sequence) } }
+        let (replays, store) = state.withLock { ($0.replays, $0.store) }
+        guard let store else { return }
+        for entry in discarded.reversed() {
+            replays[entry.write.model]?.discard(entry.write, entry: entry, in: store)
+        }
+        for entry in discarded { broadcaster.yield(.discarded(entry.write)) }
     }
 
     private static func replaceLocalIDs<Model: ResourceModel>(_ replaced: [String: ResourceID], in instance: Model) {

@@ -1,4 +1,5 @@
 public import Foundation
+import HTTPTypes
 
 /// A create, save or delete kept in the ``Outbox`` until the server confirms or rejects it.
 ///
@@ -28,14 +29,50 @@ public struct PendingWrite: Sendable, Hashable {
     public var waitsForIfMatch: Bool
     /// When it was made.
     public var createdAt: Date
-    /// The attempts that failed without an answer so far.
+    /// The attempts made so far.
     public var attempts: Int
+    /// The attempts the server answered with a failure (``OutboxLimits/maximumFailures``).
+    public var failures: Int
+    /// Why the outbox stopped sending it, when it did: see ``Outbox/parked``.
+    public var parking: Parking?
+
+    /// Why a write waits for the app (``Outbox/retry(_:)`` or ``Outbox/discard(_:)``, or a new save
+    /// of its record) instead of being sent.
+    public struct Parking: Sendable, Hashable {
+        /// The error's code: ``APIError/Code/validationFailed`` for a 422, ``APIError/Code/httpStatus``
+        /// for another refusal or a server failing past ``OutboxLimits``,
+        /// ``APIError/Code/dependencyRejected`` for a write parked with one it depends on.
+        public var code: APIError.Code
+        /// The status of the answer, if one came.
+        public var statusCode: Int?
+        /// What went wrong.
+        public var message: String
+        /// When the write was parked.
+        public var parkedAt: Date
+
+        /// Creates a parking note.
+        public init(code: APIError.Code, statusCode: Int?, message: String, parkedAt: Date = Date()) {
+            self.code = code
+            self.statusCode = statusCode
+            self.message = message
+            self.parkedAt = parkedAt
+        }
+
+        init(_ error: APIError) {
+            self.init(code: error.code, statusCode: error.statusCode, message: error.message)
+        }
+
+        /// The error, as far as storage keeps it: code, status and message.
+        public var error: APIError {
+            APIError(code, message, response: statusCode.map { HTTPResponse(status: .init(code: $0)) })
+        }
+    }
 
     /// Creates a pending write.
     public init(
         sequence: Int64, idempotencyKey: String, model: String, verb: ActionVerb, id: ResourceID?,
         body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
-        createdAt: Date = Date(), attempts: Int = 0
+        createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil
     ) {
         self.sequence = sequence
         self.idempotencyKey = idempotencyKey
@@ -48,6 +85,8 @@ public struct PendingWrite: Sendable, Hashable {
         self.waitsForIfMatch = waitsForIfMatch
         self.createdAt = createdAt
         self.attempts = attempts
+        self.failures = failures
+        self.parking = parking
     }
 
     /// The write with every local id the server has replaced — in its record id and anywhere in
@@ -88,5 +127,15 @@ extension JSONValue {
         case .object(let members): .object(members.mapValues { $0.replacingLocalIDs(replaced) })
         default: self
         }
+    }
+}
+
+extension JSONValue? {
+    /// A body with another's members laid over its own: a write folded into an earlier one of the
+    /// same record.
+    func overlaid(with other: JSONValue?) -> JSONValue? {
+        guard case .object(var members)? = self, case .object(let newer)? = other else { return other ?? self }
+        members.merge(newer) { _, new in new }
+        return .object(members)
     }
 }

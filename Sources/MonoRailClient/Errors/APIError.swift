@@ -32,6 +32,12 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         private let value: Value
         private init(_ value: Value) { self.value = value }
 
+        /// The code whose ``description`` is `name`, for errors kept in storage.
+        package init?(name: String) {
+            guard let value = Value(rawValue: name) else { return nil }
+            self.value = value
+        }
+
         /// The server answered with a status that is not a success.
         public static let httpStatus = Code(.httpStatus)
         /// The server rejected the record; see ``APIError/errors``.
