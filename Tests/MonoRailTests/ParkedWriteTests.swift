@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import TestServer
 import Testing
 
 /// Writes the server refuses or keeps failing: parked with their dependents while every other
@@ -133,6 +134,65 @@ struct ParkedWriteTests {
         }
     }
 
+    /// How a hostile answer to a kept create ends after three flushes.
+    enum Ending: Sendable { case kept, parked, confirmed }
+
+    static let hostileAnswers: [(String, [RawServer.Step], Ending)] = [
+        (
+            "a reset mid-body",
+            [.send("HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\n{\"tr"), .pause(milliseconds: 50), .reset], .kept
+        ),
+        ("a closed connection with no answer", [.close], .kept),
+        (
+            "an HTML 502",
+            [.send("HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: 6\r\n\r\n<html>"), .close],
+            .parked
+        ),
+        ("a status line below 100", [.send("HTTP/1.1 042 Odd\r\nContent-Length: 0\r\n\r\n"), .close], .parked),
+        ("a 500 cut short", [.send("HTTP/1.1 500 Oops\r\nContent-Length: 50\r\n\r\n{"), .close], .kept),
+        (
+            "a 201 whose JSON is broken",
+            [
+                .send(
+                    "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"train\": {]"
+                ), .close,
+            ], .confirmed
+        ),
+    ]
+
+    @Test(
+        "hostile answers during replay: kept, parked or taken by the rules, never lost",
+        arguments: hostileAnswers.indices)
+    func hostileAnswer(_ index: Int) async throws {
+        let (name, script, ending) = Self.hostileAnswers[index]
+        let server = try await RawServer.start(script)
+        defer { Task { await server.stop() } }
+        var configuration = Self.configuration(server.baseURL)
+        configuration.allowsQueuedWritesLostOnQuit = true
+        let store = ResourceStore(configuration: configuration)
+        store.outbox.isPaused = true
+        let train = QueuedTrain()
+        train.company = "Hostile Rail"
+        try await train.create(in: store)
+        for _ in 0..<3 {
+            try? await store.outbox.flush()
+            // A failed answer waits about a second before its next attempt.
+            if ending == .parked, store.outbox.parked.isEmpty { try await Task.sleep(for: .milliseconds(1_100)) }
+        }
+        switch ending {
+        case .kept:
+            #expect(store.outbox.pendingCount == 1 && store.outbox.parked.isEmpty, "\(name)")
+            #expect(store.outbox.pending.first?.attempts == 3, "\(name)")
+            #expect(train.hasPendingChanges && train.company == "Hostile Rail", "\(name)")
+        case .parked:
+            #expect(store.outbox.pendingCount == 0 && store.outbox.parked.count == 1, "\(name)")
+            #expect(store.outbox.parked.first?.failures == 2, "\(name)")
+            #expect(train.hasChanges && train.rejection != nil && train.company == "Hostile Rail", "\(name)")
+        case .confirmed:
+            #expect(store.outbox.pendingCount == 0 && store.outbox.parked.isEmpty, "\(name)")
+        }
+    }
+
     @Test("a server that cannot be reached parks nothing, however many attempts")
     func unreachableParksNothing() async throws {
         var configuration = Self.configuration(URL(string: "http://127.0.0.1:1"))
@@ -145,5 +205,75 @@ struct ParkedWriteTests {
         for _ in 0..<5 { await #expect(throws: APIError.self) { try await store.outbox.flush() } }
         #expect(store.outbox.parked.isEmpty && store.outbox.pendingCount == 1)
         #expect(store.outbox.pending.first?.attempts == 5 && store.outbox.pending.first?.failures == 0)
+    }
+}
+
+/// A refusal looks the same to the app whether the write was sent at once or kept in the outbox.
+@Suite("Refusals: direct and queued side by side", .timeLimit(.minutes(2)))
+struct RefusalParityTests {
+    enum Refusal: String, CaseIterable, Sendable {
+        case validation = "422"
+        case conflict = "409"
+        case precondition = "412"
+    }
+
+    /// What the app sees of an instance after a refused save.
+    struct Seen: Equatable {
+        var company: String?
+        var numberOfCars: Int?
+        var hasChanges: Bool
+        var hasPendingChanges: Bool
+        var companyErrors: [String]
+        var status: Int?
+    }
+
+    /// Edits train 1 so the server refuses the save with `refusal`, saves it under `policy`, and
+    /// reports what the instance shows afterwards.
+    func refusedSave(_ refusal: Refusal, policy: WritePolicy) async throws -> Seen {
+        var seen: Seen?
+        let configure: (inout MonoRail.Configuration) -> Void = { configuration in
+            configuration.writePolicy = policy
+            configuration.allowsQueuedWritesLostOnQuit = true
+            configuration.conditionalWrites = refusal == .precondition
+        }
+        try await withHarness(configure: configure) { harness in
+            let train = try await QueuedTrain.get(id: 1, in: harness.store)
+            train.numberOfCars = 9
+            switch refusal {
+            case .validation:
+                train.company = ""  // the server requires one
+            case .conflict:
+                train.company = "Mine"
+                harness.server.refusals.refuse("PUT /trains/1", status: 409)
+            case .precondition:
+                train.company = "Mine"
+                let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
+                _ = try harness.server.store.update(trains, id: "1", attributes: ["max_speed": 10])
+            }
+            var status: Int?
+            do {
+                try await train.save()
+                try await harness.store.outbox.flush()
+                status = train.rejection?.statusCode
+                #expect(harness.store.outbox.parked.count == (policy == .direct ? 0 : 1))
+            } catch let error as APIError {
+                #expect(policy == .direct, "only a direct save throws the refusal")
+                status = error.statusCode
+            }
+            seen = Seen(
+                company: train.company, numberOfCars: train.numberOfCars, hasChanges: train.hasChanges,
+                hasPendingChanges: train.hasPendingChanges, companyErrors: train.errors["company"], status: status)
+        }
+        return try #require(seen)
+    }
+
+    @Test("the edits stay unsaved, with the same errors and status", arguments: Refusal.allCases)
+    func parity(_ refusal: Refusal) async throws {
+        let direct = try await refusedSave(refusal, policy: .direct)
+        let queued = try await refusedSave(refusal, policy: .queued)
+        #expect(direct == queued)
+        #expect(direct.status == Int(refusal.rawValue))
+        #expect(direct.numberOfCars == 9 && direct.hasChanges && !direct.hasPendingChanges)
+        #expect(direct.companyErrors.isEmpty == (refusal != .validation))
     }
 }

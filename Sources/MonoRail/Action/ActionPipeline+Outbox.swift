@@ -250,11 +250,14 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             ifMatch: write.ifMatch)
     }
 
-    /// Whether a failed attempt is worth another: no answer, or a transient status; a `409` after
-    /// an earlier attempt (which may still be running on the server) for a few tries. Any other
-    /// refusal is final.
+    /// Whether a failed attempt is worth another: no answer, a transient status (`408`, `425`,
+    /// `429`, `5xx`), or an answer that cannot be read; a `409` after an earlier attempt (which may
+    /// still be running on the server) for a few tries. Any other refusal is final.
     static func outcome(of error: APIError, attempts: Int) -> Outbox.Outcome {
-        if error.isTransient || error.code == .cancelled {
+        let isRefusal = error.statusCode.map { (400..<500).contains($0) && ![408, 425, 429].contains($0) } ?? false
+        if !isRefusal,
+            error.isTransient || error.code == .cancelled || error.statusCode == 425 || Outbox.isUnreadable(error)
+        {
             let retryAfter = error.response?.headerFields[.retryAfter].flatMap {
                 RetryPolicy.retryAfterDelay($0, now: Date())
             }

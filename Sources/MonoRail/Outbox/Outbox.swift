@@ -674,7 +674,12 @@ public final class Outbox: Sendable {
     /// Whether the server answered: a failure status, or an answer that could not be read. No
     /// connection, a timeout, or a connection lost is no answer.
     private static func isAnswer(_ error: APIError) -> Bool {
-        error.statusCode != nil || [.decodingFailed, .invalidResponse, .inconsistentResponse].contains(error.code)
+        error.statusCode != nil || isUnreadable(error)
+    }
+
+    /// Whether the server answered with something that cannot be read as an answer.
+    static func isUnreadable(_ error: APIError) -> Bool {
+        [.decodingFailed, .invalidResponse, .inconsistentResponse, .responseTooLarge].contains(error.code)
     }
 
     private func storage() -> any OutboxStorage {
