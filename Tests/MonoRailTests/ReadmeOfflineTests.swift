@@ -47,4 +47,51 @@ struct ReadmeOfflineTests {
             }
         }
     }
+
+    @Test("the parked-write example matches the README")
+    func parkedMatchesReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let region = source.components(separatedBy: "// README PARKED BEGIN\n")[1]
+            .components(separatedBy: "// README PARKED END")[0]
+        #expect(try ReadmeFormatTests.readmeBlocks().contains(ReadmeFormatTests.normalise(region)))
+    }
+
+    @Test("the parked-write example runs: the typed value kept with its error, then sent fixed")
+    func parked() async throws {
+        try await withTemporaryDirectory { folder in
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("app.sqlite").path
+            try await withHarness { harness in
+                var offline = harness.store.configuration
+                offline.writePolicy = .queued
+                let store = ResourceStore(configuration: offline, storage: try SQLiteStorage(path: path))
+                let train = try await Train.get(id: 1, in: store)
+                let events = store.outbox.events
+                // README PARKED BEGIN
+                train.company = ""  // the server requires one: 422
+                try await train.save()
+                try await store.outbox.flush()  // parked, not thrown; the writes that do not depend on it went on
+                print(train.company == "", train.errors["company"])  // true ["can't be blank"]
+                for write in store.outbox.parked {
+                    print(write.model, write.parking?.statusCode ?? 0)  // train 422
+                }
+                train.company = "Fixed Rail"
+                try await train.save()  // sent in the parked write's place
+                try await store.outbox.flush()
+                // README PARKED END
+                var seen: [String] = []
+                for await event in events {
+                    switch event {
+                    case .parked(let write, let error): seen.append("parked \(write.model) \(error.statusCode ?? 0)")
+                    case .confirmed(let write): seen.append("confirmed \(write.model)")
+                    default: continue
+                    }
+                    if seen.count == 2 { break }
+                }
+                #expect(seen == ["parked train 422", "confirmed train"])
+                #expect(store.outbox.parked.isEmpty && train.errors.isEmpty && !train.hasChanges)
+                #expect(try harness.server.store.find("trains", id: "1")?["company"] == "Fixed Rail")
+            }
+        }
+    }
 }
