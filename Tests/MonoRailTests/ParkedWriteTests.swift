@@ -134,6 +134,36 @@ struct ParkedWriteTests {
         }
     }
 
+    @Test("a parked create saved again is sent as one create, then the writes parked with it")
+    func parkedCreateSavedAgain() async throws {
+        try await withHarness(configure: OutboxTests.queued) { harness in
+            let outbox = harness.store.outbox
+            outbox.isPaused = true
+            let train = QueuedTrain()  // no company: 422
+            train.numberOfCars = 2
+            try await train.create(in: harness.store)
+            let car = QueuedCar()
+            car.train = train
+            car.occupancy = 3
+            try await car.create(in: harness.store)
+            harness.server.journal.reset()
+            try await outbox.flush()
+            #expect(outbox.parked.map(\.verb) == [.create, .create])
+            train.company = "Second Try"
+            try await train.save()
+            #expect(outbox.parked.isEmpty && outbox.pending.map(\.verb) == [.create, .create])
+            try await outbox.flush()
+            #expect(harness.server.journal.entries == ["POST /trains", "POST /trains", "POST /cars"])
+            let trainID = try #require(train.id)
+            #expect(!trainID.isLocal && train.rejection == nil && !train.hasChanges)
+            let stored = try harness.server.store.find("trains", id: trainID.description)
+            #expect(stored?["company"] == "Second Try" && stored?["number_of_cars"] == 2)
+            let carID = try #require(car.id)
+            #expect(try harness.server.store.find("cars", id: carID.description)?["train_id"] == trainID.jsonValue)
+            #expect(car.train === train && car.rejection == nil)
+        }
+    }
+
     /// How a hostile answer to a kept create ends after three flushes.
     enum Ending: Sendable { case kept, parked, confirmed }
 
