@@ -132,7 +132,8 @@ public final class Outbox: Sendable {
     /// ```
     public var parked: [PendingWrite] { state.withLock { $0.entries.filter(\.isParked).map(\.write) } }
 
-    /// What happens to writes from now on: kept, sent, confirmed, rejected, retrying.
+    /// What happens to writes from now on: kept, sent, confirmed, retrying, parked, discarded,
+    /// rejected.
     public var events: AsyncStream<OutboxEvent> { broadcaster.stream() }
 
     /// Sends every kept write, in order, and returns when none is left but the ``parked`` ones;
@@ -321,8 +322,23 @@ public final class Outbox: Sendable {
         }
         if let requeued {
             // The parked writes of the record are sent again, with the new values, in their place.
-            try await (storage ?? InMemoryOutboxStorage()).settle(
-                removing: requeued.removed, updating: requeued.updated)
+            do {
+                try await (storage ?? InMemoryOutboxStorage()).settle(
+                    removing: requeued.removed, updating: requeued.updated)
+            } catch {
+                // Not kept as the new write: the outbox stays as storage has it.
+                state.withLock { state in
+                    for entry in requeued.previous {
+                        if let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) {
+                            state.entries[index] = entry
+                        } else {
+                            let index = state.entries.firstIndex { $0.write.sequence > entry.write.sequence }
+                            state.entries.insert(entry, at: index ?? state.entries.endIndex)
+                        }
+                    }
+                }
+                throw error
+            }
             apply()
             for entry in requeued.resumed { broadcaster.yield(.queued(entry.write)) }
             if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
@@ -356,6 +372,8 @@ public final class Outbox: Sendable {
         var updated: [PendingWrite]
         /// Entries sent again.
         var resumed: [Entry]
+        /// The entries it changed or removed, as they were.
+        var previous: [Entry]
     }
 
     /// Puts a new write of a record into the record's first parked write, which is sent again in
@@ -368,6 +386,7 @@ public final class Outbox: Sendable {
         guard write.verb != .destroy,
             let first = entries.firstIndex(where: { $0.isParked && recordKey($0.write) == key })
         else { return nil }
+        let before = entries
         var merged = entries[first].write
         let laterOfRecord = entries.indices.filter { $0 > first && recordKey(entries[$0].write) == key }
         if merged.verb == .create {
@@ -409,7 +428,10 @@ public final class Outbox: Sendable {
         }
         let removed = laterOfRecord.map { entries[$0].write.sequence }
         entries.removeAll { removed.contains($0.write.sequence) }
-        return Requeued(write: merged, removed: removed, updated: updated, resumed: resumed)
+        let touched = Set(removed + updated.map(\.sequence))
+        return Requeued(
+            write: merged, removed: removed, updated: updated, resumed: resumed,
+            previous: before.filter { touched.contains($0.write.sequence) })
     }
 
     /// The later writes that depend on the write at `index`, in order: writes of the same record,
@@ -630,7 +652,9 @@ public final class Outbox: Sendable {
             case .rejected(let error) where error.statusCode == 404 || error.statusCode == 410:
                 await reject(entry, error, in: store)
             case .rejected(let error):
-                await park(entry, error, in: store)
+                var parked = entry
+                parked.write = attempted
+                await park(parked, error, in: store)
             case .unreachable(let error, let retryAfter) where Self.isAnswer(error):
                 // The server is up and failed this write: it waits, and the writes that do not
                 // depend on it go on.

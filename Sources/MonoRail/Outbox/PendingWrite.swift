@@ -64,7 +64,9 @@ public struct PendingWrite: Sendable, Hashable {
 
         /// The error, as far as storage keeps it: code, status and message.
         public var error: APIError {
-            APIError(code, message, response: statusCode.map { HTTPResponse(status: .init(code: $0)) })
+            // A status read back from a damaged file could be any number; HTTPTypes traps outside 0–999.
+            let status = statusCode.flatMap { (100...999).contains($0) ? $0 : nil }
+            return APIError(code, message, response: status.map { HTTPResponse(status: .init(code: $0)) })
         }
     }
 
