@@ -529,8 +529,8 @@ public final class Outbox: Sendable {
 
     /// What a replay run does next.
     private enum Next {
-        /// Send the write at this index.
-        case send(Int)
+        /// Send this write with its model's replay.
+        case send(Entry, any OutboxReplaying)
         /// Park the write at this index: it depends on the parked write with this sequence.
         case park(Int, behind: Int64)
         /// Nothing can be sent now; the earliest write waiting after a failed answer may be sent
@@ -556,8 +556,8 @@ public final class Outbox: Sendable {
             let isWaiting = entry.notBefore.map { $0 > now } ?? false
             if !entry.isParked, let parkedBehind { return .park(index, behind: parkedBehind) }
             let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
-            guard entry.isParked || isHeld || isWaiting || !entry.isKept || state.replays[write.model] == nil else {
-                return .send(index)
+            if !entry.isParked, !isHeld, !isWaiting, entry.isKept, let replay = state.replays[write.model] {
+                return .send(entry, replay)
             }
             let local = write.id.flatMap { $0.isLocal ? $0.description : nil }
             if entry.isParked {
@@ -606,16 +606,8 @@ public final class Outbox: Sendable {
                         "\(write.model) write \(write.sequence) waits for write \(behind), which is parked"),
                     in: store)
                 continue
-            case .send(let index):
-                guard
-                    let found = state.withLock({ state -> (Entry, any OutboxReplaying)? in
-                        guard state.entries.indices.contains(index),
-                            let replay = state.replays[state.entries[index].write.model]
-                        else { return nil }
-                        return (state.entries[index], replay)
-                    })
-                else { continue }
-                (entry, replay) = found
+            case .send(let found, let sending):
+                (entry, replay) = (found, sending)
             }
             let write = entry.write.replacingLocalIDs(next.2)
             // A local id still unknown here belongs to a create that was refused or discarded.
