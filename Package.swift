@@ -231,3 +231,21 @@ if Context.environment["MONORAIL_FUZZ"] != nil {
 for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }
+
+// MONORAIL_SANITIZE=thread|address instruments this package's own code and leaves the dependencies
+// (swift-syntax, NIO, GRDB, BoringSSL) as the plain build compiled them, so a sanitized build in the
+// plain build's scratch path recompiles only MonoRail: CI's sanitizer runs take minutes, not a cold
+// build each. The macro plugin runs inside the compiler and is never instrumented. With MONORAIL_FUZZ
+// the address build also carries the coverage libFuzzer steers by.
+if let sanitizer = Context.environment["MONORAIL_SANITIZE"] {
+    var flags = ["-sanitize=\(sanitizer)"]
+    if sanitizer == "address", Context.environment["MONORAIL_FUZZ"] != nil {
+        flags += ["-sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table"]
+    }
+    for target in package.targets where target.type != .macro && target.type != .plugin {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(flags)]
+        if target.name != "MonoRailFuzz" {
+            target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+        }
+    }
+}

@@ -14,13 +14,15 @@ target=${1:?usage: run.sh TARGET|all SECONDS}
 seconds=${2:-60}
 shift 2 || shift $#
 
-# The fuzz targets exist only with MONORAIL_FUZZ set (Package.swift). Coverage instrumentation goes
-# everywhere, libFuzzer into the fuzz executable alone: `--sanitize=fuzzer` would also link libFuzzer's
-# main into the macro plugin. The scratch path is the one CI's AddressSanitizer test run builds.
-export MONORAIL_FUZZ=1
-flags=(--scratch-path .build-asan --sanitize=address
-    -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table)
-swift build --product MonoRailFuzz "${flags[@]}" >&2
+# The fuzz targets exist only with MONORAIL_FUZZ set (Package.swift); MONORAIL_SANITIZE=address
+# instruments MonoRail's own code with AddressSanitizer and coverage, libFuzzer goes into the fuzz
+# executable alone (`--sanitize=fuzzer` would also link libFuzzer's main into the macro plugin).
+# MONORAIL_FUZZ_SCRATCH picks the build: CI passes the one its AddressSanitizer test run built. The
+# tests are built too, as `swift test` would: a build of the fuzz product alone compiles without
+# testability and would recompile every module the test build just made.
+export MONORAIL_FUZZ=1 MONORAIL_SANITIZE=address
+flags=(--scratch-path "${MONORAIL_FUZZ_SCRATCH:-.build-asan}")
+swift build --build-tests "${flags[@]}" >&2
 binary="$(swift build "${flags[@]}" --show-bin-path)/MonoRailFuzz"
 
 if [ "$target" = all ]; then selected=("${targets[@]}"); else selected=("$target"); fi
