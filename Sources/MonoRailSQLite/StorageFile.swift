@@ -89,6 +89,10 @@ enum StorageFile {
                     ALTER TABLE outbox ADD COLUMN parked_at REAL;
                     """)
         }
+        migrator.registerMigration("v4") { db in
+            // The model's Swift type, to send a kept write before the app uses its model.
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN model_type TEXT")
+        }
         return migrator
     }()
 

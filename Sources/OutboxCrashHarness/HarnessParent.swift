@@ -82,7 +82,7 @@ struct HarnessParent {
         } else if last.terminationStatus != 0 {
             problems.append("the last launch exited \(last.terminationStatus)")
         }
-        let left = try await SQLiteStorage(path: databasePath).pendingWrites().count
+        let left = try SQLiteStorage(path: databasePath).pendingWrites().count
         if left != 0 { problems.append("\(left) writes are still kept") }
 
         // Every write has one key; the ledger holds each key once, with its effect.

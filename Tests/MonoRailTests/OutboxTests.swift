@@ -545,7 +545,7 @@ struct OutboxStorageTests {
                 #expect(store.outbox.pendingCount == 1)
                 try await store.clear()
                 #expect(store.outbox.pendingCount == 0 && !train.hasPendingChanges)
-                #expect(try await SQLiteStorage(path: path).pendingWrites().isEmpty)
+                #expect(try SQLiteStorage(path: path).pendingWrites().isEmpty)
                 store.configure { $0.apiRootURL = harness.server.baseURL }
                 harness.server.journal.reset()
                 try await store.outbox.flush()
@@ -587,7 +587,7 @@ struct OutboxStorageTests {
                 let car = try await QueuedCar.get(id: carID, in: store)
                 #expect(car.train === created)
                 // A third launch finds nothing kept.
-                #expect(try await SQLiteStorage(path: path).pendingWrites().isEmpty)
+                #expect(try SQLiteStorage(path: path).pendingWrites().isEmpty)
             }
         }
     }

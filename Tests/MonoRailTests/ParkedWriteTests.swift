@@ -97,7 +97,7 @@ struct ParkedWriteTests {
                 let stored = try harness.server.store.find("trains", id: "2")
                 #expect(stored?["number_of_cars"] == 5 && stored?["company"] == "Later Rail")
                 #expect(again.rejection == nil && !again.hasChanges && !again.hasPendingChanges)
-                #expect(try await SQLiteStorage(path: path).pendingWrites().isEmpty)
+                #expect(try SQLiteStorage(path: path).pendingWrites().isEmpty)
             }
         }
     }

@@ -196,7 +196,7 @@ struct SQLiteStorageTests {
             try await storage.enqueue(
                 PendingWrite(
                     sequence: 1, idempotencyKey: "k", model: "train", verb: .destroy, id: 1, body: nil, fields: []))
-            #expect(try await storage.pendingWrites().map(\.idempotencyKey) == ["k"])
+            #expect(try storage.pendingWrites().map(\.idempotencyKey) == ["k"])
         }
     }
 

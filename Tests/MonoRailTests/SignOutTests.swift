@@ -63,7 +63,7 @@ struct SignOutTests {
                 }
                 #expect(error.code == .notCached)
                 let reopened = try SQLiteStorage(path: path)
-                #expect(try await reopened.pendingWrites().isEmpty)
+                #expect(try reopened.pendingWrites().isEmpty)
                 #expect(try await reopened.records([RecordKey(model: "train", id: "1")]).isEmpty)
                 // The next account's read makes a new instance.
                 let next = try await Train.get(id: 1, in: store)

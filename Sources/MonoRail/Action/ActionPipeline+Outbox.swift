@@ -16,7 +16,7 @@ extension ActionPipeline {
             throw APIError(.invalidConfiguration, problem)
         }
         let outbox = store.outbox
-        try await outbox.open()
+        try outbox.open()
         var prepared = prepared
         prepared.idempotencyKey = UUID().uuidString.lowercased()
         if setup.writePolicy == .queued
@@ -62,7 +62,7 @@ extension ActionPipeline {
             { sequence in
                 PendingWrite(
                     sequence: sequence, idempotencyKey: prepared.idempotencyKey ?? UUID().uuidString.lowercased(),
-                    model: Model.resourceName, verb: verb, id: id, body: body,
+                    model: Model.resourceName, modelType: _mangledTypeName(Model.self), verb: verb, id: id, body: body,
                     fields: sent.indices.filter { sent[$0] != 0 && $0 < fields.count }.map { fields[$0].name },
                     ifMatch: ifMatch, waitsForIfMatch: waitsForIfMatch)
             }, instance: target, sent: sent,

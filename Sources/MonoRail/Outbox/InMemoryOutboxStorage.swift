@@ -9,7 +9,7 @@ public final class InMemoryOutboxStorage: OutboxStorage {
     public init() {}
 
     /// Every write kept, in order.
-    public func pendingWrites() async throws -> [PendingWrite] {
+    public func pendingWrites() throws -> [PendingWrite] {
         writes.withLock { $0.values.sorted { $0.sequence < $1.sequence } }
     }
 

@@ -26,6 +26,11 @@ import MonoRailTransport
 /// order, a child's create after its parent's. A write waits while the server cannot be reached and
 /// is tried again with backoff (`Retry-After` honoured), or as soon as another request succeeds.
 ///
+/// **After a restart.** The writes an earlier launch kept are read from storage the first time the
+/// app asks (``pendingCount``) or acts. ``flush()`` and ``load()`` put them back on live instances
+/// and send them before the app has used their models — each write names its model's Swift type
+/// (``PendingWrite/modelType``) — and merge and store the answers as an action's.
+///
 /// **Optimistic state.** A kept write shows on the live instance at once
 /// (``ResourceModel/hasPendingChanges``, ``ResourceModel/pendingChanges``); the outbox holds the
 /// instance until the server answers. A record created in the outbox gets a local id
@@ -87,7 +92,8 @@ public final class Outbox: Sendable {
     private struct State: Sendable {
         weak var store: ResourceStore?
         var storage: (any OutboxStorage)?
-        var opening: Task<Void, any Error>?
+        /// Whether the writes kept by earlier launches are read.
+        var isOpen = false
         var entries: [Entry] = []
         var nextSequence: Int64 = 1
         /// Each model's putting back of its kept writes on live instances, by resource name.
@@ -116,10 +122,17 @@ public final class Outbox: Sendable {
 
     /// The number of writes kept to be sent: every one not yet answered by the server, except the
     /// ``parked`` ones.
-    public var pendingCount: Int { state.withLock { $0.entries.count { !$0.isParked } } }
+    /// Counted from storage at its first use, before the app uses any model.
+    public var pendingCount: Int {
+        openForReading()
+        return state.withLock { $0.entries.count { !$0.isParked } }
+    }
 
     /// The writes kept to be sent, in the order they will be sent.
-    public var pending: [PendingWrite] { state.withLock { $0.entries.filter { !$0.isParked }.map(\.write) } }
+    public var pending: [PendingWrite] {
+        openForReading()
+        return state.withLock { $0.entries.filter { !$0.isParked }.map(\.write) }
+    }
 
     /// The writes the outbox stopped sending, in the order they were made, each with why
     /// (``PendingWrite/parking``): until the app saves the record again, ``retry(_:)`` or
@@ -130,7 +143,10 @@ public final class Outbox: Sendable {
     ///     print(write.model, write.id, write.parking?.message ?? "")
     /// }
     /// ```
-    public var parked: [PendingWrite] { state.withLock { $0.entries.filter(\.isParked).map(\.write) } }
+    public var parked: [PendingWrite] {
+        openForReading()
+        return state.withLock { $0.entries.filter(\.isParked).map(\.write) }
+    }
 
     /// What happens to writes from now on: kept, sent, confirmed, retrying, parked, discarded,
     /// rejected.
@@ -158,42 +174,61 @@ public final class Outbox: Sendable {
             guard let head else { return }
             guard isRestored else {
                 throw APIError(
-                    .invalidRequest,
-                    "kept writes of \"\(head.write.model)\" wait for their model: use it once, or register it "
-                        + "with configuration.models")
+                    .invalidConfiguration,
+                    "kept writes of \"\(head.write.model)\" name a model this app does not have"
+                        + (head.write.modelType.map { " (Swift type \($0))" } ?? "")
+                        + ": register the model for that resource name with configuration.models")
             }
             // A write being kept right now is sent once its storage holds it.
             if !head.isKept { try await Task.sleep(for: .milliseconds(1)) }
         }
     }
 
-    /// Restores the kept writes of models the store's configuration registers; others wait for
-    /// their model's first action.
-    private func restoreRegisteredModels() async throws {
-        let (store, waiting) = state.withLock { state in
-            (state.store, Set(state.entries.map(\.write.model)).subtracting(state.restoring.keys))
+    /// Restores the kept writes of every model that has some, before the app uses it: its type is
+    /// the one registered under its name in ``MonoRail/Configuration/models``, else the Swift type
+    /// the writes name (``PendingWrite/modelType``).
+    private func restoreAllModels() async throws {
+        let (store, waiting) = state.withLock { state -> (ResourceStore?, [String: [String]]) in
+            var waiting: [String: [String]] = [:]
+            for entry in state.entries where state.restoring[entry.write.model] == nil {
+                waiting[entry.write.model, default: []] += entry.write.modelType.map { [$0] } ?? []
+            }
+            return (state.store, waiting)
         }
         guard let store, !waiting.isEmpty else { return }
         let models = store.configuration.models
-        for name in waiting.sorted() {
-            guard let type = models.model(singular: name) else { continue }
+        for (name, types) in waiting.sorted(by: { $0.key < $1.key }) {
+            guard let type = models.model(singular: name) ?? Self.model(named: name, amongTypes: types) else {
+                continue
+            }
             try await restoreModel(type, in: store)
         }
+    }
+
+    /// The model of kept writes found by the Swift type they name, if this process has it under
+    /// that resource name: the app may have renamed the type since.
+    private static func model(named name: String, amongTypes types: [String]) -> (any ResourceModel.Type)? {
+        for typeName in Set(types) {
+            // The runtime's lookup that checks the name it is given: storage may hold anything.
+            if let type = _typeByName(typeName) as? any ResourceModel.Type, type.resourceName == name {
+                return type
+            }
+        }
+        return nil
     }
 
     private func restoreModel<Model: ResourceModel>(_ type: Model.Type, in store: ResourceStore) async throws {
         try await restore(type, in: store)
     }
 
-    /// Reads the kept writes from storage, and puts those of the models registered in
-    /// ``MonoRail/Configuration/models`` back on live instances. The first action of each model
-    /// does this for its own; call it at launch to show what is waiting before any action, or to
-    /// read ``pending``.
+    /// Reads the kept writes from storage and puts them back on live instances, for every model
+    /// that has some, and starts sending them. The first action of each model does this for its
+    /// own, and ``flush()`` for all; call it at launch to show what is waiting before any action.
     ///
     /// - Throws: The storage's error when it cannot be read.
     public func load() async throws {
-        try await open()
-        try await restoreRegisteredModels()
+        try open()
+        try await restoreAllModels()
     }
 
     /// Forgets every kept write without sending it — for sign-out, where the next account must not
@@ -207,7 +242,7 @@ public final class Outbox: Sendable {
     ///
     /// - Throws: The storage's error when it cannot be read or written.
     public func discardAll() async throws {
-        try await open()
+        try open()
         let discarded = state.withLock { state in
             defer {
                 state.entries = []
@@ -231,29 +266,34 @@ public final class Outbox: Sendable {
 
     // MARK: - Opening
 
-    /// Reads the kept writes from storage, once.
-    func open() async throws {
-        let (opening, made) = state.withLock { state -> (Task<Void, any Error>, Bool) in
-            if let opening = state.opening { return (opening, false) }
+    /// Reads the kept writes from storage, once; a failed read is tried again by the next call.
+    func open() throws {
+        let storage = state.withLock { state -> (any OutboxStorage)? in
+            guard !state.isOpen else { return nil }
             let storage = state.storage ?? Self.storage(for: state.store)
             state.storage = storage
-            let opening = Task { [weak self] in
-                let writes = try await storage.pendingWrites()
-                self?.state.withLock { state in
-                    let loaded = writes.map { Entry(write: $0, instance: nil, sent: [], isKept: true) }
-                    state.entries = loaded + state.entries
-                    state.nextSequence = max(state.nextSequence, (writes.last?.sequence ?? 0) + 1)
-                }
-            }
-            state.opening = opening
-            return (opening, true)
+            return storage
         }
+        guard let storage else { return }
+        // Read outside the lock; of two first reads at once, the first to finish counts.
+        let writes = try storage.pendingWrites()
+        state.withLock { state in
+            guard !state.isOpen else { return }
+            state.isOpen = true
+            let loaded = writes.map { Entry(write: $0, instance: nil, sent: [], isKept: true) }
+            state.entries = loaded + state.entries
+            state.nextSequence = max(state.nextSequence, (writes.last?.sequence ?? 0) + 1)
+        }
+    }
+
+    /// ``open()`` for what the app reads without waiting: a storage that cannot be read is logged,
+    /// and the writes this process kept are what there is.
+    private func openForReading() {
         do {
-            try await opening.value
+            try open()
         } catch {
-            // A failed read is tried again by the next action.
-            state.withLock { state in if made { state.opening = nil } }
-            throw error
+            let logger = state.withLock { $0.store?.configuration.logger }
+            logger?.error("the outbox's kept writes could not be read: \(error); only this launch's are counted")
         }
     }
 
@@ -266,7 +306,7 @@ public final class Outbox: Sendable {
     /// sees its records as the app left them. The model's writes are sent only once their instances
     /// are back.
     func restore<Model: ResourceModel>(_ type: Model.Type, in store: ResourceStore) async throws {
-        try await open()
+        try open()
         let restoring = state.withLock { state -> Task<Void, Never> in
             if let restoring = state.restoring[Model.resourceName] { return restoring }
             let writes = state.entries.filter { $0.write.model == Model.resourceName && $0.instance == nil }
@@ -827,7 +867,7 @@ public final class Outbox: Sendable {
     /// - Parameter write: A write from ``parked``.
     /// - Throws: The storage's error; the write stays parked then.
     public func retry(_ write: PendingWrite) async throws {
-        try await open()
+        try open()
         let parked = state.withLock { state -> [Entry] in
             guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence && $0.isParked })
             else { return [] }
@@ -870,7 +910,7 @@ public final class Outbox: Sendable {
     /// - Parameter write: A write from ``parked``.
     /// - Throws: The storage's error; the writes stay then.
     public func discard(_ write: PendingWrite) async throws {
-        try await open()
+        try open()
         let discarded = state.withLock { state -> [Entry] in
             guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
                 return []

@@ -9,7 +9,10 @@
 /// returns: an outbox tells the app a write is kept only after ``enqueue(_:)`` returned.
 public protocol OutboxStorage: AnyObject, Sendable {
     /// Every write kept, in ``PendingWrite/sequence`` order.
-    func pendingWrites() async throws -> [PendingWrite]
+    ///
+    /// Read at once, without suspending: the outbox reads it the first time the app asks what it
+    /// holds (``Outbox/pendingCount`` at launch), which cannot wait.
+    func pendingWrites() throws -> [PendingWrite]
 
     /// Keeps a write, with its sequence number, idempotency key and body.
     func enqueue(_ write: PendingWrite) async throws

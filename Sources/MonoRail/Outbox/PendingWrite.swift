@@ -12,6 +12,10 @@ public struct PendingWrite: Sendable, Hashable {
     public var idempotencyKey: String
     /// The model's resource name: `"train"`.
     public var model: String
+    /// The model's Swift type as the runtime names it (`_mangledTypeName`), so that a process that
+    /// has not used the model yet — an app flushing at launch — can still send the write and merge
+    /// its answer; `nil` for a write kept by an older version.
+    public var modelType: String?
     /// ``ActionVerb/create``, ``ActionVerb/update`` or ``ActionVerb/destroy``.
     public var verb: ActionVerb
     /// The record's id: a local one (``ResourceID/isLocal``) for a record created in the outbox
@@ -72,13 +76,14 @@ public struct PendingWrite: Sendable, Hashable {
 
     /// Creates a pending write.
     public init(
-        sequence: Int64, idempotencyKey: String, model: String, verb: ActionVerb, id: ResourceID?,
-        body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
+        sequence: Int64, idempotencyKey: String, model: String, modelType: String? = nil, verb: ActionVerb,
+        id: ResourceID?, body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
         createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil
     ) {
         self.sequence = sequence
         self.idempotencyKey = idempotencyKey
         self.model = model
+        self.modelType = modelType
         self.verb = verb
         self.id = id
         self.body = body
