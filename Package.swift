@@ -184,7 +184,7 @@ let package = Package(
             name: "MonoRailTests",
             dependencies: [
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
-                "MonoRailSQLite", "TestServer", "OutboxCrashHarness",
+                "MonoRailSQLite", "MonoRailTransport", "TestServer", "OutboxCrashHarness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

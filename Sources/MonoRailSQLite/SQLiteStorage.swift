@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import GRDB
 public import MonoRail
 import MonoRailTransport
@@ -52,6 +52,9 @@ public final class SQLiteStorage: RecordCache {
     public let maxBytes: Int?
     /// Where an unusable file was moved by ``Recovery/moveAside``; `nil` when none was.
     public let movedAsidePath: String?
+    /// The highest order of a record or query in the file when it was opened: this launch's
+    /// requests are ordered after it.
+    public let highestOrder: Int64
 
     private let pool: DatabasePool
     /// Uses of records and queries since the last write, written with the next one: a read costs
@@ -134,6 +137,15 @@ public final class SQLiteStorage: RecordCache {
                 )
             }
             uses = Locked(Uses(clock: clock ?? 0))
+            highestOrder =
+                try pool.read { db in
+                    try Int64.fetchOne(
+                        db,
+                        sql: """
+                            SELECT MAX(fetched) FROM (SELECT MAX(fetch_order) AS fetched FROM record
+                            UNION ALL SELECT MAX(fetch_order) FROM query)
+                            """)
+                } ?? 0
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)
         }
@@ -192,7 +204,7 @@ public final class SQLiteStorage: RecordCache {
             try reading { db in
                 let statement = try db.cachedStatement(
                     sql: """
-                        SELECT id, body, fetched_at, etag, last_modified FROM record
+                        SELECT id, body, fetched_at, etag, last_modified, fetch_order FROM record
                         WHERE model = ? AND id IN (SELECT value FROM json_each(?))
                         """)
                 for (model, keys) in Dictionary(grouping: missing, by: \.model) {
@@ -202,19 +214,21 @@ public final class SQLiteStorage: RecordCache {
                         let key = RecordKey(model: model, id: row[0])
                         found[key] = StoredRecord(
                             key: key, body: row[1], fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]),
-                            etag: row[3], lastModified: row[4])
+                            order: row[5], etag: row[3], lastModified: row[4])
                     }
                 }
             }
         } else if !missing.isEmpty {
             try reading { db in
                 let statement = try db.cachedStatement(
-                    sql: "SELECT body, fetched_at, etag, last_modified FROM record WHERE model = ? AND id = ?")
+                    sql: """
+                        SELECT body, fetched_at, etag, last_modified, fetch_order FROM record WHERE model = ? AND id = ?
+                        """)
                 for key in missing {
                     guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
                     found[key] = StoredRecord(
-                        key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]), etag: row[2],
-                        lastModified: row[3])
+                        key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]),
+                        order: row[4], etag: row[2], lastModified: row[3])
                 }
             }
         }
@@ -234,13 +248,17 @@ public final class SQLiteStorage: RecordCache {
                 let row = try Row.fetchOne(
                     db.cachedStatement(
                         sql:
-                            "SELECT ids, related, fetched_at, etag, last_modified FROM query WHERE model = ? AND key = ?"
+                            """
+                            SELECT ids, related, fetched_at, etag, last_modified, fetch_order FROM query
+                            WHERE model = ? AND key = ?
+                            """
                     ),
                     arguments: [key.model, key.key])
             else { return nil }
             return StoredQuery(
                 key: key, ids: try KeyList.decode(row[0]), related: try KeyList.decodeKeys(row[1]),
-                fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]), etag: row[3], lastModified: row[4])
+                fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]), order: row[5], etag: row[3],
+                lastModified: row[4])
         }
         if stored != nil { uses.withLock { $0.queries[key] = $0.tick() } }
         return stored
@@ -253,10 +271,10 @@ public final class SQLiteStorage: RecordCache {
     /// - Throws: The error of an earlier background commit that failed, once; this write is kept.
     public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
         let failure = pending.withLock { pending -> (any Error)? in
-            for record in records where pending.records[record.key].map({ $0.fetchedAt <= record.fetchedAt }) ?? true {
+            for record in records where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
                 pending.records[record.key] = record
             }
-            if let query, pending.queries[query.key].map({ $0.fetchedAt <= query.fetchedAt }) ?? true {
+            if let query, pending.queries[query.key].map({ $0.order <= query.order }) ?? true {
                 pending.queries[query.key] = query
             }
             pending.batches.append((records, query))
@@ -298,10 +316,10 @@ public final class SQLiteStorage: RecordCache {
             // Committed (or lost): reads go to the file, unless a later write replaced the entry.
             pending.withLock { pending in
                 for batch in batches {
-                    for record in batch.records where pending.records[record.key]?.fetchedAt == record.fetchedAt {
+                    for record in batch.records where pending.records[record.key]?.fetched == record.fetched {
                         pending.records[record.key] = nil
                     }
-                    if let query = batch.query, pending.queries[query.key]?.fetchedAt == query.fetchedAt {
+                    if let query = batch.query, pending.queries[query.key]?.fetched == query.fetched {
                         pending.queries[query.key] = nil
                     }
                 }
@@ -313,19 +331,20 @@ public final class SQLiteStorage: RecordCache {
         try await writing { db, use in
             let statement = try db.cachedStatement(
                 sql: """
-                    INSERT INTO record (model, id, body, fetched_at, etag, last_modified, size, used_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO record (model, id, body, fetched_at, etag, last_modified, size, used_at, fetch_order)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (model, id) DO UPDATE SET
                         body = excluded.body, fetched_at = excluded.fetched_at, etag = excluded.etag,
-                        last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at
-                    WHERE excluded.fetched_at >= record.fetched_at
+                        last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at,
+                        fetch_order = excluded.fetch_order
+                    WHERE excluded.fetch_order >= record.fetch_order
                     """)
             for (records, query) in batches {
                 for record in records {
                     try statement.execute(arguments: [
                         record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
                         record.etag,
-                        record.lastModified, Self.size(of: record), use,
+                        record.lastModified, Self.size(of: record), use, record.order,
                     ])
                 }
                 if let query {
@@ -333,19 +352,21 @@ public final class SQLiteStorage: RecordCache {
                     let related = KeyList.encode(query.related)
                     try db.execute(
                         sql: """
-                            INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at,
+                                fetch_order)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                             ON CONFLICT (model, key) DO UPDATE SET
                                 ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
                                 etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
-                                used_at = excluded.used_at
-                            WHERE excluded.fetched_at >= query.fetched_at
+                                used_at = excluded.used_at, fetch_order = excluded.fetch_order
+                            WHERE excluded.fetch_order >= query.fetch_order
                             """,
                         arguments: [
                             query.key.model, query.key.key, ids, related,
                             query.fetchedAt.timeIntervalSinceReferenceDate,
                             query.etag,
                             query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
+                            query.order,
                         ])
                 }
             }
@@ -354,17 +375,21 @@ public final class SQLiteStorage: RecordCache {
     }
 
     /// Moves the fetched-at of records and a query forward.
-    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
-        let time = fetchedAt.timeIntervalSinceReferenceDate
+    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws {
+        let (time, order) = (fetched.date.timeIntervalSinceReferenceDate, fetched.order)
         try await flush()
         try await writing { db, _ in
             let statement = try db.cachedStatement(
-                sql: "UPDATE record SET fetched_at = ? WHERE model = ? AND id = ? AND fetched_at < ?")
-            for key in keys { try statement.execute(arguments: [time, key.model, key.id, time]) }
+                sql: """
+                    UPDATE record SET fetched_at = ?, fetch_order = ? WHERE model = ? AND id = ? AND fetch_order < ?
+                    """)
+            for key in keys { try statement.execute(arguments: [time, order, key.model, key.id, order]) }
             if let query {
                 try db.execute(
-                    sql: "UPDATE query SET fetched_at = ? WHERE model = ? AND key = ? AND fetched_at < ?",
-                    arguments: [time, query.model, query.key, time])
+                    sql: """
+                        UPDATE query SET fetched_at = ?, fetch_order = ? WHERE model = ? AND key = ? AND fetch_order < ?
+                        """,
+                    arguments: [time, order, query.model, query.key, order])
             }
         }
     }
@@ -400,14 +425,14 @@ public final class SQLiteStorage: RecordCache {
     }
 
     /// Forgets the records of a model an authoritative list no longer holds.
-    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws
+    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws
         -> [RecordKey]
     {
         try await flush()
         let absent = try reading { db in
             try Row.fetchAll(
-                db, sql: "SELECT id FROM record WHERE model = ? AND fetched_at < ?",
-                arguments: [model, date.timeIntervalSinceReferenceDate]
+                db, sql: "SELECT id FROM record WHERE model = ? AND fetch_order < ?",
+                arguments: [model, order]
             ).compactMap { row -> RecordKey? in
                 let id: String = row[0]
                 return ids.contains(id) ? nil : RecordKey(model: model, id: id)

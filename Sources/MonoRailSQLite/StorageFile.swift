@@ -93,6 +93,15 @@ enum StorageFile {
             // The model's Swift type, to send a kept write before the app uses its model.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN model_type TEXT")
         }
+        migrator.registerMigration("v5") { db in
+            // Which version of a record is newer is decided by the order requests were sent in, not by
+            // the wall clock, which can be set back. Versions kept before are older than any new one.
+            try db.execute(
+                sql: """
+                    ALTER TABLE record ADD COLUMN fetch_order INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE query ADD COLUMN fetch_order INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }()
 

@@ -9,11 +9,11 @@ private final class FullCache: RecordCache {
     func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { [:] }
     func query(_ key: QueryKey) async throws -> StoredQuery? { nil }
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws { throw Full() }
-    func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws { throw Full() }
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws { throw Full() }
     func remove(_ keys: [RecordKey]) async throws { throw Full() }
     func forgetDeleted(_ keys: [RecordKey]) async throws { throw Full() }
     func removeAll(model: String) async throws { throw Full() }
-    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey] {
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws -> [RecordKey] {
         throw Full()
     }
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws { throw Full() }

@@ -160,9 +160,9 @@ struct CacheLifecycleTests {
                 // No live instance answers now: the cache is read.
                 #expect(harness.store.instance(of: Train.self, id: id) == nil)
                 let key = RecordKey(model: "train", id: id)
-                // Later than the copy the create left, so it replaces it.
+                // Later in the order of requests than the copy the create left, so it replaces it.
                 try await cache.write(
-                    [StoredRecord(key: key, body: Data([0xc1, 0x00]), fetchedAt: Date().addingTimeInterval(1))],
+                    [StoredRecord(key: key, body: Data([0xc1, 0x00]), fetchedAt: Date(), order: 1 << 40)],
                     query: nil)
                 let error = await #expect(throws: APIError.self) {
                     try await Train.get(id: id, policy: .cacheOnly, in: harness.store)

@@ -17,7 +17,7 @@ struct ConcurrencyTests {
         let patches = try records.enumerated().map { index, record in
             try decoder.decode(record, at: RecordLocation(base: "$", index: index))
         }
-        return try store.merge(patches, coder: coder, fetchedAt: Date())
+        return try store.merge(patches, coder: coder, fetched: store.stamp())
     }
 
     @Test("merges are atomic per instance while 8 tasks read, edit and merge")

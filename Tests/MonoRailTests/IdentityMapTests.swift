@@ -66,7 +66,7 @@ struct IdentityMapTests {
             let answer: JSONValue = ["id": 1, "company": "B", "max_speed": 1]
             let patch = try context.decoder(coder: coder, store: store).decode(answer, at: RecordLocation(base: "$"))
             _ = try store.merge(
-                [patch], target: train, mode: .saved(sent: snapshot.edits), coder: coder, fetchedAt: Date())
+                [patch], target: train, mode: .saved(sent: snapshot.edits), coder: coder, fetched: store.stamp())
             #expect(train.company == "B")
             #expect(train.maxSpeed == 2)
             #expect(train.changes.keys.sorted() == ["maxSpeed"])

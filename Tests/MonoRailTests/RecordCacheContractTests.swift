@@ -25,12 +25,12 @@ struct RecordCacheContractTests {
         }
     }
 
-    static func record(_ id: Int, _ body: String = "x", at fetchedAt: Date = Date(), etag: String? = nil)
-        -> StoredRecord
-    {
+    static func record(
+        _ id: Int, _ body: String = "x", at fetchedAt: Date = Date(), order: Int64 = 1, etag: String? = nil
+    ) -> StoredRecord {
         StoredRecord(
-            key: RecordKey(model: "train", id: String(id)), body: Data(body.utf8), fetchedAt: fetchedAt, etag: etag,
-            lastModified: etag.map { _ in "Tue, 24 Nov 2026 00:00:00 GMT" })
+            key: RecordKey(model: "train", id: String(id)), body: Data(body.utf8), fetchedAt: fetchedAt, order: order,
+            etag: etag, lastModified: etag.map { _ in "Tue, 24 Nov 2026 00:00:00 GMT" })
     }
 
     static func keys(_ ids: some Sequence<Int>) -> [RecordKey] {
@@ -43,37 +43,44 @@ struct RecordCacheContractTests {
             let fetchedAt = Date(timeIntervalSince1970: 1_790_000_000.25)
             let query = StoredQuery(
                 key: QueryKey(model: "train", key: "/trains?{\"company\":\"A\"}"), ids: ["2", "1"],
-                related: [RecordKey(model: "car", id: "7")], fetchedAt: fetchedAt, etag: "\"list\"",
+                related: [RecordKey(model: "car", id: "7")], fetchedAt: fetchedAt, order: 7, etag: "\"list\"",
                 lastModified: "Mon, 23 Nov 2026 10:00:00 GMT")
             try await cache.write(
-                [Self.record(1, "one", at: fetchedAt, etag: "\"1\""), Self.record(2, "two", at: fetchedAt)],
+                [Self.record(1, "one", at: fetchedAt, etag: "\"1\""), Self.record(2, "two", at: fetchedAt, order: 9)],
                 query: query)
             let found = try await cache.records(Self.keys([1, 2, 3]))
             #expect(found.count == 2)
             #expect(found[RecordKey(model: "train", id: "1")]?.body == Data("one".utf8))
             #expect(found[RecordKey(model: "train", id: "1")]?.etag == "\"1\"")
             #expect(found[RecordKey(model: "train", id: "1")]?.lastModified == "Tue, 24 Nov 2026 00:00:00 GMT")
-            #expect(found[RecordKey(model: "train", id: "2")]?.fetchedAt == fetchedAt)
+            #expect(found[RecordKey(model: "train", id: "2")]?.fetched == FetchStamp(order: 9, date: fetchedAt))
             #expect(try await cache.query(query.key) == query)
             #expect(try await cache.query(QueryKey(model: "train", key: "/trains")) == nil)
         }
     }
 
-    @Test("a record fetched earlier never replaces one fetched later", arguments: Kind.allCases)
+    @Test(
+        "a record fetched earlier never replaces one fetched later, by the order of requests and not the clock",
+        arguments: Kind.allCases)
     func newerWins(_ kind: Kind) async throws {
         try await withCache(kind) { cache in
             let now = Date()
-            try await cache.write([Self.record(1, "newer", at: now)], query: nil)
-            try await cache.write([Self.record(1, "older", at: now.addingTimeInterval(-5))], query: nil)
+            let dayBefore = now.addingTimeInterval(-86_400)
+            try await cache.write([Self.record(1, "newer", at: now, order: 2)], query: nil)
+            // Sent before it, though the clock read later then.
+            try await cache.write([Self.record(1, "older", at: now.addingTimeInterval(5), order: 1)], query: nil)
             let key = RecordKey(model: "train", id: "1")
             #expect(try await cache.records([key])[key]?.body == Data("newer".utf8))
-            try await cache.write([Self.record(1, "newest", at: now.addingTimeInterval(5))], query: nil)
+            // Sent after it, with the clock set back a day.
+            try await cache.write([Self.record(1, "newest", at: dayBefore, order: 3)], query: nil)
+            try await cache.flush()
             #expect(try await cache.records([key])[key]?.body == Data("newest".utf8))
             // A refresh only moves forward.
-            try await cache.refresh([key], query: nil, fetchedAt: now)
-            #expect(try await cache.records([key])[key]?.fetchedAt == now.addingTimeInterval(5))
-            try await cache.refresh([key], query: nil, fetchedAt: now.addingTimeInterval(60))
-            #expect(try await cache.records([key])[key]?.fetchedAt == now.addingTimeInterval(60))
+            try await cache.refresh([key], query: nil, fetched: FetchStamp(order: 2, date: now))
+            #expect(try await cache.records([key])[key]?.fetched == FetchStamp(order: 3, date: dayBefore))
+            let confirmed = FetchStamp(order: 4, date: dayBefore.addingTimeInterval(-60))
+            try await cache.refresh([key], query: nil, fetched: confirmed)
+            #expect(try await cache.records([key])[key]?.fetched == confirmed)
         }
     }
 
@@ -113,16 +120,18 @@ struct RecordCacheContractTests {
         arguments: Kind.allCases)
     func absent(_ kind: Kind) async throws {
         try await withCache(kind) { cache in
-            let listedAt = Date()
-            let earlier = listedAt.addingTimeInterval(-10)
-            let later = listedAt.addingTimeInterval(10)
+            // Record 3 was fetched after the list was asked for, though the clock read earlier then.
+            let now = Date()
             let query = StoredQuery(
-                key: QueryKey(model: "train", key: "/trains?company=A"), ids: ["1", "2"], fetchedAt: earlier)
-            let car = StoredRecord(key: RecordKey(model: "car", id: "2"), body: Data("x".utf8), fetchedAt: earlier)
+                key: QueryKey(model: "train", key: "/trains?company=A"), ids: ["1", "2"], fetchedAt: now, order: 5)
+            let car = StoredRecord(
+                key: RecordKey(model: "car", id: "2"), body: Data("x".utf8), fetchedAt: now, order: 5)
             try await cache.write(
-                [Self.record(1, at: earlier), Self.record(2, at: earlier), Self.record(3, at: later), car], query: query
-            )
-            let forgotten = try await cache.forgetAbsent(model: "train", keeping: ["1"], fetchedBefore: listedAt)
+                [
+                    Self.record(1, at: now, order: 5), Self.record(2, at: now, order: 5),
+                    Self.record(3, at: now.addingTimeInterval(-86_400), order: 15), car,
+                ], query: query)
+            let forgotten = try await cache.forgetAbsent(model: "train", keeping: ["1"], fetchedBefore: 10)
             #expect(forgotten == Self.keys([2]))
             #expect(try await cache.records(Self.keys([1, 2, 3])).keys.sorted { $0.id < $1.id } == Self.keys([1, 3]))
             #expect(try await cache.records([car.key]).count == 1)

@@ -59,7 +59,7 @@ struct RecordDigestTests {
 
         func merge(_ patches: [RecordPatch<Train>], mode: InstanceState<Train>.MergeMode = .read) throws -> [Train] {
             try store.mergeKeepingSideloads(
-                patches, sideloaded: [], target: nil, mode: mode, coder: coder, fetchedAt: Date()
+                patches, sideloaded: [], target: nil, mode: mode, coder: coder, fetched: store.stamp()
             ).instances
         }
     }
@@ -145,7 +145,7 @@ struct RecordDigestTests {
         first._$state.state.withLock { $0.server.company = "saved" }
         let changed = first._$state.apply(
             patch, mode: .read, store: reread.store, coder: reread.coder, fields: Train.resourceSchema.fields,
-            fetchedAt: Date())
+            fetched: reread.store.stamp())
         #expect(changed.isEmpty)
         #expect(first._$state.state.withLock { $0.server.company } == "saved" && first.numberOfCars == 1)
     }

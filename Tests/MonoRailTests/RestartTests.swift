@@ -22,7 +22,9 @@ struct RestartTests {
     {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "RestartTests/\(test)"]
+        // A bare name is one of this suite's; another suite's test is named with its suite.
+        let filter = test.contains("/") ? test : "RestartTests/\(test)"
+        process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
         var environment = ["MONORAIL_RESTART_FILE": file]
         if let api { environment["MONORAIL_RESTART_API"] = api.absoluteString }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -33,11 +33,11 @@ final class CapturingCache: RecordCache {
     func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { [:] }
     func query(_ key: QueryKey) async throws -> StoredQuery? { nil }
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws { captured.withLock { $0 = records } }
-    func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {}
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws {}
     func remove(_ keys: [RecordKey]) async throws {}
     func forgetDeleted(_ keys: [RecordKey]) async throws {}
     func removeAll(model: String) async throws {}
-    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey] {
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws -> [RecordKey] {
         []
     }
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws {}

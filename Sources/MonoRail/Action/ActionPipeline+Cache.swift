@@ -8,7 +8,7 @@ import Logging
 /// main ones, and which came beside them.
 final class MergeContext {
     /// When the request was sent.
-    let fetchedAt: Date
+    let fetched: FetchStamp
     /// Whether records keep their form as received, for the record cache.
     let keepsWire: Bool
     private(set) var records: [StoredRecord] = []
@@ -17,8 +17,8 @@ final class MergeContext {
     /// The side-loaded records.
     private(set) var related: [RecordKey] = []
 
-    init(fetchedAt: Date, keepsWire: Bool = false) {
-        self.fetchedAt = fetchedAt
+    init(fetched: FetchStamp, keepsWire: Bool = false) {
+        self.fetched = fetched
         self.keepsWire = keepsWire
     }
 
@@ -29,10 +29,10 @@ final class MergeContext {
         records.reserveCapacity(patches.count)
         for patch in patches {
             if let id = patch.id { ids.append(id.description) }
-            patch.collect(into: &records, model: model, fetchedAt: fetchedAt)
+            patch.collect(into: &records, model: model, fetched: fetched)
         }
         for side in sideloaded {
-            side.collect(into: &records, fetchedAt: fetchedAt)
+            side.collect(into: &records, fetched: fetched)
             related += side.keys
         }
     }
@@ -43,7 +43,7 @@ struct CacheHit: Sendable {
     /// The main records, in the order of the answer they came in.
     var records: [StoredRecord]
     var related: [StoredRecord] = []
-    var fetchedAt: Date
+    var fetched: FetchStamp
     var etag: String?
     var lastModified: String?
     /// The stored query that answered; `nil` when the record itself did.
@@ -121,7 +121,7 @@ extension ActionPipeline {
                 }
                 return try answer(hit)
             case .cacheFirst(let maxAge):
-                if let hit, maxAge.map({ Self.age(of: hit) <= $0 }) ?? true, let answer = await answerOrForget(hit) {
+                if let hit, maxAge.map({ age(of: hit) <= $0 }) ?? true, let answer = await answerOrForget(hit) {
                     return answer
                 }
                 return try await network(validators: hit)
@@ -156,9 +156,9 @@ extension ActionPipeline {
             if let id = prepared.recordReadID {
                 let key = RecordKey(model: model, id: id)
                 // Memory before storage: a live instance holds the newest state this store merged.
-                if let live = pipeline.store.instance(of: Model.self, id: id), let fetchedAt = live.fetchedAt {
-                    guard isFresh(fetchedAt) else { return nil }
-                    return CacheHit(records: [], fetchedAt: fetchedAt, instance: live, instanceKey: key)
+                if let live = pipeline.store.instance(of: Model.self, id: id), let fetched = live._$state.fetched {
+                    guard isFresh(fetched.date) else { return nil }
+                    return CacheHit(records: [], fetched: fetched, instance: live, instanceKey: key)
                 }
                 guard let record = try await storage.records([key])[key] else { return nil }
                 guard isFresh(record.fetchedAt) else {
@@ -166,7 +166,7 @@ extension ActionPipeline {
                     return nil
                 }
                 return CacheHit(
-                    records: [record], fetchedAt: record.fetchedAt, etag: record.etag,
+                    records: [record], fetched: record.fetched, etag: record.etag,
                     lastModified: record.lastModified)
             }
             guard let queryKey = prepared.queryKey, let query = try await storage.query(queryKey),
@@ -186,25 +186,25 @@ extension ActionPipeline {
                 related.append(record)
             }
             return CacheHit(
-                records: records, related: related, fetchedAt: query.fetchedAt, etag: query.etag,
+                records: records, related: related, fetched: query.fetched, etag: query.etag,
                 lastModified: query.lastModified, query: queryKey)
         }
 
         private func isFresh(_ fetchedAt: Date) -> Bool {
             guard let timeToLive = setup.cacheTimeToLive else { return true }
-            return Date().timeIntervalSince(fetchedAt) <= timeToLive
+            return pipeline.store.configuration.wallClock().timeIntervalSince(fetchedAt) <= timeToLive
         }
 
-        private static func age(of hit: CacheHit) -> Duration {
-            .seconds(max(0, Date().timeIntervalSince(hit.fetchedAt)))
+        private func age(of hit: CacheHit) -> Duration {
+            .seconds(max(0, pipeline.store.configuration.wallClock().timeIntervalSince(hit.fetched.date)))
         }
 
         /// The value of cached records, merged.
         private func answer(_ hit: CacheHit) throws -> ResourceResponse<Value> {
             var response = ResourceResponse(
-                value: try cached(try pipeline.mergeStored(hit, confirmedAt: nil)), status: .ok, source: .cache)
-            response.fetchedAt = hit.fetchedAt
-            response.age = Self.age(of: hit)
+                value: try cached(try pipeline.mergeStored(hit, confirmed: nil)), status: .ok, source: .cache)
+            response.fetched = hit.fetched
+            response.age = age(of: hit)
             return response
         }
 
@@ -230,13 +230,13 @@ extension ActionPipeline {
                 hit?.etag = record.etag
                 hit?.lastModified = record.lastModified
             }
-            let sentAt = Date()
+            let sent = pipeline.store.stamp()
             let response = try await pipeline.send(prepared, validators: hit)
-            return try await received(response, sentAt: sentAt, validated: hit)
+            return try await received(response, sent: sent, validated: hit)
         }
 
-        /// Merges and keeps what the server answered a request sent at `sentAt`.
-        func received(_ response: APIResponse, sentAt: Date, validated hit: CacheHit? = nil) async throws
+        /// Merges and keeps what the server answered a request sent at `sent`.
+        func received(_ response: APIResponse, sent: FetchStamp, validated hit: CacheHit? = nil) async throws
             -> ResourceResponse<Value>
         {
             if response.response.status == .notModified {
@@ -249,24 +249,24 @@ extension ActionPipeline {
                 }
                 let value: Value
                 do {
-                    value = try cached(try pipeline.mergeStored(hit, confirmedAt: sentAt))
+                    value = try cached(try pipeline.mergeStored(hit, confirmed: sent))
                 } catch {
                     warn("a cached answer the server confirmed could not be read back; asking again", error)
                     try? await setup.storage?.remove(hit.keys)
                     return try await network(validators: nil)
                 }
                 do {
-                    try await setup.storage?.refresh(hit.keys, query: hit.query, fetchedAt: sentAt)
+                    try await setup.storage?.refresh(hit.keys, query: hit.query, fetched: sent)
                 } catch {
                     warn("the record cache could not note the server's confirmation", error)
                 }
-                return ResourceResponse(value, of: response, source: .revalidated, fetchedAt: sentAt)
+                return ResourceResponse(value, of: response, source: .revalidated, fetched: sent)
             }
             pipeline.store.outboxIfMade?.noteReachable()
-            let context = MergeContext(fetchedAt: sentAt, keepsWire: setup.storage != nil)
+            let context = MergeContext(fetched: sent, keepsWire: setup.storage != nil)
             let value = try merge(response, prepared, context)
             await persist(context, response)
-            return ResourceResponse(value, of: response, source: .network, fetchedAt: sentAt)
+            return ResourceResponse(value, of: response, source: .network, fetched: sent)
         }
 
         /// 7. Persist: gives the record cache what the server answered. The records merged and the
@@ -304,8 +304,8 @@ extension ActionPipeline {
                     }
                 } else if let key = prepared.queryKey {
                     query = StoredQuery(
-                        key: key, ids: context.ids, related: context.related, fetchedAt: context.fetchedAt, etag: etag,
-                        lastModified: lastModified)
+                        key: key, ids: context.ids, related: context.related, fetchedAt: context.fetched.date,
+                        order: context.fetched.order, etag: etag, lastModified: lastModified)
                 }
                 guard !records.isEmpty || query != nil else { return }
                 try await storage.write(records, query: query)
@@ -331,9 +331,9 @@ extension ActionPipeline {
 
     /// Decodes cached records, and the related records stored with them, and merges them as one
     /// answer. Each record keeps the time it was fetched, unless the server just confirmed them all.
-    func mergeStored(_ hit: CacheHit, confirmedAt: Date?) throws -> [Model] {
+    func mergeStored(_ hit: CacheHit, confirmed: FetchStamp?) throws -> [Model] {
         if let live = hit.instance as? Model {
-            if let confirmedAt { live._$state.confirm(fetchedAt: confirmedAt) }
+            if let confirmed { live._$state.confirm(fetched: confirmed) }
             return [live]
         }
         let coder = FieldCoder(options: setup.coding)
@@ -343,14 +343,14 @@ extension ActionPipeline {
         // Records whose live instance is at least as new are not decoded: the merge would skip them.
         var live: [Int: Model] = [:]
         for (index, record) in hit.records.enumerated() {
-            if confirmedAt == nil, let instance = store.instance(of: Model.self, id: record.key.id),
-                let merged = instance.fetchedAt, merged >= record.fetchedAt
+            if confirmed == nil, let instance = store.instance(of: Model.self, id: record.key.id),
+                let merged = instance._$state.fetched, merged.order >= record.order
             {
                 live[index] = instance
                 continue
             }
             guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
-            patch.fetchedAt = confirmedAt ?? record.fetchedAt
+            patch.fetched = confirmed ?? record.fetched
             patches.append(patch)
         }
         try RecordPatch.requireDistinctIDs(patches, at: "the cache")
@@ -362,11 +362,11 @@ extension ActionPipeline {
                     "the cached answer holds \(model) records, which \(Model.resourceSchema.typeName) does not relate to"
                 )
             }
-            sideloaded.append(try loading.decodeStored(records, store, confirmedAt))
+            sideloaded.append(try loading.decodeStored(records, store, confirmed))
         }
         let (merged, side) = try store.mergeKeepingSideloads(
             patches, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
-            fetchedAt: confirmedAt ?? hit.fetchedAt)
+            fetched: confirmed ?? hit.fetched)
         var instances = merged
         if !live.isEmpty {
             // Back in the order of the answer; a record the model's hook dropped has no place.

@@ -24,10 +24,10 @@ extension ActionPipeline {
         {
             return try await keep(prepared, in: outbox, queued: queued)
         }
-        let sentAt = Date()
+        let sent = store.stamp()
         do {
             let response = try await send(prepared)
-            return try await answering(prepared).received(response, sentAt: sentAt)
+            return try await answering(prepared).received(response, sent: sent)
         } catch let error as APIError where error.isTransient {
             // Same key: the server may have applied it before the answer was lost.
             return try await keep(prepared, in: outbox, queued: queued)
@@ -160,7 +160,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             let key = RecordKey(model: Model.resourceName, id: id)
             if let record = try? await storage.records([key])[key],
                 let merged = try? pipeline.mergeStored(
-                    CacheHit(records: [record], fetchedAt: record.fetchedAt), confirmedAt: nil
+                    CacheHit(records: [record], fetched: record.fetched), confirmed: nil
                 ).first
             {
                 return merged
@@ -193,19 +193,19 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         } catch {
             return .rejected(APIError(.invalidRequest, "\(error)", underlyingError: error))
         }
-        let sentAt = Date()
+        let sent = store.stamp()
         do {
             let response = try await pipeline.send(prepared)
             switch write.verb {
             case .destroy:
                 _ = try await pipeline.answering(prepared) { _, prepared, _ in pipeline.mergeDelete(prepared) }
-                    .received(response, sentAt: sentAt)
+                    .received(response, sent: sent)
                 return .confirmed(nil, etag: nil)
             default:
                 let answer = try await pipeline.answering(prepared) { response, prepared, context in
                     try pipeline.mergeWrite(response, prepared, context)
                 }
-                .received(response, sentAt: sentAt)
+                .received(response, sent: sent)
                 let instance = answer.value
                 if let local { store.remove(instance, id: local) }
                 instance._$state.clearRejection(of: instance)

@@ -174,8 +174,8 @@ extension ActionPipeline {
         }
         var whole = answer.map { _ in instances }
         whole.extent = extent
-        if extent == .whole, setup.prunesOrphans, listsEverything(first), let fetchedAt = answer.fetchedAt {
-            await pruneOrphans(keeping: instances, fetchedAt: fetchedAt)
+        if extent == .whole, setup.prunesOrphans, listsEverything(first), let fetched = answer.fetched {
+            await pruneOrphans(keeping: instances, fetched: fetched)
         } else if extent != .whole, setup.prunesOrphans, listsEverything(first) {
             store.noticeOnce(
                 "unstated walk \(Model.resourceSchema.typeName)",

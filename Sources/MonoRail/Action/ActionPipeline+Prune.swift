@@ -19,8 +19,8 @@ extension ActionPipeline {
         var request: String { answer.request.map { "\($0.method) \($0.path ?? "")" } ?? "the list" }
         switch extent {
         case .whole:
-            guard setup.prunesOrphans, listsEverything(action), let fetchedAt = answer.fetchedAt else { return }
-            await pruneOrphans(keeping: kept, fetchedAt: fetchedAt)
+            guard setup.prunesOrphans, listsEverything(action), let fetched = answer.fetched else { return }
+            await pruneOrphans(keeping: kept, fetched: fetched)
         case .partial(let total):
             let of = total.map { " of \($0)" } ?? ""
             store.noticeOnce(
@@ -48,15 +48,15 @@ extension ActionPipeline {
     ///
     /// - Parameters:
     ///   - kept: The list's instances.
-    ///   - fetchedAt: When the list was asked for.
+    ///   - fetched: When the list was asked for.
     ///   - scope: For a filtered list, the instances it speaks for; `nil` for every record.
-    func pruneOrphans(keeping kept: [Model], fetchedAt: Date, scope: ((Model) -> Bool)? = nil) async {
+    func pruneOrphans(keeping kept: [Model], fetched: FetchStamp, scope: ((Model) -> Bool)? = nil) async {
         let keptIDs = Set(kept.map(ObjectIdentifier.init))
         var pruned: [(Model, ResourceID)] = []
         for instance in store.instances(of: Model.self) where !keptIDs.contains(ObjectIdentifier(instance)) {
             let id = instance._$state.state.withLock { state -> ResourceID? in
                 guard let id = state.id, !id.isLocal, !state.isDeleted, !state.isDeletePending,
-                    !state.pending.contains(where: { $0 != 0 }), let seen = state.fetchedAt, seen < fetchedAt
+                    !state.pending.contains(where: { $0 != 0 }), let seen = state.fetched, seen < fetched
                 else { return nil }
                 return id
             }
@@ -72,7 +72,8 @@ extension ActionPipeline {
         do {
             if scope == nil {
                 let ids = Set(kept.compactMap { $0.id?.description })
-                _ = try await storage.forgetAbsent(model: Model.resourceName, keeping: ids, fetchedBefore: fetchedAt)
+                _ = try await storage.forgetAbsent(
+                    model: Model.resourceName, keeping: ids, fetchedBefore: fetched.order)
             } else if !pruned.isEmpty {
                 try await storage.forgetDeleted(pruned.map { RecordKey(model: Model.resourceName, id: $0.1) })
             }

@@ -166,8 +166,8 @@ struct ActionPipeline<Model: ResourceModel> {
             return kept
         }
         // 3. Request.
-        let sentAt = Date()
-        return try await answering.received(try await send(prepared), sentAt: sentAt)
+        let sent = store.stamp()
+        return try await answering.received(try await send(prepared), sent: sent)
     }
 
     /// The first action of each model puts the outbox's kept writes of that model back on live
@@ -342,7 +342,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
                 let (merged, side) = try store.mergeKeepingSideloads(
                     [patch], sideloaded: sideloaded, target: live == nil ? target : nil,
-                    mode: live == nil ? mode : .read, coder: coder, fetchedAt: context.fetchedAt)
+                    mode: live == nil ? mode : .read, coder: coder, fetched: context.fetched)
                 if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
                 guard let instance = merged.first else {
                     throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
@@ -378,7 +378,7 @@ struct ActionPipeline<Model: ResourceModel> {
             let target = patch.id == nil ? store.identityMap.withLock { $0.makeSingleton(of: Model.self) } : nil
             let (merged, side) = try store.mergeKeepingSideloads(
                 [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder,
-                fetchedAt: context.fetchedAt)
+                fetched: context.fetched)
             if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
@@ -427,7 +427,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
                 let (merged, side) = try store.mergeKeepingSideloads(
                     located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
-                    fetchedAt: context.fetchedAt)
+                    fetched: context.fetched)
                 if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
                 context.keep(located.main, sideloaded: sideloaded)
                 return (merged, located.container)

@@ -63,6 +63,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         timeout = configuration.timeout
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
         storage = configuration.storage
+        // What this launch fetches is newer than anything the storage kept, whatever the clock says.
+        if let storage { FetchStamp.raise(above: storage.highestOrder) }
         cachePolicy = configuration.cachePolicy
         fileCache = configuration.fileCache
         cacheTimeToLive = configuration.cacheTimeToLive.map(\.timeInterval)

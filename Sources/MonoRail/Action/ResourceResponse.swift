@@ -30,8 +30,10 @@ public struct ResourceResponse<Value> {
     public var request: HTTPRequest?
     /// When the request that fetched the value was sent: now for a network answer, earlier for a
     /// cached one (the oldest of its records, for a list: when the list was fetched). `nil` for a
-    /// write the outbox kept.
-    public var fetchedAt: Date?
+    /// write the outbox kept. By the wall clock (``MonoRail/Configuration/wallClock``).
+    public var fetchedAt: Date? { fetched?.date }
+    /// ``fetchedAt`` with the request's place in the order of requests.
+    var fetched: FetchStamp?
     /// How old the value was when the action returned: zero from the network, the time since
     /// ``fetchedAt`` from the cache.
     public var age: Duration?
@@ -75,7 +77,7 @@ public struct ResourceResponse<Value> {
         var other = ResourceResponse<Other>(
             value: try transform(value), status: status, headerFields: headerFields, source: source,
             request: request)
-        other.fetchedAt = fetchedAt
+        other.fetched = fetched
         other.age = age
         other.revalidation = revalidation
         other.extent = extent
@@ -87,11 +89,11 @@ extension ResourceResponse: Sendable where Value: Sendable {}
 
 extension ResourceResponse {
     /// The metadata of a response as received, around `value`.
-    init(_ value: Value, of response: APIResponse, source: Source, fetchedAt: Date) {
+    init(_ value: Value, of response: APIResponse, source: Source, fetched: FetchStamp) {
         self.init(
             value: value, status: response.response.status, headerFields: response.response.headerFields,
             source: source, request: source == .cache ? nil : response.request)
-        self.fetchedAt = fetchedAt
+        self.fetched = fetched
         self.age = .zero
     }
 }

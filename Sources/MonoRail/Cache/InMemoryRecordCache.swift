@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import MonoRailTransport
 
 /// A record cache in memory, bounded in size: every store's cache unless its configuration names
@@ -82,7 +82,7 @@ public final class InMemoryRecordCache: RecordCache {
         state.withLock { state in
             let use = state.tick()
             for record in records {
-                if let stored = state.records[record.key], stored.record.fetchedAt > record.fetchedAt { continue }
+                if let stored = state.records[record.key], stored.record.order > record.order { continue }
                 let size = Self.size(of: record)
                 state.bytes += size - (state.records[record.key]?.size ?? 0)
                 state.records[record.key] = Entry(record: record, lastUse: use, size: size)
@@ -96,14 +96,16 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
-    /// Moves the fetched-at of records and a query forward to `fetchedAt`.
-    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws {
+    /// Moves the fetched-at of records and a query forward to `fetched`.
+    public func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws {
         state.withLock { state in
-            for key in keys where state.records[key].map({ $0.record.fetchedAt < fetchedAt }) == true {
-                state.records[key]?.record.fetchedAt = fetchedAt
+            for key in keys where state.records[key].map({ $0.record.order < fetched.order }) == true {
+                state.records[key]?.record.fetchedAt = fetched.date
+                state.records[key]?.record.order = fetched.order
             }
-            if let query, let stored = state.queries[query]?.query, stored.fetchedAt < fetchedAt {
-                state.queries[query]?.query.fetchedAt = fetchedAt
+            if let query, let stored = state.queries[query]?.query, stored.order < fetched.order {
+                state.queries[query]?.query.fetchedAt = fetched.date
+                state.queries[query]?.query.order = fetched.order
             }
         }
     }
@@ -131,12 +133,12 @@ public final class InMemoryRecordCache: RecordCache {
     }
 
     /// Forgets the records of a model an authoritative list no longer holds.
-    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws
+    public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws
         -> [RecordKey]
     {
         let absent = state.withLock { state in
             state.records.compactMap { key, entry in
-                key.model == model && !ids.contains(key.id) && entry.record.fetchedAt < date ? key : nil
+                key.model == model && !ids.contains(key.id) && entry.record.order < order ? key : nil
             }
         }
         try await forgetDeleted(absent)

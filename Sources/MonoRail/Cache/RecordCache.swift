@@ -25,8 +25,9 @@ public protocol RecordCache: AnyObject, Sendable {
     /// where that means something). A record whose stored version was fetched later stays as it is.
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws
 
-    /// Marks records, and a query, as confirmed by the server at `fetchedAt` (a `304 Not Modified`).
-    func refresh(_ keys: [RecordKey], query: QueryKey?, fetchedAt: Date) async throws
+    /// Marks records, and a query, as confirmed by the server by a request sent at `fetched` (a
+    /// `304 Not Modified`), unless a later one stored them.
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws
 
     /// Forgets records; queries that named them can no longer be answered.
     func remove(_ keys: [RecordKey]) async throws
@@ -39,9 +40,9 @@ public protocol RecordCache: AnyObject, Sendable {
     func removeAll(model: String) async throws
 
     /// Forgets the records of a model that an authoritative list no longer holds — those not in
-    /// `ids` and fetched before `date`, when that list was asked for — as ``forgetDeleted(_:)``
-    /// does. Returns their keys.
-    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore date: Date) async throws -> [RecordKey]
+    /// `ids` and fetched before `order`, the list's request's ``FetchStamp/order`` — as
+    /// ``forgetDeleted(_:)`` does. Returns their keys.
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws -> [RecordKey]
 
     /// Keeps records from eviction (`true`), or lets them go again (`false`).
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws
@@ -52,9 +53,18 @@ public protocol RecordCache: AnyObject, Sendable {
     /// Waits until every write made so far is kept for good (on disk, for a cache that writes in
     /// the background). An app calls it before it quits; the default does nothing.
     func flush() async throws
+
+    /// The highest ``StoredRecord/order`` or ``StoredQuery/order`` it held when it was opened: a
+    /// store's requests are ordered after it, so what a later launch fetches is newer than what an
+    /// earlier one kept, whatever the clock says. The default, `0`, suits a cache that keeps
+    /// nothing across launches.
+    var highestOrder: Int64 { get }
 }
 
 extension RecordCache {
+    /// `0`: nothing was kept before this launch.
+    public var highestOrder: Int64 { 0 }
+
     /// Does nothing: the cache keeps each write before ``write(_:query:)`` returns.
     public func flush() async throws {}
 }
@@ -89,21 +99,31 @@ public struct StoredRecord: Sendable {
     /// byte for byte, that of a JSON response with the same values (MessagePack keeps every JSON
     /// value exactly). Embedded records stay inside it, and are also stored on their own.
     public var body: Data
-    /// When the request that fetched it was sent: the record is at least this fresh.
+    /// When the request that fetched it was sent, by the wall clock: the record's age.
     public var fetchedAt: Date
+    /// The request's place in the order of requests (``FetchStamp/order``): of two versions of the
+    /// record, the one with the higher order is newer, whatever the clock said.
+    public var order: Int64
     /// The `ETag` of the record's own response (`GET /trains/1`), for `If-None-Match`.
     public var etag: String?
     /// The `Last-Modified` of the record's own response, for `If-Modified-Since`.
     public var lastModified: String?
 
     /// Creates a stored record.
-    public init(key: RecordKey, body: Data, fetchedAt: Date, etag: String? = nil, lastModified: String? = nil) {
+    public init(
+        key: RecordKey, body: Data, fetchedAt: Date, order: Int64 = 0, etag: String? = nil,
+        lastModified: String? = nil
+    ) {
         self.key = key
         self.body = body
         self.fetchedAt = fetchedAt
+        self.order = order
         self.etag = etag
         self.lastModified = lastModified
     }
+
+    /// When it was fetched, by the order and the wall clock.
+    public var fetched: FetchStamp { FetchStamp(order: order, date: fetchedAt) }
 }
 
 /// The answer to one read, as a cache keeps it: which records it held, in order, and which related
@@ -115,8 +135,10 @@ public struct StoredQuery: Sendable, Hashable {
     public var ids: [String]
     /// Side-loaded records that came with them (`?include=cars`).
     public var related: [RecordKey]
-    /// When the request was sent.
+    /// When the request was sent, by the wall clock.
     public var fetchedAt: Date
+    /// The request's place in the order of requests (``FetchStamp/order``).
+    public var order: Int64
     /// The `ETag` of the response, for `If-None-Match`.
     public var etag: String?
     /// The `Last-Modified` of the response, for `If-Modified-Since`.
@@ -124,16 +146,20 @@ public struct StoredQuery: Sendable, Hashable {
 
     /// Creates a stored query.
     public init(
-        key: QueryKey, ids: [String], related: [RecordKey] = [], fetchedAt: Date, etag: String? = nil,
-        lastModified: String? = nil
+        key: QueryKey, ids: [String], related: [RecordKey] = [], fetchedAt: Date, order: Int64 = 0,
+        etag: String? = nil, lastModified: String? = nil
     ) {
         self.key = key
         self.ids = ids
         self.related = related
         self.fetchedAt = fetchedAt
+        self.order = order
         self.etag = etag
         self.lastModified = lastModified
     }
+
+    /// When it was fetched, by the order and the wall clock.
+    public var fetched: FetchStamp { FetchStamp(order: order, date: fetchedAt) }
 }
 
 /// A read's place in a cache: its model's name and what it asked for.

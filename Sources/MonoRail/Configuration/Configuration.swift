@@ -60,6 +60,10 @@ extension MonoRail {
         /// for as long as the cache keeps it. A record past it is dropped from the cache when a read
         /// finds it. Per model in ``ResourceModel/configure(_:)``.
         public var cacheTimeToLive: Duration?
+        /// The wall clock: ``ResourceModel/fetchedAt`` and a cached answer's age against
+        /// ``cacheTimeToLive``. It never decides which of two answers is newer (``FetchStamp``), so
+        /// a clock set back keeps nothing from being merged; tests inject their own.
+        public var wallClock: @Sendable () -> Date = { Date() }
         /// Downloaded files, emptied with the records by ``ResourceStore/clear()``; `nil` for none.
         public var fileCache: FileCache?
         /// How creates, saves and deletes reach the server: sent at once (``WritePolicy/direct``,

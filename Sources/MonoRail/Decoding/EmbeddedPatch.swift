@@ -7,11 +7,11 @@ protocol EmbeddedPatch {
     func check(in map: inout IdentityMap) throws
     /// Merges the records and returns their instances, in order.
     func apply(
-        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetchedAt: Date,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetched: FetchStamp,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel]
     /// Adds the records, as they came, to what a record cache is given.
-    func collect(into records: inout [StoredRecord], fetchedAt: Date)
+    func collect(into records: inout [StoredRecord], fetched: FetchStamp)
     /// The cache keys of the records.
     var keys: [RecordKey] { get }
 }
@@ -34,17 +34,17 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
     }
 
     func apply(
-        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetchedAt: Date,
+        in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetched: FetchStamp,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel] {
         Merger.apply(
-            patches, target: nil, mode: .read, store: store, map: &map, coder: coder, fetchedAt: fetchedAt,
+            patches, target: nil, mode: .read, store: store, map: &map, coder: coder, fetched: fetched,
             announcements: &announcements)
     }
 
-    func collect(into records: inout [StoredRecord], fetchedAt: Date) {
+    func collect(into records: inout [StoredRecord], fetched: FetchStamp) {
         let model = Child.resourceName
-        for patch in patches { patch.collect(into: &records, model: model, fetchedAt: fetchedAt) }
+        for patch in patches { patch.collect(into: &records, model: model, fetched: fetched) }
     }
 
     var keys: [RecordKey] {
@@ -150,7 +150,7 @@ struct SideLoading: Sendable {
     let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
     /// Decodes cached records of the related model, each with its fetched-at unless the server
     /// confirmed them all at the date given.
-    let decodeStored: @Sendable ([StoredRecord], ResourceStore, Date?) throws -> any EmbeddedPatch
+    let decodeStored: @Sendable ([StoredRecord], ResourceStore, FetchStamp?) throws -> any EmbeddedPatch
 
     static func of<Target: ResourceModel>(_ type: Target.Type) -> SideLoading {
         SideLoading(
@@ -159,8 +159,8 @@ struct SideLoading: Sendable {
             decode: { json, path, context in
                 try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
             },
-            decodeStored: { records, store, confirmedAt in
-                try decodeStored(Target.self, records, store: store, confirmedAt: confirmedAt)
+            decodeStored: { records, store, confirmed in
+                try decodeStored(Target.self, records, store: store, confirmed: confirmed)
             })
     }
 }

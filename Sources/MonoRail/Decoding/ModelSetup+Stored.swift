@@ -34,7 +34,7 @@ extension ModelSetup {
 
 extension SideLoading {
     static func decodeStored<Target: ResourceModel>(
-        _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmedAt: Date?
+        _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmed: FetchStamp?
     ) throws -> any EmbeddedPatch {
         let setup = store.setup(for: Target.self)
         let decoder = setup.decoder(coder: FieldCoder(options: setup.coding), store: store)
@@ -42,7 +42,7 @@ extension SideLoading {
         patches.reserveCapacity(records.count)
         for record in records {
             guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
-            patch.fetchedAt = confirmedAt ?? record.fetchedAt
+            patch.fetched = confirmed ?? record.fetched
             patches.append(patch)
         }
         return EmbeddedRecords(patches: patches)

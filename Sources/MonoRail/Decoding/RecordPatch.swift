@@ -18,8 +18,8 @@ final class RecordPatch<Model: ResourceModel> {
     /// The record as it came, for the record cache; `nil` unless the decoder was asked to keep it.
     let wire: WireRecord?
     /// When the record was fetched, for a record read back from a cache; `nil` for one of a
-    /// response, which has the response's time.
-    var fetchedAt: Date?
+    /// response, which has the response's stamp.
+    var fetched: FetchStamp?
     /// The ``RecordDigest`` of the record's bytes, for a complete record read in place.
     var digest: Int?
     /// The live instance the record was found unchanged for; the merge takes it (and it stays
@@ -51,12 +51,14 @@ extension RecordPatch {
     /// Adds this record and the records embedded in it, each under its own model and id, to what
     /// a record cache is given; records kept without their form as received, or without an id,
     /// are left out.
-    func collect(into records: inout [StoredRecord], model: String, fetchedAt: Date) {
+    func collect(into records: inout [StoredRecord], model: String, fetched: FetchStamp) {
         if let id, let wire {
             records.append(
-                StoredRecord(key: RecordKey(model: model, id: id), body: wire.messagePack, fetchedAt: fetchedAt))
+                StoredRecord(
+                    key: RecordKey(model: model, id: id), body: wire.messagePack, fetchedAt: fetched.date,
+                    order: fetched.order))
         }
-        for nested in embedded { nested.patch.collect(into: &records, fetchedAt: fetchedAt) }
+        for nested in embedded { nested.patch.collect(into: &records, fetched: fetched) }
     }
 }
 

@@ -75,7 +75,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var pendingAssignments = [StorageKey: @Sendable (Model) -> Void]()
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
-        var fetchedAt: Date?
+        var fetched: FetchStamp?
         /// Per schema field: 0, or the sequence number of the edit the outbox keeps to send. A field is
         /// pending while its edit is that one or a later one. Empty until the first queued write.
         var pending: [UInt64] = []
@@ -217,22 +217,22 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     ///
     /// - Parameters:
     ///   - fields: The schema's fields, passed in so that a merge of many records reads them once.
-    ///   - fetchedAt: When the request for this state was sent. A read older than the state merged
+    ///   - fetched: When the request for this state was sent. A read older than the state merged
     ///     last changes nothing: answers can arrive out of order, and a cache's copy can be older.
     ///   - comparesFields: `false` when no change needs reporting (a new instance nobody observes
     ///     yet, of a model without references, whose changes would stamp them): nothing is compared.
     func apply(
         _ patch: RecordPatch<Model>, mode: MergeMode, store: ResourceStore, coder: FieldCoder,
-        fields: [ResourceField<Model>], fetchedAt: Date, comparesFields: Bool = true
+        fields: [ResourceField<Model>], fetched: FetchStamp, comparesFields: Bool = true
     ) -> [Int] {
         state.withLock { state in
-            if case .read = mode, let newest = state.fetchedAt, fetchedAt < newest, state.isPersisted,
+            if case .read = mode, let newest = state.fetched, fetched < newest, state.isPersisted,
                 !state.isDeleted
             {
                 state.store = store
                 return []
             }
-            if state.fetchedAt.map({ $0 < fetchedAt }) ?? true { state.fetchedAt = fetchedAt }
+            if state.fetched.map({ $0 < fetched }) ?? true { state.fetched = fetched }
             if let id = patch.id { state.id = id }
             state.store = store
             if !state.isDeletePending { state.isDeleted = false }
@@ -292,13 +292,13 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// one (``ResourceModel/init(json:using:)``): the record as the server answered, merged as
     /// `mode` says. Its observers are told; the store is not: the instance is not the store's.
     func take(serverStateOf live: Model, into model: Model, mode: MergeMode) {
-        let (server, id, fetchedAt) = live._$state.state.withLock { ($0.server, $0.id, $0.fetchedAt) }
+        let (server, id, fetched) = live._$state.state.withLock { ($0.server, $0.id, $0.fetched) }
         let fields = Model.resourceSchema.fields
         let changed = state.withLock { state in
             state.id = id ?? state.id
             state.isPersisted = true
             state.isDeleted = false
-            state.fetchedAt = fetchedAt
+            state.fetched = fetched
             if case .saved(let sent) = mode, !state.edits.isEmpty {
                 for index in state.edits.indices where state.edits[index] != 0 {
                     guard index < sent.count, sent[index] == state.edits[index] else { continue }
@@ -319,16 +319,19 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         for index in changed { fields[index].notify(model, registrar) }
     }
 
+    /// When the request of the newest server state merged in was sent.
+    var fetched: FetchStamp? { state.withLock { $0.fetched } }
+
     /// Whether the values the server last described were decoded from bytes of this digest.
     func hasServerDigest(_ digest: Int) -> Bool {
         state.withLock { $0.serverDigest == digest }
     }
 
     /// Notes that the server confirmed the state this instance holds (`304 Not Modified`) as of
-    /// `fetchedAt`.
-    func confirm(fetchedAt: Date) {
+    /// `fetched`.
+    func confirm(fetched: FetchStamp) {
         state.withLock { state in
-            if state.fetchedAt.map({ $0 < fetchedAt }) ?? true { state.fetchedAt = fetchedAt }
+            if state.fetched.map({ $0 < fetched }) ?? true { state.fetched = fetched }
         }
     }
 

@@ -105,7 +105,11 @@ extension ResourceModel {
     ///
     /// A read older than this does not change the instance: answers that arrive out of order, and
     /// cached copies older than what the instance shows, are left out of its fields.
-    public var fetchedAt: Date? { _$state.state.withLock { $0.fetchedAt } }
+    ///
+    /// The time is the wall clock's (``MonoRail/Configuration/wallClock``), for display and age; which
+    /// answer is newer is decided by the order requests were sent in (``FetchStamp``), so a clock set
+    /// back keeps nothing from being merged.
+    public var fetchedAt: Date? { _$state.fetched?.date }
 
     /// The changes to this instance: merges, edits, reverts, creation and deletion.
     ///

@@ -23,7 +23,8 @@ extension ResourceModel {
     ) throws -> [Self] {
         let pipeline = ActionPipeline<Self>(store: store)
         return try pipeline.mergeList(
-            receivedResponse(body, contentType: contentType, setup: pipeline.setup), MergeContext(fetchedAt: Date()))
+            receivedResponse(body, contentType: contentType, setup: pipeline.setup),
+            MergeContext(fetched: store.stamp()))
     }
 
     /// Merges one record body received some other way into the store, as ``get(id:include:parameters:policy:in:)`` merges a
@@ -41,7 +42,7 @@ extension ResourceModel {
         let pipeline = ActionPipeline<Self>(store: store)
         return try pipeline.mergeRecord(
             receivedResponse(body, contentType: contentType, setup: pipeline.setup), expecting: nil, target: nil,
-            mode: .read, MergeContext(fetchedAt: Date()))
+            mode: .read, MergeContext(fetched: store.stamp()))
     }
 
     /// Merges one record, given as its JSON value rather than a response body (no root, no
@@ -63,7 +64,7 @@ extension ResourceModel {
         let coder = FieldCoder(options: pipeline.setup.coding)
         let patch = try pipeline.setup.decoder(coder: coder, store: store).decode(json, at: RecordLocation(base: "$"))
         let (merged, side) = try store.mergeKeepingSideloads(
-            [patch], sideloaded: [], target: nil, mode: .read, coder: coder, fetchedAt: Date())
+            [patch], sideloaded: [], target: nil, mode: .read, coder: coder, fetched: store.stamp())
         if !side.isEmpty { resourceSchema.adoptRelated(merged) }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the record held no \(resourceSchema.typeName)")
@@ -108,12 +109,12 @@ extension ResourceModel {
         var detached = IdentityMap()
         var announcements: [() -> Void] = []
         _ = Merger.apply(
-            [patch], target: self, mode: .read, store: store, map: &detached, coder: coder, fetchedAt: Date(),
+            [patch], target: self, mode: .read, store: store, map: &detached, coder: coder, fetched: store.stamp(),
             announcements: &announcements)
         // Read from JSON the app had, not fetched: the instance has no age.
         _$state.state.withLock {
             $0.isPersisted = $0.id != nil
-            $0.fetchedAt = nil
+            $0.fetched = nil
         }
     }
 

@@ -10,16 +10,15 @@ struct RecordValues: Sendable {
     var isGone = false
     /// Whether the id is a local one, of a create the outbox keeps.
     var isLocal = false
-    /// When the newest server state merged in was fetched, in seconds since the reference date: a
-    /// `Date` here would make every copy of the values a call through its value witness.
-    var fetchedAt: Double?
+    /// The ``FetchStamp/order`` of the newest server state merged in.
+    var fetchOrder: Int64?
     /// Whether the app has edited a field since.
     var isEdited = false
 
     /// Whether the instance changed here after an answer fetched at `answeredAt` was asked for:
     /// edited since, or merged from a newer response. Such an answer cannot speak for it.
-    func isNewer(than answeredAt: Date?) -> Bool {
-        isEdited || (fetchedAt ?? -.infinity) > (answeredAt?.timeIntervalSinceReferenceDate ?? .infinity)
+    func isNewer(than answeredAt: FetchStamp?) -> Bool {
+        isEdited || (fetchOrder ?? .min) > (answeredAt?.order ?? .max)
     }
 
     subscript(slot: QuerySlot) -> JSONValue? {
@@ -54,7 +53,7 @@ struct RecordValues: Sendable {
                     values.id = state.id?.jsonValue
                     values.isLocal = state.id?.isLocal ?? false
                     values.isGone = state.isDeleted || state.isDeletePending
-                    values.fetchedAt = state.fetchedAt?.timeIntervalSinceReferenceDate
+                    values.fetchOrder = state.fetched?.order
                     values.isEdited = state.edits.contains { $0 != 0 }
                     if !indices.isEmpty {
                         values.fields = Array(repeating: nil, count: schema.count)

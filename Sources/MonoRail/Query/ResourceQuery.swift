@@ -73,7 +73,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         var pageLoad: (generation: Int, task: Task<Void, any Error>)?
         var isRefetchScheduled = false
         /// When the first page of the shown answer was asked for.
-        var fetchedAt: Date?
+        var fetched: FetchStamp?
         var refetchError: APIError?
     }
 
@@ -161,7 +161,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             state.members = []
             state.membership.removeAll()
             admit(
-                answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere, into: &state)
+                answer.value.instances, values: values, answeredAt: answer.fetched, sorting: sortsHere, into: &state)
             for (instance, values) in locals where !state.membership.contains(ObjectIdentifier(instance)) {
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
@@ -169,14 +169,14 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             // than the answer, which cannot list it.
             for instance in previous where plan.isEvaluable && !state.membership.contains(ObjectIdentifier(instance)) {
                 let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
-                guard values.isNewer(than: answer.fetchedAt), !values.isGone, plan.matches(values) else { continue }
+                guard values.isNewer(than: answer.fetched), !values.isGone, plan.matches(values) else { continue }
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
             state.progress = progress
             state.total = answer.value.total
             state.next = next
             state.extent = extent
-            state.fetchedAt = answer.fetchedAt
+            state.fetched = answer.fetched
             publish(state)
             return true
         }
@@ -221,7 +221,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             guard state.shownGeneration == generation, state.progress.pages == shown.pages else { return false }
             let before = state.members.count
             admit(
-                answer.value.instances, values: values, answeredAt: answer.fetchedAt, sorting: sortsHere,
+                answer.value.instances, values: values, answeredAt: answer.fetched, sorting: sortsHere,
                 into: &state)
             state.progress = progress
             if let total = answer.value.total { state.total = total }
@@ -247,13 +247,13 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Prunes what an authoritative query's answer no longer holds, once it holds the whole list.
     private func pruneIfWhole(_ source: ResponseSource, generation: Int) async {
         guard isAuthoritative, plan.isEvaluable, setup.prunesOrphans, source == .network else { return }
-        let whole = state.withLock { state -> (members: [Model], fetchedAt: Date)? in
+        let whole = state.withLock { state -> (members: [Model], fetched: FetchStamp)? in
             guard state.shownGeneration == generation, state.next == nil, state.extent == .whole,
-                let fetchedAt = state.fetchedAt
+                let fetched = state.fetched
             else {
                 return nil
             }
-            return (state.members, fetchedAt)
+            return (state.members, fetched)
         }
         guard let whole else { return }
         let plan = plan
@@ -261,7 +261,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         let matches: (Model) -> Bool = { plan.matches(RecordValues.read($0, slots: plan.slots, coder: coder)) }
         let scope = plan.isUnfiltered ? nil : matches
         await ActionPipeline<Model>(store: store).pruneOrphans(
-            keeping: whole.members, fetchedAt: whole.fetchedAt, scope: scope)
+            keeping: whole.members, fetched: whole.fetched, scope: scope)
     }
 
     private var setup: ModelSetup<Model> { store.setup(for: Model.self) }
@@ -315,7 +315,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Adds what an answer lists, in its order, or sorted when the server does not sort. An
     /// instance that changed here after the request was sent is tested here.
     private func admit(
-        _ instances: [Model], values: [RecordValues], answeredAt: Date?, sorting: Bool, into state: inout State
+        _ instances: [Model], values: [RecordValues], answeredAt: FetchStamp?, sorting: Bool, into state: inout State
     ) {
         for (instance, values) in zip(instances, values) {
             guard !values.isGone, !state.membership.contains(ObjectIdentifier(instance)) else { continue }

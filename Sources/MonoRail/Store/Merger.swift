@@ -86,7 +86,7 @@ enum Merger {
     static func apply<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], found: Found<Model> = Found(), target: Model?,
         mode: InstanceState<Model>.MergeMode,
-        store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, fetchedAt: Date,
+        store: ResourceStore, map: inout IdentityMap, coder: FieldCoder, fetched: FetchStamp,
         announcements: inout [() -> Void]
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
@@ -102,10 +102,10 @@ enum Merger {
         var certainAt = found.insertions
         for position in patches.indices {
             let patch = patches[position]
-            let fetchedAt = patch.fetchedAt ?? fetchedAt
+            let fetched = patch.fetched ?? fetched
             for nested in patch.embedded {
                 let children = nested.patch.apply(
-                    in: &map, store: store, coder: coder, fetchedAt: fetchedAt, announcements: &announcements)
+                    in: &map, store: store, coder: coder, fetched: fetched, announcements: &announcements)
                 fields[nested.index].embedded?.assign(&patch.values, children)
             }
             let instance: Model
@@ -133,7 +133,7 @@ enum Merger {
             // An instance made here has no observers yet; only a per-model stream could be listening.
             let isUnobserved = isNew && target == nil && !perTypeListening
             let changed = instance._$state.apply(
-                patch, mode: mode, store: store, coder: coder, fields: fields, fetchedAt: fetchedAt,
+                patch, mode: mode, store: store, coder: coder, fields: fields, fetched: fetched,
                 comparesFields: !isUnobserved || hasReferences)
             // Entered late, and the instance appended last: once the map holds a weak reference,
             // each retain and release of the instance takes the runtime's slow path (an atomic

@@ -102,6 +102,11 @@ public final class ResourceStore: Sendable {
         self.init(configuration: configuration)
     }
 
+    /// The stamp of a request sent now: after every one before it, at the configured wall clock's time.
+    func stamp() -> FetchStamp {
+        FetchStamp.next(date: configuration.wallClock())
+    }
+
     /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).
     public var configuration: MonoRail.Configuration {
         settings.withLock { $0.configuration }
@@ -190,23 +195,23 @@ public final class ResourceStore: Sendable {
     ///   - mode: Whether the records answer a save.
     /// - Throws: ``APIError/Code/inconsistentResponse`` when an id changed type or `target` would
     ///   take an id a live instance already has.
-    ///   - fetchedAt: When the request that fetched the records was sent; a record read back from a
+    ///   - fetched: When the request that fetched the records was sent; a record read back from a
     ///     cache carries its own.
     func merge<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch] = [], target: Model? = nil,
-        mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder, fetchedAt: Date
+        mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder, fetched: FetchStamp
     ) throws -> [Model] {
         try mergeKeepingSideloads(
-            patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder, fetchedAt: fetchedAt
+            patches, sideloaded: sideloaded, target: target, mode: mode, coder: coder, fetched: fetched
         ).instances
     }
 
-    /// ``merge(_:sideloaded:target:mode:coder:fetchedAt:)``, also returning the side-loaded
+    /// ``merge(_:sideloaded:target:mode:coder:fetched:)``, also returning the side-loaded
     /// instances so the caller can hand them to the records that relate to them before they are
     /// released.
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch], target: Model?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetchedAt: Date
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.
@@ -219,11 +224,11 @@ public final class ResourceStore: Sendable {
             map.sweepIfGrown()
             for side in sideloaded {
                 sideInstances += side.apply(
-                    in: &map, store: self, coder: coder, fetchedAt: fetchedAt, announcements: &announcements)
+                    in: &map, store: self, coder: coder, fetched: fetched, announcements: &announcements)
             }
             instances = Merger.apply(
                 patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
-                fetchedAt: fetchedAt, announcements: &announcements)
+                fetched: fetched, announcements: &announcements)
         }
         if broadcasters.hasLiveQueries {
             QueryBatch.collecting { for announce in announcements { announce() } }
