@@ -122,7 +122,8 @@ public final class Outbox: Sendable {
 
     /// The number of writes kept to be sent: every one not yet answered by the server, except the
     /// ``parked`` ones.
-    /// Counted from storage at its first use, before the app uses any model.
+    ///
+    /// Counted from storage the first time it is read, before the app uses any model.
     public var pendingCount: Int {
         openForReading()
         return state.withLock { $0.entries.count { !$0.isParked } }
