@@ -29,58 +29,50 @@ struct ClockJumpTests {
 
     @Test("a read sent after the clock stepped back a day is merged and stored over the one before")
     func sameLaunch() async throws {
-        try await withTemporaryDirectory { directory in
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("clock.sqlite").path
-            try await withHarness { harness in
-                let now = Locked(Date())
-                var configuration = harness.store.configuration
-                configuration.wallClock = { now.withLock { $0 } }
-                let storage = try SQLiteStorage(path: path)
-                let store = ResourceStore(configuration: configuration, storage: storage)
-                let train = try await Spec.Train.get(id: 1, in: store)
-                #expect(train.company == "MonoRail Co.")
-                let firstRead = try #require(train.fetchedAt)
+        try await RestartTests.withServerAndFile { harness, path in
+            let now = Locked(Date())
+            var configuration = harness.store.configuration
+            configuration.wallClock = { now.withLock { $0 } }
+            let storage = try SQLiteStorage(path: path)
+            let store = ResourceStore(configuration: configuration, storage: storage)
+            let train = try await Spec.Train.get(id: 1, in: store)
+            #expect(train.company == "MonoRail Co.")
+            let firstRead = try #require(train.fetchedAt)
 
-                try await Self.rename(to: "Read After The Jump", on: harness)
-                now.withLock { $0 = $0.addingTimeInterval(Self.dayBack) }
-                let again = try await Spec.Train.get(id: 1, in: store)
-                #expect(again === train)
-                #expect(train.company == "Read After The Jump")
-                // fetchedAt stays the wall clock's, for display.
-                #expect(train.fetchedAt == firstRead.addingTimeInterval(Self.dayBack))
-                try await storage.flush()
-                #expect(try await Self.storedCompany(in: storage) == "Read After The Jump")
+            try await Self.rename(to: "Read After The Jump", on: harness)
+            now.withLock { $0 = $0.addingTimeInterval(Self.dayBack) }
+            let again = try await Spec.Train.get(id: 1, in: store)
+            #expect(again === train)
+            #expect(train.company == "Read After The Jump")
+            // fetchedAt stays the wall clock's, for display.
+            #expect(train.fetchedAt == firstRead.addingTimeInterval(Self.dayBack))
+            try await storage.flush()
+            #expect(try await Self.storedCompany(in: storage) == "Read After The Jump")
 
-                // A list read after it, with the clock back further still, is newer than both.
-                try await Self.rename(to: "Listed Later", on: harness)
-                now.withLock { $0 = $0.addingTimeInterval(Self.dayBack) }
-                _ = try await Spec.Train.get(in: store)
-                #expect(train.company == "Listed Later")
-                try await storage.flush()
-                #expect(try await Self.storedCompany(in: SQLiteStorage(path: path)) == "Listed Later")
-            }
+            // A list read after it, with the clock back further still, is newer than both.
+            try await Self.rename(to: "Listed Later", on: harness)
+            now.withLock { $0 = $0.addingTimeInterval(Self.dayBack) }
+            _ = try await Spec.Train.get(in: store)
+            #expect(train.company == "Listed Later")
+            try await storage.flush()
+            #expect(try await Self.storedCompany(in: SQLiteStorage(path: path)) == "Listed Later")
         }
     }
 
     @Test("a new launch with its clock a day behind the file's reads merges and stores what it fetches")
     func nextLaunch() async throws {
-        try await withTemporaryDirectory { directory in
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("clock.sqlite").path
-            try await withHarness { harness in
-                let storage = try SQLiteStorage(path: path)
-                let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
-                _ = try await Spec.Train.get(id: 1, in: store)
-                try await storage.flush()
-                try await Self.rename(to: "Read By The Next Launch", on: harness)
+        try await RestartTests.withServerAndFile { harness, path in
+            let storage = try SQLiteStorage(path: path)
+            let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
+            _ = try await Spec.Train.get(id: 1, in: store)
+            try await storage.flush()
+            try await Self.rename(to: "Read By The Next Launch", on: harness)
 
-                let (status, output) = try await RestartTests.launchAgain(
-                    "ClockJumpTests/readsWithClockBack", file: path, api: harness.server.baseURL)
-                #expect(status == 0, "\(output)")
-                #expect(output.contains("cached MonoRail Co., fetched Read By The Next Launch"), "\(output)")
-                #expect(try await Self.storedCompany(in: SQLiteStorage(path: path)) == "Read By The Next Launch")
-            }
+            let (status, output) = try await RestartTests.launchAgain(
+                "ClockJumpTests/readsWithClockBack", file: path, api: harness.server.baseURL)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("cached MonoRail Co., fetched Read By The Next Launch"), "\(output)")
+            #expect(try await Self.storedCompany(in: SQLiteStorage(path: path)) == "Read By The Next Launch")
         }
     }
 

@@ -16,6 +16,16 @@ struct RestartTests {
     /// Set for the second launch of a test that needs the server back: its API root.
     static let secondLaunchAPI = ProcessInfo.processInfo.environment["MONORAIL_RESTART_API"].flatMap(URL.init(string:))
 
+    /// Runs a first launch: `body` gets the reference server and the path of a new SQLite file, which
+    /// a second launch (``launchAgain(_:file:api:)``) reads.
+    static func withServerAndFile(_ body: (Harness, String) async throws -> Void) async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withHarness { harness in try await body(harness, path) }
+        }
+    }
+
     /// Runs one test of this binary in a new process; its exit status and output.
     static func launchAgain(_ test: String, file: String, api: URL? = nil) async throws
         -> (status: Int32, output: String)
@@ -41,16 +51,12 @@ struct RestartTests {
 
     @Test("a new process reading with cacheOnly gets train.cars and train.conductor as the online read had them")
     func embeddedRelationshipsFromDisk() async throws {
-        try await withTemporaryDirectory { directory in
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("restart.sqlite").path
-            try await withHarness { harness in
-                let storage = try SQLiteStorage(path: path)
-                let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
-                let train = try await Spec.Train.get(id: 1, in: store)
-                #expect(train.cars.map(\.occupancy) == [40, 12] && train.conductor?.name == "Bill")
-                try await storage.flush()
-            }
+        try await Self.withServerAndFile { harness, path in
+            let storage = try SQLiteStorage(path: path)
+            let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
+            let train = try await Spec.Train.get(id: 1, in: store)
+            #expect(train.cars.map(\.occupancy) == [40, 12] && train.conductor?.name == "Bill")
+            try await storage.flush()
             let (status, output) = try await Self.launchAgain("readsRelationshipsOffline", file: path)
             #expect(status == 0, "\(output)")
             #expect(output.contains("cars [40, 12], conductor Bill"), "\(output)")
@@ -76,36 +82,32 @@ struct RestartTests {
 
     @Test("writes kept with the server down are counted and sent by a new process before it uses any model")
     func keptWritesSentAtLaunch() async throws {
-        try await withTemporaryDirectory { directory in
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("outbox.sqlite").path
-            try await withHarness { harness in
-                let storage = try SQLiteStorage(path: path)
-                // Online once, so the record is on disk; then the server is out of reach.
-                let online = ResourceStore(configuration: harness.store.configuration, storage: storage)
-                _ = try await Spec.Train.get(id: 1, in: online)
-                var offline = harness.store.configuration
-                offline.apiRootURL = URL(string: "http://127.0.0.1:1")
-                offline.writePolicy = .queuedWhenOffline
-                let store = ResourceStore(configuration: offline, storage: storage)
-                let train = try await Spec.Train.get(id: 1, policy: .cacheOnly, in: store)
-                train.company = "Kept Co."
-                try await train.save()
-                let made = Spec.Train()
-                made.company = "Made Offline"
-                try await made.create(in: store)
-                #expect(store.outbox.pendingCount == 2)
-                await store.outbox.pause()
-                try await storage.flush()
+        try await Self.withServerAndFile { harness, path in
+            let storage = try SQLiteStorage(path: path)
+            // Online once, so the record is on disk; then the server is out of reach.
+            let online = ResourceStore(configuration: harness.store.configuration, storage: storage)
+            _ = try await Spec.Train.get(id: 1, in: online)
+            var offline = harness.store.configuration
+            offline.apiRootURL = URL(string: "http://127.0.0.1:1")
+            offline.writePolicy = .queuedWhenOffline
+            let store = ResourceStore(configuration: offline, storage: storage)
+            let train = try await Spec.Train.get(id: 1, policy: .cacheOnly, in: store)
+            train.company = "Kept Co."
+            try await train.save()
+            let made = Spec.Train()
+            made.company = "Made Offline"
+            try await made.create(in: store)
+            #expect(store.outbox.pendingCount == 2)
+            await store.outbox.pause()
+            try await storage.flush()
 
-                let (status, output) = try await Self.launchAgain(
-                    "sendsKeptWritesAtLaunch", file: path, api: harness.server.baseURL)
-                #expect(status == 0, "\(output)")
-                #expect(output.contains("kept 2 before any model, 0 after flush"), "\(output)")
-                let trains = try await Spec.Train.get(in: harness.store)
-                #expect(trains.first { $0.id == 1 }?.company == "Kept Co.")
-                #expect(trains.count { $0.company == "Made Offline" } == 1)
-            }
+            let (status, output) = try await Self.launchAgain(
+                "sendsKeptWritesAtLaunch", file: path, api: harness.server.baseURL)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("kept 2 before any model, 0 after flush"), "\(output)")
+            let trains = try await Spec.Train.get(in: harness.store)
+            #expect(trains.first { $0.id == 1 }?.company == "Kept Co.")
+            #expect(trains.count { $0.company == "Made Offline" } == 1)
         }
     }
 
