@@ -20,10 +20,15 @@ import MonoRailTransport
 /// **Exactly once.** Every write carries an `Idempotency-Key` made when it is kept, and every
 /// attempt — after a lost answer, a `503`, or a restart — sends the same key and body, so a server
 /// that honours the header (draft-ietf-httpapi-idempotency-key-header) applies it once. A write
-/// leaves the outbox only when the server answered it.
+/// leaves the outbox only when the server answered it. Storage notes each attempt before it is
+/// sent and forgets each write the server took — a create or a delete at once, updates with the
+/// next commit — so that after a crash a few updates the server took may be sent again, under
+/// their keys.
 ///
-/// **Order.** Writes are sent one at a time, in the order they were made: a record's writes in
-/// order, a child's create after its parent's. A write waits while the server cannot be reached and
+/// **Order.** A record's writes are sent in the order they were made, one after the other, and so
+/// is every chain of creates: a child's create after its parent's, a write naming a record created
+/// in the outbox after that create. Writes on no common record or chain go out side by side, up to
+/// ``OutboxLimits/concurrentWrites`` at once. A write waits while the server cannot be reached and
 /// is tried again with backoff (`Retry-After` honoured), or as soon as another request succeeds.
 ///
 /// **After a restart.** The writes an earlier launch kept are read from storage the first time the
@@ -64,6 +69,19 @@ public final class Outbox: Sendable {
         var notBefore: ContinuousClock.Instant?
         /// That failed answer.
         var failure: APIError?
+        /// The attempts storage holds for it: a commit notes the attempts of the next few writes
+        /// ahead of sending them, so that each is noted before it goes without a commit of its own.
+        var noted: Int
+        /// Whether it is being sent now.
+        var isSending = false
+
+        init(write: PendingWrite, instance: (any ResourceModel)?, sent: [UInt64], isKept: Bool) {
+            self.write = write
+            self.instance = instance
+            self.sent = sent
+            self.isKept = isKept
+            noted = write.attempts
+        }
 
         var isParked: Bool { write.parking != nil }
     }
@@ -107,9 +125,30 @@ public final class Outbox: Sendable {
         /// How to send each restored model's writes, by resource name.
         var replays: [String: any OutboxReplaying] = [:]
         var run: Task<RunResult, Never>?
+        /// What the run changed in memory and has not committed to storage yet.
+        var unsettled = Unsettled()
         var retry: Task<Void, Never>?
         var retryDelay: Duration = .seconds(1)
     }
+
+    /// Writes the run confirmed (`removed`) or changed (`rewritten`) in memory since its last commit:
+    /// committed with the next one — when a write's attempt is noted, a create or delete is
+    /// confirmed, a write is parked or refused, or the run ends.
+    private struct Unsettled: Sendable {
+        var removed: Set<Int64> = []
+        var rewritten: Set<Int64> = []
+
+        var isEmpty: Bool { removed.isEmpty && rewritten.isEmpty }
+
+        mutating func formUnion(_ other: Unsettled) {
+            removed.formUnion(other.removed)
+            rewritten.formUnion(other.rewritten)
+        }
+    }
+
+    /// How many writes one commit notes as attempted ahead of sending them. After a crash, at most
+    /// this many updates the server already took are sent again under their keys.
+    static let notedAhead = 16
 
     private let state: Locked<State>
     private let broadcaster = UpdateBroadcaster<OutboxEvent>()
@@ -337,9 +376,9 @@ public final class Outbox: Sendable {
     /// a parked one of the record, which the write joins. A queued-when-offline write goes behind
     /// them, to keep the order.
     func isHoldingWrites(model: String, id: ResourceID?) -> Bool {
-        let key = Self.recordKey(model: model, id: id)
+        let key = WrittenRecord(model: model, id: id)
         return state.withLock { state in
-            state.entries.contains { !$0.isParked || Self.recordKey($0.write) == key }
+            state.entries.contains { !$0.isParked || WrittenRecord($0.write) == key }
         }
     }
 
@@ -423,13 +462,13 @@ public final class Outbox: Sendable {
     /// resume. `nil` when the record has none parked, or the new write is a delete, which goes
     /// behind them as any write.
     private static func requeue(_ write: PendingWrite, sent: [UInt64], in entries: inout [Entry]) -> Requeued? {
-        let key = recordKey(write)
+        let key = WrittenRecord(write)
         guard write.verb != .destroy,
-            let first = entries.firstIndex(where: { $0.isParked && recordKey($0.write) == key })
+            let first = entries.firstIndex(where: { $0.isParked && WrittenRecord($0.write) == key })
         else { return nil }
         let before = entries
         var merged = entries[first].write
-        let laterOfRecord = entries.indices.filter { $0 > first && recordKey(entries[$0].write) == key }
+        let laterOfRecord = entries.indices.filter { $0 > first && WrittenRecord(entries[$0].write) == key }
         if merged.verb == .create {
             // A create's body has every field; the save's, the unsaved ones, laid over it.
             merged.body = merged.body.overlaid(with: write.body)
@@ -461,7 +500,7 @@ public final class Outbox: Sendable {
         var resumed = [entries[first]]
         for index in dependents(of: first, in: entries)
         where entries[index].write.parking?.code == .dependencyRejected
-            && recordKey(entries[index].write) != key
+            && WrittenRecord(entries[index].write) != key
         {
             entries[index].write.parking = nil
             updated.append(entries[index].write)
@@ -478,16 +517,16 @@ public final class Outbox: Sendable {
     /// The later writes that depend on the write at `index`, in order: writes of the same record,
     /// writes naming a record it creates, and so on along the chain.
     static func dependents(of index: Int, in entries: [Entry]) -> [Int] {
-        var records: Set<String> = [recordKey(entries[index].write)]
+        var records: Set<WrittenRecord> = [WrittenRecord(entries[index].write)]
         var locals: Set<String> = entries[index].write.id.flatMap { $0.isLocal ? [$0.description] : nil } ?? []
         var found: [Int] = []
         for later in entries.indices where later > index {
             let write = entries[later].write
-            guard records.contains(recordKey(write)) || !write.referencedLocalIDs.isDisjoint(with: locals) else {
+            guard records.contains(WrittenRecord(write)) || !write.referencedLocalIDs.isDisjoint(with: locals) else {
                 continue
             }
             found.append(later)
-            records.insert(recordKey(write))
+            records.insert(WrittenRecord(write))
             if let id = write.id, id.isLocal { locals.insert(id.description) }
         }
         return found
@@ -495,8 +534,8 @@ public final class Outbox: Sendable {
 
     /// Whether a write of this record is kept.
     func holdsWrite(model: String, id: ResourceID?) -> Bool {
-        let key = Self.recordKey(model: model, id: id)
-        return state.withLock { state in state.entries.contains { !$0.isParked && Self.recordKey($0.write) == key } }
+        let key = WrittenRecord(model: model, id: id)
+        return state.withLock { state in state.entries.contains { !$0.isParked && WrittenRecord($0.write) == key } }
     }
 
     /// The replaced local ids, to rewrite a body about to be kept.
@@ -517,7 +556,7 @@ public final class Outbox: Sendable {
 
     /// Whether kept writes wait for ``flush()`` instead of being sent on their own — after they are
     /// kept, on retries, and when a request goes through. For an app that sends only on Wi-Fi.
-    /// Setting it sends no write beyond the one being sent, if any; ``pause()`` waits for that one.
+    /// Setting it starts no write beyond the ones being sent, if any; ``pause()`` waits for those.
     /// Setting it back to `false` sends what waits.
     public var isPaused: Bool {
         get { state.withLock { $0.isPaused } }
@@ -527,8 +566,8 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Pauses automatic sending (``isPaused``) and returns once no write is being sent: the one in
-    /// flight, if any, has its answer, and no other starts unless ``flush()`` is called. For a store
+    /// Pauses automatic sending (``isPaused``) and returns once no write is being sent: the ones in
+    /// flight, if any, have their answers, and no other starts unless ``flush()`` is called. For a store
     /// about to hand its storage file to another.
     public func pause() async {
         let run = state.withLock { state in
@@ -574,30 +613,32 @@ public final class Outbox: Sendable {
         case send(Entry, any OutboxReplaying)
         /// Park the write at this index: it depends on the parked write with this sequence.
         case park(Int, behind: Int64)
-        /// Nothing can be sent now; the earliest write waiting after a failed answer may be sent
-        /// then, and this was its failure.
+        /// Nothing more can be sent now; the earliest write waiting after a failed answer may be
+        /// sent then, and this was its failure.
         case none(waiting: (ContinuousClock.Instant, APIError)?)
     }
 
     /// The first kept write of a restored model that waits for no write before it — of the same
-    /// record, or creating a record it names — that is parked, waiting after a failed answer, or
-    /// not yet sendable itself. Order holds along every record and chain of local ids; a write on
-    /// no such chain goes on past the others.
+    /// record, or creating a record it names — that is parked, being sent, waiting after a failed
+    /// answer, or not yet sendable itself. Order holds along every record and chain of local ids; a
+    /// write on no such chain goes on past the others.
     private static func next(in state: State, now: ContinuousClock.Instant) -> Next {
-        var parkedRecords: [String: Int64] = [:]
+        var parkedRecords: [WrittenRecord: Int64] = [:]
         var parkedLocals: [String: Int64] = [:]
-        var heldRecords: Set<String> = []
+        var heldRecords: Set<WrittenRecord> = []
         var heldLocals: Set<String> = []
         var earliest: (ContinuousClock.Instant, APIError)?
         for (index, entry) in state.entries.enumerated() {
             let write = entry.write
-            let record = recordKey(write)
-            let names = write.referencedLocalIDs
+            let record = WrittenRecord(write)
+            // Walked only when a create is held or parked: a long outbox is scanned once per write sent.
+            let names = parkedLocals.isEmpty && heldLocals.isEmpty ? [] : write.referencedLocalIDs
             let parkedBehind = parkedRecords[record] ?? names.lazy.compactMap { parkedLocals[$0] }.first
             let isWaiting = entry.notBefore.map { $0 > now } ?? false
-            if !entry.isParked, let parkedBehind { return .park(index, behind: parkedBehind) }
+            let isIdle = !entry.isParked && !entry.isSending
+            if isIdle, let parkedBehind { return .park(index, behind: parkedBehind) }
             let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
-            if !entry.isParked, !isHeld, !isWaiting, entry.isKept, let replay = state.replays[write.model] {
+            if isIdle, !isHeld, !isWaiting, entry.isKept, let replay = state.replays[write.model] {
                 return .send(entry, replay)
             }
             let local = write.id.flatMap { $0.isLocal ? $0.description : nil }
@@ -617,115 +658,163 @@ public final class Outbox: Sendable {
         return .none(waiting: earliest)
     }
 
+    /// One attempt of a write, and how it ended.
+    private struct Attempt: Sendable {
+        var entry: Entry
+        var write: PendingWrite
+        var outcome: Outcome
+        var store: ResourceStore
+    }
+
     /// Sends kept writes until none is left that can be sent now: the rest are parked, wait after
     /// a failed answer, wait for their model to be restored — or the server cannot be reached.
+    /// Writes on no common record or chain go out side by side, up to
+    /// ``OutboxLimits/concurrentWrites``.
     private func replay() async -> RunResult {
-        while true {
-            let next = state.withLock { state -> (Next, ResourceStore?, [String: ResourceID]) in
-                // Paused between two writes of an automatic run: the next waits, unless a flush does.
-                guard !state.isPaused || state.flushes > 0 else { return (.none(waiting: nil), nil, [:]) }
-                return (Self.next(in: state, now: .now), state.store, state.replaced)
-            }
-            guard let store = next.1 else { return .drained }
-            let (entry, replay): (Entry, any OutboxReplaying)
-            switch next.0 {
-            case .none(let waiting):
-                guard let (notBefore, failure) = waiting else { return .drained }
-                state.withLock { $0.retryDelay = max(.milliseconds(1), notBefore - .now) }
-                return .waiting(failure)
-            case .park(let index, let behind):
-                guard
-                    let parked = state.withLock({ state in
-                        state.entries.indices.contains(index) ? state.entries[index] : nil
-                    })
-                else { continue }
-                let write = parked.write
-                await park(
-                    parked,
-                    APIError(
-                        .dependencyRejected,
-                        "\(write.model) write \(write.sequence) waits for write \(behind), which is parked"),
-                    in: store)
-                continue
-            case .send(let found, let sending):
-                (entry, replay) = (found, sending)
-            }
-            let write = entry.write.replacingLocalIDs(next.2)
-            // A local id still unknown here belongs to a create that was refused or discarded.
-            let missing = write.referencedLocalIDs.union(
-                write.verb != .create && write.id?.isLocal == true ? [write.id?.description ?? ""] : [])
-            if !missing.isEmpty {
-                await reject(
-                    entry,
-                    APIError(
-                        .dependencyRejected,
-                        "\(write.model) write \(write.sequence) names \(missing.sorted().joined(separator: ", ")), "
-                            + "whose create the server refused"),
-                    in: store)
-                continue
-            }
-            // Noted before sending: an earlier attempt of this key may still be running on the server.
-            var attempted = write
-            attempted.attempts += 1
-            do {
-                try await storage().settle(removing: [], updating: [attempted])
-            } catch {
-                return .stopped(
-                    APIError(.transport, "the outbox's storage could not be written: \(error)", underlyingError: error))
-            }
-            state.withLock { state in
-                if let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) {
-                    state.entries[index].write.attempts += 1
-                }
-            }
-            broadcaster.yield(.sent(attempted))
-            switch await replay.send(attempted, entry: entry, in: store) {
-            case .confirmed(let newID, let etag):
-                await confirm(entry, write: attempted, newID: newID, etag: etag, in: store)
-            case .rejected(let error) where error.statusCode == 404 || error.statusCode == 410:
-                await reject(entry, error, in: store)
-            case .rejected(let error):
-                var parked = entry
-                parked.write = attempted
-                await park(parked, error, in: store)
-            case .unreachable(let error, let retryAfter) where Self.isAnswer(error):
-                // The server is up and failed this write: it waits, and the writes that do not
-                // depend on it go on.
-                var failed = attempted
-                failed.failures += 1
-                let limits = store.configuration.outboxLimits
-                let age = Duration.seconds(Date().timeIntervalSince(failed.createdAt))
-                if failed.failures >= limits.maximumFailures || age >= limits.maximumAge {
-                    var parked = entry
-                    parked.write = failed
-                    var parking = error
-                    parking.message += " (failed \(failed.failures) times over \(age.components.seconds) s: parked)"
-                    await park(parked, parking, in: store)
-                    continue
-                }
-                let delay = retryAfter ?? Self.backoff(attempts: failed.failures)
-                state.withLock { state in
-                    guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
-                        return
+        await withTaskGroup(of: Attempt.self) { group in
+            var sending = 0
+            var stopped: APIError?
+            var waiting: (ContinuousClock.Instant, APIError)?
+            while true {
+                starting: while stopped == nil {
+                    waiting = nil
+                    let (next, store, replaced) = state.withLock {
+                        state -> (Next, ResourceStore?, [String: ResourceID]) in
+                        // Paused between two writes of an automatic run: the next waits, unless a flush does.
+                        guard !state.isPaused || state.flushes > 0 else { return (.none(waiting: nil), nil, [:]) }
+                        return (Self.next(in: state, now: .now), state.store, state.replaced)
                     }
-                    state.entries[index].write.failures = failed.failures
-                    state.entries[index].notBefore = .now + delay
-                    state.entries[index].failure = error
+                    guard let store, sending < max(1, store.configuration.outboxLimits.concurrentWrites) else {
+                        break starting
+                    }
+                    switch next {
+                    case .none(let earliest):
+                        waiting = earliest
+                        break starting
+                    case .park(let index, let behind):
+                        await park(at: index, behind: behind, in: store)
+                    case .send(let entry, let replay):
+                        switch await begin(entry, replacing: replaced, in: store) {
+                        case .skipped: break
+                        case .failed(let error): stopped = error
+                        case .begun(let attempted):
+                            sending += 1
+                            group.addTask {
+                                let outcome = await replay.send(attempted, entry: entry, in: store)
+                                return Attempt(entry: entry, write: attempted, outcome: outcome, store: store)
+                            }
+                        }
+                    }
                 }
-                do {
-                    try await storage().settle(removing: [], updating: [failed])
-                } catch {
-                    store.configuration.logger.error(
-                        "the outbox could not note a failed attempt of write \(write.sequence): \(error)")
-                }
-                broadcaster.yield(.retrying(failed, error, after: delay))
-            case .unreachable(let error, let retryAfter):
-                let delay = retryAfter ?? Self.backoff(attempts: attempted.attempts)
-                state.withLock { $0.retryDelay = delay }
-                broadcaster.yield(.retrying(attempted, error, after: delay))
-                return .stopped(error)
+                guard sending > 0 else { break }
+                guard let attempt = await group.next() else { break }
+                sending -= 1
+                if let error = await take(attempt), stopped == nil { stopped = error }
             }
+            await commitLogging()
+            if let stopped { return .stopped(stopped) }
+            guard let (notBefore, failure) = waiting else { return .drained }
+            state.withLock { $0.retryDelay = max(.milliseconds(1), notBefore - .now) }
+            return .waiting(failure)
         }
+    }
+
+    /// How starting to send a write went.
+    private enum Beginning {
+        /// Noted as attempted: send this.
+        case begun(PendingWrite)
+        /// Not sent: it names a record whose create the server refused, and was refused with it.
+        case skipped
+        /// Storage could not note the attempt: nothing more is sent.
+        case failed(APIError)
+    }
+
+    /// Notes a write's attempt, unless an earlier commit did ahead of it, and marks it as being sent.
+    private func begin(_ entry: Entry, replacing replaced: [String: ResourceID], in store: ResourceStore) async
+        -> Beginning
+    {
+        let write = entry.write.replacingLocalIDs(replaced)
+        // A local id still unknown here belongs to a create that was refused or discarded.
+        let missing = write.referencedLocalIDs.union(
+            write.verb != .create && write.id?.isLocal == true ? [write.id?.description ?? ""] : [])
+        if !missing.isEmpty {
+            await reject(
+                entry,
+                APIError(
+                    .dependencyRejected,
+                    "\(write.model) write \(write.sequence) names \(missing.sorted().joined(separator: ", ")), "
+                        + "whose create the server refused"),
+                in: store)
+            return .skipped
+        }
+        var attempted = write
+        attempted.attempts += 1
+        // Noted before sending: an earlier attempt of this key may still be running on the server.
+        do {
+            try await commit(noting: write.sequence)
+        } catch {
+            return .failed(
+                APIError(.transport, "the outbox's storage could not be written: \(error)", underlyingError: error))
+        }
+        state.withLock { state in
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else { return }
+            state.entries[index].write = attempted
+            state.entries[index].isSending = true
+        }
+        broadcaster.yield(.sent(attempted))
+        return .begun(attempted)
+    }
+
+    /// Takes an attempt's answer into the outbox; returns the error that stops the run, when the
+    /// server could not be reached.
+    private func take(_ attempt: Attempt) async -> APIError? {
+        let (entry, write, store) = (attempt.entry, attempt.write, attempt.store)
+        state.withLock { state in
+            guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else { return }
+            state.entries[index].isSending = false
+        }
+        switch attempt.outcome {
+        case .confirmed(let newID, let etag):
+            await confirm(entry, write: write, newID: newID, etag: etag, in: store)
+        case .rejected(let error) where error.statusCode == 404 || error.statusCode == 410:
+            await reject(entry, error, in: store)
+        case .rejected(let error):
+            var parked = entry
+            parked.write = write
+            await park(parked, error, in: store)
+        case .unreachable(let error, let retryAfter) where Self.isAnswer(error):
+            // The server is up and failed this write: it waits, and the writes that do not depend
+            // on it go on.
+            var failed = write
+            failed.failures += 1
+            let limits = store.configuration.outboxLimits
+            let age = Duration.seconds(Date().timeIntervalSince(failed.createdAt))
+            if failed.failures >= limits.maximumFailures || age >= limits.maximumAge {
+                var parked = entry
+                parked.write = failed
+                var parking = error
+                parking.message += " (failed \(failed.failures) times over \(age.components.seconds) s: parked)"
+                await park(parked, parking, in: store)
+                return nil
+            }
+            let delay = retryAfter ?? Self.backoff(attempts: failed.failures)
+            state.withLock { state in
+                guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
+                    return
+                }
+                state.entries[index].write.failures = failed.failures
+                state.entries[index].notBefore = .now + delay
+                state.entries[index].failure = error
+                state.unsettled.rewritten.insert(write.sequence)
+            }
+            broadcaster.yield(.retrying(failed, error, after: delay))
+        case .unreachable(let error, let retryAfter):
+            let delay = retryAfter ?? Self.backoff(attempts: write.attempts)
+            state.withLock { $0.retryDelay = delay }
+            broadcaster.yield(.retrying(write, error, after: delay))
+            return error
+        }
+        return nil
     }
 
     /// Whether the server answered: a failure status, or an answer that could not be read. No
@@ -743,27 +832,110 @@ public final class Outbox: Sendable {
         state.withLock { $0.storage } ?? InMemoryOutboxStorage()
     }
 
+    // MARK: - Committing
+
+    /// Commits what the run settled in memory since its last commit, in one transaction with the
+    /// attempt of the write `noting` names — and, while at it, the attempts of the next writes
+    /// likely to be sent ( ``notedAhead`` in all), so that they go without a commit of their own.
+    /// Nothing is committed when there is nothing to settle and the write's attempt is noted.
+    ///
+    /// - Throws: The storage's error; what was to be committed stays to be committed.
+    private func commit(noting sequence: Int64? = nil) async throws {
+        let (settling, removed, updated, notedBefore) = state.withLock {
+            state -> (Unsettled, [Int64], [PendingWrite], [Int64: Int]) in
+            let settling = state.unsettled
+            var noting: [Int] = []
+            if let sequence, let index = state.entries.firstIndex(where: { $0.write.sequence == sequence }),
+                state.entries[index].noted <= state.entries[index].write.attempts
+            {
+                noting.append(index)
+                for later in state.entries.indices where noting.count < Self.notedAhead && later != index {
+                    let entry = state.entries[later]
+                    if !entry.isParked, !entry.isSending, entry.isKept, entry.noted <= entry.write.attempts {
+                        noting.append(later)
+                    }
+                }
+            }
+            guard !settling.isEmpty || !noting.isEmpty else { return (settling, [], [], [:]) }
+            state.unsettled = Unsettled()
+            var notedBefore: [Int64: Int] = [:]
+            var updated: [PendingWrite] = []
+            for index in noting {
+                var write = state.entries[index].write
+                notedBefore[write.sequence] = state.entries[index].noted
+                write.attempts += 1
+                state.entries[index].noted = write.attempts
+                updated.append(write)
+            }
+            // Written as memory has them now, attempts begun included: a write noted ahead and not
+            // sent is noted again before it goes.
+            for index in state.entries.indices
+            where settling.rewritten.contains(state.entries[index].write.sequence)
+                && notedBefore[state.entries[index].write.sequence] == nil
+            {
+                notedBefore[state.entries[index].write.sequence] = state.entries[index].noted
+                state.entries[index].noted = state.entries[index].write.attempts
+                updated.append(state.entries[index].write)
+            }
+            return (settling, settling.removed.sorted(), updated, notedBefore)
+        }
+        guard !removed.isEmpty || !updated.isEmpty else { return }
+        do {
+            try await storage().settle(removing: removed, updating: updated)
+        } catch {
+            state.withLock { state in
+                state.unsettled.formUnion(settling)
+                for index in state.entries.indices {
+                    if let noted = notedBefore[state.entries[index].write.sequence] {
+                        state.entries[index].noted = noted
+                    }
+                }
+            }
+            throw error
+        }
+    }
+
+    /// ``commit(noting:)`` where a failure is logged: the outbox's memory is ahead of storage
+    /// until a later commit goes through, and after a crash writes the server took may be sent
+    /// again under their keys.
+    private func commitLogging() async {
+        do {
+            try await commit()
+        } catch {
+            let logger = state.withLock { $0.store?.configuration.logger }
+            logger?.error(
+                """
+                the outbox could not write what the server answered to its storage: \(error); \
+                it is tried again with the next commit, and after a crash writes the server took \
+                are sent again with their Idempotency-Key
+                """)
+        }
+    }
+
     /// The write went through: it leaves the outbox, a create's local id is replaced in later
     /// writes and their instances, and the next write of the record expects the answer's entity
-    /// tag in `If-Match` — rewritten in storage in the same transaction.
+    /// tag in `If-Match`. A create's or delete's confirmation is committed at once, with the
+    /// rewritten writes; an update's with the next commit.
     private func confirm(
         _ entry: Entry, write: PendingWrite, newID: ResourceID?, etag: String?, in store: ResourceStore
     ) async {
         let local = entry.write.id.flatMap { $0.isLocal ? $0.description : nil }
-        let record = Self.recordKey(entry.write)
-        let (rewritten, instances) = state.withLock { state -> ([PendingWrite], [any ResourceModel]) in
+        let record = WrittenRecord(entry.write)
+        let instances = state.withLock { state -> [any ResourceModel] in
             state.entries.removeAll { $0.write.sequence == entry.write.sequence }
+            state.unsettled.removed.insert(entry.write.sequence)
             var replacing: [String: ResourceID] = [:]
             if let local, let newID {
                 state.replaced[local] = newID
                 replacing[local] = newID
             }
-            var rewritten: [PendingWrite] = []
             var instances: [any ResourceModel] = []
             var chained = false
             for index in state.entries.indices {
+                // Without a local id to replace, only the record's next write can change.
+                if chained, replacing.isEmpty { break }
                 var updated = state.entries[index].write.replacingLocalIDs(replacing)
-                if !chained, Self.recordKey(state.entries[index].write) == record {
+                if !chained, WrittenRecord(state.entries[index].write) == record {
                     chained = true
                     if updated.waitsForIfMatch {
                         updated.ifMatch = etag
@@ -772,24 +944,18 @@ public final class Outbox: Sendable {
                 }
                 if updated != state.entries[index].write {
                     state.entries[index].write = updated
-                    rewritten.append(updated)
+                    state.unsettled.rewritten.insert(updated.sequence)
                 }
                 if !replacing.isEmpty, let instance = state.entries[index].instance { instances.append(instance) }
             }
-            return (rewritten, instances)
+            return instances
         }
         if let local, let newID {
             for instance in instances { Self.replaceLocalIDs([local: newID], in: instance) }
         }
-        do {
-            try await storage().settle(removing: [entry.write.sequence], updating: rewritten)
-        } catch {
-            store.configuration.logger.error(
-                """
-                the outbox could not note that the server took write \(write.sequence): \(error); \
-                it will be sent again with its Idempotency-Key
-                """)
-        }
+        // Sent again after a crash, a create the server took would make a second record on a
+        // server that ignores Idempotency-Key.
+        if entry.write.verb != .update { await commitLogging() }
         broadcaster.yield(.confirmed(write))
     }
 
@@ -807,6 +973,7 @@ public final class Outbox: Sendable {
                 }
             let removed = Set(refused.map(\.0.write.sequence))
             state.entries.removeAll { removed.contains($0.write.sequence) }
+            state.unsettled.removed.formUnion(removed)
             return refused
         }
         // Latest first, so each field ends at the server's state.
@@ -814,11 +981,7 @@ public final class Outbox: Sendable {
         for (entry, error) in refused.reversed() {
             replays[entry.write.model]?.rollBack(entry.write, entry: entry, error: error, in: store)
         }
-        do {
-            try await storage().settle(removing: refused.map(\.0.write.sequence), updating: [])
-        } catch {
-            store.configuration.logger.error("the outbox could not forget refused writes: \(error)")
-        }
+        await commitLogging()
         for (entry, error) in refused { broadcaster.yield(.rejected(entry.write, error)) }
     }
 
@@ -827,6 +990,19 @@ public final class Outbox: Sendable {
             .dependencyRejected,
             "\(write.model) write \(write.sequence) depends on write \(cause.sequence): \(error.message)",
             underlyingError: error)
+    }
+
+    /// Parks the write at `index`, which depends on the parked write `behind`, with its dependents.
+    private func park(at index: Int, behind: Int64, in store: ResourceStore) async {
+        let entry = state.withLock { state in state.entries.indices.contains(index) ? state.entries[index] : nil }
+        guard let entry else { return }
+        let write = entry.write
+        await park(
+            entry,
+            APIError(
+                .dependencyRejected, "\(write.model) write \(write.sequence) waits for write \(behind), which is parked"
+            ),
+            in: store)
     }
 
     /// Parks the write and the writes depending on it: kept, not sent, each instance showing its
@@ -845,6 +1021,7 @@ public final class Outbox: Sendable {
                 state.entries[index].write.parking = PendingWrite.Parking(error)
                 state.entries[index].notBefore = nil
                 state.entries[index].failure = nil
+                state.unsettled.rewritten.insert(state.entries[index].write.sequence)
                 return (state.entries[index], error)
             }
         }
@@ -852,11 +1029,7 @@ public final class Outbox: Sendable {
         for (entry, error) in parked.reversed() {
             replays[entry.write.model]?.park(entry.write, entry: entry, error: error, in: store)
         }
-        do {
-            try await storage().settle(removing: [], updating: parked.map(\.0.write))
-        } catch {
-            store.configuration.logger.error("the outbox could not keep parked writes as parked: \(error)")
-        }
+        await commitLogging()
         for (entry, error) in parked { broadcaster.yield(.parked(entry.write, error)) }
     }
 
@@ -936,12 +1109,20 @@ public final class Outbox: Sendable {
             replaced, of: instance, coder: FieldCoder(options: store.setup(for: Model.self).coding))
     }
 
-    private static func recordKey(_ write: PendingWrite) -> String {
-        recordKey(model: write.model, id: write.id)
-    }
+    /// The record a write is about: writes of one record are sent in order.
+    struct WrittenRecord: Hashable, Sendable {
+        var model: String
+        /// The id as text: `1` and `"1"` are the same record, as in the identity map.
+        var id: String?
 
-    private static func recordKey(model: String, id: ResourceID?) -> String {
-        "\(model) \(id?.description ?? "")"
+        init(model: String, id: ResourceID?) {
+            self.model = model
+            self.id = id?.description
+        }
+
+        init(_ write: PendingWrite) {
+            self.init(model: write.model, id: write.id)
+        }
     }
 
     // MARK: - Retrying
