@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTransport
 import TestServer
 import Testing
 
@@ -617,6 +618,41 @@ struct OutboxStorageTests {
         }
     }
 
+    @Test("a long replay commits once for many writes, and notes each write's attempt in storage first")
+    func fewCommits() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let storage = CountingStorage(try SQLiteStorage(path: directory.appendingPathComponent("s.sqlite").path))
+            try await withHarness { harness in
+                let store = ResourceStore(configuration: Self.configuration(harness.server.baseURL), storage: storage)
+                let first = try await QueuedTrain.get(id: 1, in: store)
+                let second = try await QueuedTrain.get(id: 2, in: store)
+                store.configure { $0.apiRootURL = URL(string: "http://127.0.0.1:1") }
+                for write in 1...100 {
+                    let train = write % 5 == 0 ? second : first
+                    train.numberOfCars = write
+                    try await train.save()
+                }
+                // The first kept write was tried at once, and found the server away.
+                let before = storage.counts.withLock(\.settles)
+                let events = store.outbox.events
+                store.configure { $0.apiRootURL = harness.server.baseURL }
+                try await store.outbox.flush()
+                // Sixteen attempts to a commit, the answers settled with the next: 7 commits, then the last.
+                #expect(storage.counts.withLock(\.settles) - before <= 8)
+                let noted = storage.counts.withLock(\.noted)
+                for event in await OutboxTests.take(200, from: events) {
+                    guard case .sent(let write) = event else { continue }
+                    #expect(noted[write.sequence, default: 0] >= write.attempts, "write \(write.sequence)")
+                }
+                #expect(try storage.base.pendingWrites().isEmpty)
+                #expect(try harness.server.store.idempotencyLedger().count == 100)
+                #expect(try harness.server.store.find("trains", id: "1")?["number_of_cars"] == 99)
+                #expect(try harness.server.store.find("trains", id: "2")?["number_of_cars"] == 100)
+            }
+        }
+    }
+
     @Test("kept writes survive a restart: shown on the instances again, then sent once each")
     func restart() async throws {
         try await withTemporaryDirectory { directory in
@@ -657,4 +693,48 @@ struct OutboxStorageTests {
 
 extension RunningReferenceServer {
     func idempotencyKeys() throws -> [String] { try store.idempotencyLedger().map(\.key) }
+}
+
+/// SQLite storage that counts the outbox's commits, and the most attempts storage held for each write.
+final class CountingStorage: RecordCache, OutboxStorage {
+    struct Counts {
+        var settles = 0
+        var noted: [Int64: Int] = [:]
+    }
+
+    let base: SQLiteStorage
+    let counts = Locked(Counts())
+
+    init(_ base: SQLiteStorage) { self.base = base }
+
+    func pendingWrites() throws -> [PendingWrite] { try base.pendingWrites() }
+    func enqueue(_ write: PendingWrite) async throws { try await base.enqueue(write) }
+    func settle(removing removed: [Int64], updating updated: [PendingWrite]) async throws {
+        try await base.settle(removing: removed, updating: updated)
+        counts.withLock { counts in
+            counts.settles += 1
+            for write in updated {
+                counts.noted[write.sequence] = max(counts.noted[write.sequence] ?? 0, write.attempts)
+            }
+        }
+    }
+
+    func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(keys) }
+    func query(_ key: QueryKey) async throws -> StoredQuery? { try await base.query(key) }
+    func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
+        try await base.write(records, query: query)
+    }
+    func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws {
+        try await base.refresh(keys, query: query, fetched: fetched)
+    }
+    func remove(_ keys: [RecordKey]) async throws { try await base.remove(keys) }
+    func forgetDeleted(_ keys: [RecordKey]) async throws { try await base.forgetDeleted(keys) }
+    func removeAll(model: String) async throws { try await base.removeAll(model: model) }
+    func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws -> [RecordKey] {
+        try await base.forgetAbsent(model: model, keeping: ids, fetchedBefore: order)
+    }
+    func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws { try await base.setPinned(pinned, keys) }
+    func clear() async throws { try await base.clear() }
+    func flush() async throws { try await base.flush() }
+    var highestOrder: Int64 { base.highestOrder }
 }

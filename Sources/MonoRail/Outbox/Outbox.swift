@@ -431,9 +431,19 @@ public final class Outbox: Sendable {
             throw error
         }
         apply()
-        state.withLock { state in
-            if let index = state.entries.lastIndex(where: { $0.write.sequence == write.sequence }) {
-                state.entries[index].isKept = true
+        let rewritten = state.withLock { state -> PendingWrite? in
+            guard let index = state.entries.lastIndex(where: { $0.write.sequence == write.sequence }) else {
+                return nil
+            }
+            state.entries[index].isKept = true
+            // A create confirmed while this was kept replaced a local id in it, which storage missed.
+            return state.entries[index].write == write ? nil : state.entries[index].write
+        }
+        if let rewritten {
+            do {
+                try await (storage ?? InMemoryOutboxStorage()).settle(removing: [], updating: [rewritten])
+            } catch {
+                state.withLock { _ = $0.unsettled.rewritten.insert(rewritten.sequence) }
             }
         }
         broadcaster.yield(.queued(write))
@@ -834,10 +844,10 @@ public final class Outbox: Sendable {
 
     // MARK: - Committing
 
-    /// Commits what the run settled in memory since its last commit, in one transaction with the
-    /// attempt of the write `noting` names — and, while at it, the attempts of the next writes
-    /// likely to be sent ( ``notedAhead`` in all), so that they go without a commit of their own.
-    /// Nothing is committed when there is nothing to settle and the write's attempt is noted.
+    /// Commits what the run settled in memory since its last commit — with `sequence`, only when
+    /// that write's attempt is not noted yet, in one transaction with it and the attempts of the
+    /// next writes likely to be sent (``notedAhead`` in all), so that they go without a commit of
+    /// their own.
     ///
     /// - Throws: The storage's error; what was to be committed stays to be committed.
     private func commit(noting sequence: Int64? = nil) async throws {
@@ -856,7 +866,8 @@ public final class Outbox: Sendable {
                     }
                 }
             }
-            guard !settling.isEmpty || !noting.isEmpty else { return (settling, [], [], [:]) }
+            // A write noted ahead goes without a commit: what is settled waits for the next one.
+            guard sequence == nil ? !settling.isEmpty : !noting.isEmpty else { return (settling, [], [], [:]) }
             state.unsettled = Unsettled()
             var notedBefore: [Int64: Int] = [:]
             var updated: [PendingWrite] = []
