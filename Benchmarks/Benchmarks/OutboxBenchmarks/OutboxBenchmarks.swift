@@ -8,7 +8,7 @@ import MonoRailSQLite
 // - keeping a save (the optimistic change on the instance and the write committed to SQLite) against
 //   the same save sent directly to the reference server on loopback, alternating, p50 of each;
 // - replaying 1,000 kept writes against the reference server (flush) against sending the same 1,000
-//   saves directly one after another: writes per second of each.
+//   saves directly one after another, for writes of one record and of 100: writes per second of each.
 //
 // The reference server runs in a process of its own: `swift build -c release --product RoundTripServer`.
 
@@ -99,38 +99,43 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark(
-        "replay 1,000 kept writes (flush) vs 1,000 direct saves, writes per second, paired",
-        configuration: .init(
-            metrics: [metric("direct (writes/s)"), metric("replay (writes/s)"), metric("ratio replay/direct (%)")],
-            warmupIterations: 1, maxDuration: .seconds(120), maxIterations: 8)
-    ) { benchmark in
-        let server = try server.get()
-        for iteration in benchmark.scaledIterations {
-            var rates = [0, 0]
-            for side in [iteration % 2, 1 - iteration % 2] {
-                let policy: WritePolicy = side == 0 ? .direct : .queued
-                let store = try makeStore(server.baseURL, policy: policy, file: "replay-\(UUID()).sqlite")
-                let instance = try await train(in: store, server: server)
-                if side == 1 { store.configure { $0.apiRootURL = unreachable } }
-                var elapsed = Duration.zero
-                var start = clock.now
-                for write in 0..<1000 {
-                    instance.numberOfCars = write % 1000
-                    try await instance.save()
+    // One record's writes go one after the other, as the direct saves do; writes of 100 records
+    // go side by side (outboxLimits.concurrentWrites), where the direct saves still go one by one.
+    for records in [1, 100] {
+        Benchmark(
+            "replay 1,000 kept writes of \(records) record(s) (flush) vs 1,000 direct saves, writes per second, paired",
+            configuration: .init(
+                metrics: [metric("direct (writes/s)"), metric("replay (writes/s)"), metric("ratio replay/direct (%)")],
+                warmupIterations: 1, maxDuration: .seconds(120), maxIterations: 8)
+        ) { benchmark in
+            let server = try server.get()
+            for iteration in benchmark.scaledIterations {
+                var rates = [0, 0]
+                for side in [iteration % 2, 1 - iteration % 2] {
+                    let policy: WritePolicy = side == 0 ? .direct : .queued
+                    let store = try makeStore(server.baseURL, policy: policy, file: "replay-\(UUID()).sqlite")
+                    var instances: [Train] = []
+                    for _ in 0..<records { instances.append(try await train(in: store, server: server)) }
+                    if side == 1 { store.configure { $0.apiRootURL = unreachable } }
+                    var start = clock.now
+                    for write in 0..<1000 {
+                        let instance = instances[write % records]
+                        instance.numberOfCars = write % 1000
+                        try await instance.save()
+                    }
+                    if side == 1 {
+                        // Kept while unreachable; the replay is what is timed.
+                        store.configure { $0.apiRootURL = server.baseURL }
+                        start = clock.now
+                        try await store.outbox.flush()
+                    }
+                    let elapsed = clock.now - start
+                    rates[side] = 1_000_000 * 1000 / max(1, microseconds(elapsed))
                 }
-                if side == 1 {
-                    // Kept while unreachable; the replay is what is timed.
-                    store.configure { $0.apiRootURL = server.baseURL }
-                    start = clock.now
-                    try await store.outbox.flush()
-                }
-                elapsed = clock.now - start
-                rates[side] = 1_000_000 * 1000 / max(1, microseconds(elapsed))
+                benchmark.measurement(metric("direct (writes/s)"), rates[0])
+                benchmark.measurement(metric("replay (writes/s)"), rates[1])
+                benchmark.measurement(metric("ratio replay/direct (%)"), rates[1] * 100 / max(1, rates[0]))
             }
-            benchmark.measurement(metric("direct (writes/s)"), rates[0])
-            benchmark.measurement(metric("replay (writes/s)"), rates[1])
-            benchmark.measurement(metric("ratio replay/direct (%)"), rates[1] * 100 / max(1, rates[0]))
         }
     }
 }

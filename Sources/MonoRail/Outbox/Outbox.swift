@@ -203,7 +203,10 @@ public final class Outbox: Sendable {
         defer { state.withLock { $0.flushes -= 1 } }
         try await load()
         while true {
-            switch await startRun().value {
+            let (run, isNew) = startRun()
+            switch await run.value {
+            // A run that began before this call may have found the server away before it came back.
+            case .stopped where !isNew: continue
             case .stopped(let error), .waiting(let error): throw error
             case .drained: break
             }
@@ -595,11 +598,11 @@ public final class Outbox: Sendable {
         startRun()
     }
 
-    /// The replay run, started if none is running.
+    /// The replay run, started if none is running; `isNew` says whether this call started it.
     @discardableResult
-    private func startRun() -> Task<RunResult, Never> {
+    private func startRun() -> (run: Task<RunResult, Never>, isNew: Bool) {
         state.withLock { state in
-            if let run = state.run { return run }
+            if let run = state.run { return (run, false) }
             state.retry?.cancel()
             state.retry = nil
             let run = Task { [weak self] in
@@ -613,7 +616,7 @@ public final class Outbox: Sendable {
                 return result
             }
             state.run = run
-            return run
+            return (run, true)
         }
     }
 
@@ -638,28 +641,33 @@ public final class Outbox: Sendable {
         var heldRecords: Set<WrittenRecord> = []
         var heldLocals: Set<String> = []
         var earliest: (ContinuousClock.Instant, APIError)?
-        for (index, entry) in state.entries.enumerated() {
-            let write = entry.write
-            let record = WrittenRecord(write)
-            // Walked only when a create is held or parked: a long outbox is scanned once per write sent.
-            let names = parkedLocals.isEmpty && heldLocals.isEmpty ? [] : write.referencedLocalIDs
+        // A long outbox is scanned once per write sent: each entry is read in place, not copied,
+        // and a body is walked for local ids only once a create is held or parked.
+        for index in state.entries.indices {
+            let record = WrittenRecord(model: state.entries[index].write.model, id: state.entries[index].write.id)
+            let isParked = state.entries[index].isParked
+            let names = parkedLocals.isEmpty && heldLocals.isEmpty ? [] : state.entries[index].write.referencedLocalIDs
             let parkedBehind = parkedRecords[record] ?? names.lazy.compactMap { parkedLocals[$0] }.first
-            let isWaiting = entry.notBefore.map { $0 > now } ?? false
-            let isIdle = !entry.isParked && !entry.isSending
+            let notBefore = state.entries[index].notBefore
+            let isWaiting = notBefore.map { $0 > now } ?? false
+            let isIdle = !isParked && !state.entries[index].isSending
             if isIdle, let parkedBehind { return .park(index, behind: parkedBehind) }
             let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
-            if isIdle, !isHeld, !isWaiting, entry.isKept, let replay = state.replays[write.model] {
-                return .send(entry, replay)
+            if isIdle, !isHeld, !isWaiting, state.entries[index].isKept,
+                let replay = state.replays[state.entries[index].write.model]
+            {
+                return .send(state.entries[index], replay)
             }
-            let local = write.id.flatMap { $0.isLocal ? $0.description : nil }
-            if entry.isParked {
-                parkedRecords[record] = write.sequence
-                if let local { parkedLocals[local] = write.sequence }
+            let sequence = state.entries[index].write.sequence
+            let local = state.entries[index].write.id.flatMap { $0.isLocal ? $0.description : nil }
+            if isParked {
+                parkedRecords[record] = sequence
+                if let local { parkedLocals[local] = sequence }
             } else {
                 heldRecords.insert(record)
                 if let local { heldLocals.insert(local) }
             }
-            if isWaiting, let notBefore = entry.notBefore, let failure = entry.failure,
+            if isWaiting, let notBefore, let failure = state.entries[index].failure,
                 earliest.map({ notBefore < $0.0 }) ?? true
             {
                 earliest = (notBefore, failure)
@@ -719,7 +727,12 @@ public final class Outbox: Sendable {
                 guard sending > 0 else { break }
                 guard let attempt = await group.next() else { break }
                 sending -= 1
-                if let error = await take(attempt), stopped == nil { stopped = error }
+                if let error = await take(attempt) {
+                    stopped = stopped ?? error
+                } else {
+                    // An answer came: the server is there after all, and what found it away goes again.
+                    stopped = nil
+                }
             }
             await commitLogging()
             if let stopped { return .stopped(stopped) }
@@ -859,9 +872,11 @@ public final class Outbox: Sendable {
                 state.entries[index].noted <= state.entries[index].write.attempts
             {
                 noting.append(index)
-                for later in state.entries.indices where noting.count < Self.notedAhead && later != index {
-                    let entry = state.entries[later]
-                    if !entry.isParked, !entry.isSending, entry.isKept, entry.noted <= entry.write.attempts {
+                for later in state.entries.indices where later != index {
+                    guard noting.count < Self.notedAhead else { break }
+                    if !state.entries[later].isParked, !state.entries[later].isSending, state.entries[later].isKept,
+                        state.entries[later].noted <= state.entries[later].write.attempts
+                    {
                         noting.append(later)
                     }
                 }
@@ -933,7 +948,9 @@ public final class Outbox: Sendable {
         let local = entry.write.id.flatMap { $0.isLocal ? $0.description : nil }
         let record = WrittenRecord(entry.write)
         let instances = state.withLock { state -> [any ResourceModel] in
-            state.entries.removeAll { $0.write.sequence == entry.write.sequence }
+            if let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) {
+                state.entries.remove(at: index)
+            }
             state.unsettled.removed.insert(entry.write.sequence)
             var replacing: [String: ResourceID] = [:]
             if let local, let newID {
@@ -1123,12 +1140,17 @@ public final class Outbox: Sendable {
     /// The record a write is about: writes of one record are sent in order.
     struct WrittenRecord: Hashable, Sendable {
         var model: String
-        /// The id as text: `1` and `"1"` are the same record, as in the identity map.
-        var id: String?
+        /// The id, an integer when its text is one: `1` and `"1"` are the same record, as in the
+        /// identity map.
+        var id: ResourceID?
 
         init(model: String, id: ResourceID?) {
             self.model = model
-            self.id = id?.description
+            if case .string(let text)? = id, let number = Int64(text), String(number) == text {
+                self.id = .int(number)
+            } else {
+                self.id = id
+            }
         }
 
         init(_ write: PendingWrite) {
