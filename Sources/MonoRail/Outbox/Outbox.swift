@@ -624,8 +624,8 @@ public final class Outbox: Sendable {
     private enum Next {
         /// Send this write with its model's replay.
         case send(Entry, any OutboxReplaying)
-        /// Park the write at this index: it depends on the parked write with this sequence.
-        case park(Int, behind: Int64)
+        /// Park the write with this sequence: it depends on the parked write `behind`.
+        case park(Int64, behind: Int64)
         /// Nothing more can be sent now; the earliest write waiting after a failed answer may be
         /// sent then, and this was its failure.
         case none(waiting: (ContinuousClock.Instant, APIError)?)
@@ -651,7 +651,7 @@ public final class Outbox: Sendable {
             let notBefore = state.entries[index].notBefore
             let isWaiting = notBefore.map { $0 > now } ?? false
             let isIdle = !isParked && !state.entries[index].isSending
-            if isIdle, let parkedBehind { return .park(index, behind: parkedBehind) }
+            if isIdle, let parkedBehind { return .park(state.entries[index].write.sequence, behind: parkedBehind) }
             let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
             if isIdle, !isHeld, !isWaiting, state.entries[index].isKept,
                 let replay = state.replays[state.entries[index].write.model]
@@ -709,8 +709,8 @@ public final class Outbox: Sendable {
                     case .none(let earliest):
                         waiting = earliest
                         break starting
-                    case .park(let index, let behind):
-                        await park(at: index, behind: behind, in: store)
+                    case .park(let sequence, let behind):
+                        await park(sequence, behind: behind, in: store)
                     case .send(let entry, let replay):
                         switch await begin(entry, replacing: replaced, in: store) {
                         case .skipped: break
@@ -779,10 +779,13 @@ public final class Outbox: Sendable {
             return .failed(
                 APIError(.transport, "the outbox's storage could not be written: \(error)", underlyingError: error))
         }
+        // Rewritten here, by a create confirmed after it was kept: storage gets it with the next commit.
+        let isRewritten = !replaced.isEmpty && write != entry.write
         state.withLock { state in
             guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else { return }
             state.entries[index].write = attempted
             state.entries[index].isSending = true
+            if isRewritten { state.unsettled.rewritten.insert(write.sequence) }
         }
         broadcaster.yield(.sent(attempted))
         return .begun(attempted)
@@ -1020,9 +1023,10 @@ public final class Outbox: Sendable {
             underlyingError: error)
     }
 
-    /// Parks the write at `index`, which depends on the parked write `behind`, with its dependents.
-    private func park(at index: Int, behind: Int64, in store: ResourceStore) async {
-        let entry = state.withLock { state in state.entries.indices.contains(index) ? state.entries[index] : nil }
+    /// Parks the write with this sequence, which depends on the parked write `behind`, with its
+    /// dependents.
+    private func park(_ sequence: Int64, behind: Int64, in store: ResourceStore) async {
+        let entry = state.withLock { state in state.entries.first { $0.write.sequence == sequence } }
         guard let entry else { return }
         let write = entry.write
         await park(
