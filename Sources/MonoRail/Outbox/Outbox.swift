@@ -965,8 +965,10 @@ public final class Outbox: Sendable {
             for index in state.entries.indices {
                 // Without a local id to replace, only the record's next write can change.
                 if chained, replacing.isEmpty { break }
+                let isNextOfRecord = !chained && WrittenRecord(state.entries[index].write) == record
+                guard isNextOfRecord || !replacing.isEmpty else { continue }
                 var updated = state.entries[index].write.replacingLocalIDs(replacing)
-                if !chained, WrittenRecord(state.entries[index].write) == record {
+                if isNextOfRecord {
                     chained = true
                     if updated.waitsForIfMatch {
                         updated.ifMatch = etag
