@@ -39,7 +39,7 @@ struct DemoCommandTests {
             "answer.source: cache", "maxSpeed at once (cached): 55.5", "maxSpeed after the revalidation: 61.0",
             "the same instance: true", "→ GET /trains/1 (If-None-Match: ",
             "line.id (local until the server answers): local", "after the restart, outbox.pendingCount: 3",
-            "train.maxSpeed (kept, pending): 80.0, true", "→ PUT /trains/1\n   → POST /trains\n   → POST /cars",
+            "train.maxSpeed (kept, pending): 80.0, true", "→ PUT /trains/1", "→ POST /trains\n", "→ POST /cars",
             "train.hasPendingChanges: false", "the line's cars on the server (occupancy): [6]",
             "writes in the server's Idempotency-Key ledger: 3",
             "fast.records: 2 Deutsche Bahn AG 300.0", "fast.total, fast.hasNextPage: 2, true",
@@ -49,6 +49,11 @@ struct DemoCommandTests {
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }
+        // The train's save and the line's create go side by side; the car's create waits for the line's.
+        let sent = text.components(separatedBy: "(server back)").last ?? ""
+        let line = try #require(sent.range(of: "→ POST /trains\n"))
+        let car = try #require(sent.range(of: "→ POST /cars"))
+        #expect(line.lowerBound < car.lowerBound)
     }
 }
 
