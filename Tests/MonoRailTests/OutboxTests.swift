@@ -374,8 +374,8 @@ struct OutboxReplayTests {
         }
     }
 
-    @Test("pause() during a run: the writes in flight get their answers, the next ones wait for flush()")
-    func pauseMidRun() async throws {
+    /// A server of trains 1 to 6 whose saves take 300 ms to answer: long enough to see what is in flight.
+    static func slowTrains() async throws -> CannedServer {
         let canned = try await CannedServer.start()
         for id in 1...6 {
             canned.respond(to: "GET /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 1}}"#)
@@ -383,6 +383,12 @@ struct OutboxReplayTests {
                 to: "PUT /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 5}}"#,
                 after: .milliseconds(300))
         }
+        return canned
+    }
+
+    @Test("pause() during a run: the writes in flight get their answers, the next ones wait for flush()")
+    func pauseMidRun() async throws {
+        let canned = try await Self.slowTrains()
         var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
         configuration.writePolicy = .queued
         configuration.allowsQueuedWritesLostOnQuit = true
@@ -415,13 +421,7 @@ struct OutboxReplayTests {
         "independent writes go out side by side, up to concurrentWrites; a record's next write waits for its answer",
         arguments: [1, 2, 4])
     func sideBySide(limit: Int) async throws {
-        let canned = try await CannedServer.start()
-        for id in 1...6 {
-            canned.respond(to: "GET /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 1}}"#)
-            canned.respond(
-                to: "PUT /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 5}}"#,
-                after: .milliseconds(300))
-        }
+        let canned = try await Self.slowTrains()
         var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
         OutboxTests.queued(&configuration)
         configuration.outboxLimits.concurrentWrites = limit

@@ -1146,17 +1146,12 @@ public final class Outbox: Sendable {
     /// The record a write is about: writes of one record are sent in order.
     struct WrittenRecord: Hashable, Sendable {
         var model: String
-        /// The id, an integer when its text is one: `1` and `"1"` are the same record, as in the
-        /// identity map.
-        var id: ResourceID?
+        /// `1` and `"1"` are the same record, as in the identity map.
+        var id: IdentityMap.Key.Normalized?
 
         init(model: String, id: ResourceID?) {
             self.model = model
-            if case .string(let text)? = id, let number = Int64(text), String(number) == text {
-                self.id = .int(number)
-            } else {
-                self.id = id
-            }
+            self.id = id.map(IdentityMap.Key.Normalized.init)
         }
 
         init(_ write: PendingWrite) {
