@@ -46,10 +46,12 @@ public struct RelationshipMacro: AccessorMacro {
             setter = "_$state.setReferencedMany(newValue, for: \\.\(name), of: self, property: \\.\(name))"
         case (true, .one):
             getter = "_$state.hasOne(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self, foreignKey: \(foreignKey))"
+            setter =
+                "_$state.setHas(newValue.map { [$0] } ?? [], for: \\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
         case (true, .many):
             getter = "_$state.hasMany(\\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
-            setter = "_$state.setHas(newValue, for: \\.\(name), of: self, foreignKey: \(foreignKey))"
+            setter =
+                "_$state.setHas(newValue, for: \\.\(name), of: self, property: \\.\(name), foreignKey: \(foreignKey))"
         }
         var accessors: [AccessorDeclSyntax] = []
         if binding.initializer != nil {

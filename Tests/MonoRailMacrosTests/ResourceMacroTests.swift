@@ -206,7 +206,7 @@ struct RelationshipMacroTests {
             #"ResourceField(polymorphicType: "subject", \._subjectType, \.subject)"#,
             #"_$state.polymorphic(\.subject, type: \._subjectType, of: self, property: \.subject)"#,
             "var $subject: Related<Train, (any ResourceModel)?>",
-            #"for: \.conductor, of: self, foreignKey: "locomotive_id")"#,
+            #"for: \.conductor, of: self, property: \.conductor, foreignKey: "locomotive_id")"#,
             #"_$state.setEmbedded(newValue, for: \.cars, of: self, property: \.cars, foreignKey: nil, targets: newValue)"#,
             #"ResourceRelationship(has: "conductor", \.conductor, foreignKey: "locomotive_id", one: true)"#,
             #"_$state.embeddedMany(\.cars, of: self, property: \.cars, foreignKey: nil)"#,

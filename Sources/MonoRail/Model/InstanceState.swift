@@ -370,10 +370,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     func announce(_ kind: ResourceUpdate<Model>.Kind, fields indices: [Int], of model: Model) {
         let fields = Model.resourceSchema.fields
         let (store, updates) = state.withLock { ($0.store, $0.updates) }
-        // Before anyone is told, so an observer that reads a `@Has` sees the change.
-        if !indices.isEmpty || kind == .created || kind == .merged, let store {
-            store.relationshipIndex.note(model, fields: kind == .created ? nil : indices, in: store)
-        }
+        // Before the fields' observers are told, so one that reads a `@Has` sees the change.
+        store?.noteRelationships(of: model, kind: kind, fields: indices)
         if kind != .edited, let registrar = registrarIfMade {
             for index in indices { fields[index].notify(model, registrar) }
         }

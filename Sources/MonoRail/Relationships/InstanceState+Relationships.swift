@@ -8,20 +8,40 @@ extension InstanceState {
 
     /// Reads a `@References` one. Called by generated code.
     ///
-    /// Resolved from the instances this one keeps, then from the identity map; `nil` when the
-    /// related record is not loaded, never a request.
+    /// Resolved from the identity map (the instances this one keeps stay there): `nil` when the
+    /// related record is not loaded, was deleted or unloaded, never a request. Observers are told
+    /// when the record it names arrives in the store or leaves it.
     @_documentation(visibility: internal)
     public func referenced<Target: ResourceModel>(
         _ storage: any KeyPath<Model.FieldValues, ResourceID?> & Sendable, of model: Model,
         property: any KeyPath<Model, Target?> & Sendable
     ) -> Target? {
         registrar.access(model, keyPath: property)
-        let (id, store, kept) = state.withLock {
-            ($0.values[keyPath: storage], $0.store ?? .default, $0.related[StorageKey(storage)])
-        }
+        let (id, store) = state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+        watchReference(storage, property: property, naming: Target.self, in: store)
         guard let id else { return nil }
-        if let match = kept?.first(where: { $0.id?.description == id.description }) as? Target { return match }
         return store.instance(of: Target.self, id: id)
+    }
+
+    /// Registers a `@References` read with the store's relationship observers.
+    private func watchReference<Target: ResourceModel, Value>(
+        _ storage: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
+        naming target: Target.Type, in store: ResourceStore
+    ) {
+        guard let field = Model.resourceSchema.indexByStorage[StorageKey(storage)] else { return }
+        store.relationshipObservers.watch(
+            references: storage, property: property, of: Model.self, field: field, naming: Target.self)
+    }
+
+    /// Registers a `@Has` read through the related model's wire key `key` with the store's
+    /// relationship observers.
+    private func watchHas<Target: ResourceModel, Value>(
+        _ storage: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
+        through key: String, of target: Target.Type, in store: ResourceStore
+    ) {
+        guard let field = store.setup(for: Target.self).wireKeys.firstIndex(of: key) else { return }
+        store.relationshipObservers.watch(
+            has: storage, property: property, of: Model.self, through: field, of: Target.self)
     }
 
     /// Writes a `@References` one: the id becomes the foreign key, an edit like any other. Called by
@@ -42,13 +62,9 @@ extension InstanceState {
         property: any KeyPath<Model, [Target]> & Sendable
     ) -> [Target] {
         registrar.access(model, keyPath: property)
-        let (ids, store, kept) = state.withLock {
-            ($0.values[keyPath: storage], $0.store ?? .default, $0.related[StorageKey(storage)] ?? [])
-        }
-        return ids.compactMap { id in
-            if let match = kept.first(where: { $0.id?.description == id.description }) as? Target { return match }
-            return store.instance(of: Target.self, id: id)
-        }
+        let (ids, store) = state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+        watchReference(storage, property: property, naming: Target.self, in: store)
+        return ids.compactMap { store.instance(of: Target.self, id: $0) }
     }
 
     /// Writes a `@References(.many)`. Called by generated code.
@@ -73,9 +89,14 @@ extension InstanceState {
     ) -> [Target] {
         registrar.access(model, keyPath: property)
         let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
-        // Not created yet: what was assigned, which points here once it is.
-        guard let id else { return kept?.compactMap { $0 as? Target } ?? [] }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        guard let id else {
+            // Not created yet: what was assigned, which points here once it is. The id's observers
+            // are told when it is.
+            registrar.access(model, keyPath: \.id)
+            return kept?.compactMap { $0 as? Target } ?? []
+        }
         return store.instances(of: Target.self, whereKey: key, is: id)
     }
 
@@ -87,8 +108,12 @@ extension InstanceState {
     ) -> Target? {
         registrar.access(model, keyPath: property)
         let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
-        guard let id else { return kept?.first as? Target }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        guard let id else {
+            registrar.access(model, keyPath: \.id)
+            return kept?.first as? Target
+        }
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
 
@@ -103,6 +128,7 @@ extension InstanceState {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        watchHas(storage, property: property, through: key, of: Target.self, in: store)
         guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
@@ -124,6 +150,7 @@ extension InstanceState {
         registrar.access(model, keyPath: property)
         let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        watchHas(storage, property: property, through: key, of: Target.self, in: store)
         guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
@@ -145,12 +172,17 @@ extension InstanceState {
     /// Until this record is created there is no id to point at: the assignment is kept, read back as
     /// assigned, and carried out when ``ResourceModel/create(in:uploadProgress:)`` succeeds.
     @_documentation(visibility: internal)
-    public func setHas<Target: ResourceModel>(
+    public func setHas<Target: ResourceModel, Value>(
         _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
-        of model: Model, foreignKey: String?, inverse: String? = nil
+        of model: Model, property: any KeyPath<Model, Value> & Sendable, foreignKey: String?,
+        inverse: String? = nil
     ) {
         keep(targets, for: storage)
         point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        // The records it moved tell this relationship too, but an assignment to a record with no id
+        // yet moves none.
+        let name = Model.resourceSchema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
+        tellRelationship(name ?? "", property: property, of: model)
     }
 
     /// Writes a `@Has(.embedsOne)` or `@Has(.embedsMany)`: the records become the embedded value

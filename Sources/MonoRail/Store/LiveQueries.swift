@@ -30,7 +30,7 @@ struct ChangeFacts: Sendable {
             case .created: self = .created
             case .deleted: self = .deleted
             case .merged: self = .merged
-            case .edited, .reverted: self = .edited
+            case .edited, .reverted, .related: self = .edited
             }
         }
     }

@@ -93,7 +93,8 @@ enum Merger {
         let fields = Model.resourceSchema.fields
         let hasReferences = fields.contains { $0.isReference }
         let perTypeListening = store.broadcasters.hasSubscribers(Model.self)
-        let isIndexed = store.relationshipIndex.indexes(Model.self)
+        let isRelated =
+            store.relationshipIndex.indexes(Model.self) || store.relationshipObservers.isReferred(Model.self)
         var instances: [Model] = []
         instances.reserveCapacity(patches.count)
         map.reserve(patches.count)
@@ -144,8 +145,11 @@ enum Merger {
                 if isCertain { certainAt = map.insertions }
             }
             if isUnobserved {
-                // Nobody is told of it, so the index must be, before the merge returns.
-                if isIndexed { announcements.append { store.relationshipIndex.note(instance, fields: nil, in: store) } }
+                // Nobody observes it, but the index must know it before the merge returns, and the
+                // relationships it joins are told.
+                if isRelated {
+                    announcements.append { store.noteRelationships(of: instance, kind: .created, fields: []) }
+                }
             } else if !changed.isEmpty || isNew {
                 // A record first seen is new to the store's observers, wherever it came from.
                 let kind: ResourceUpdate<Model>.Kind = isNew ? .created : .merged

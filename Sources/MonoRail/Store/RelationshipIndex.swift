@@ -9,13 +9,19 @@ import MonoRailTransport
 /// to another id or its instance leaves the store; a lookup checks each candidate's current value and
 /// that it is still the store's instance, and drops the stale ones, so it returns exactly the live
 /// instances that hold the id now.
+///
+/// Each note returns the keys an instance moved in or out of — a car that joined or left a train's
+/// cars — for ``RelationshipObservers`` to tell the observers of those relationships.
 final class RelationshipIndex: Sendable {
-    private struct FieldKey: Hashable {
+    /// One field of one model.
+    struct FieldKey: Hashable {
         let type: ObjectIdentifier
         let field: Int
     }
 
-    private struct Key: Hashable {
+    /// The instances whose field holds one id: the members of the relationship of the record that id
+    /// names. A change that adds or removes a member is reported as the key it moved in or out of.
+    struct Key: Hashable {
         let field: FieldKey
         let id: IdentityMap.Key.Normalized
     }
@@ -25,10 +31,20 @@ final class RelationshipIndex: Sendable {
         init(_ object: any ResourceModel) { self.object = object }
     }
 
+    /// Where an instance is in the index: the ids each of its indexed fields held when last noted.
+    /// Kept so that a field that changes leaves its old key, and the relationship it left is told.
+    private struct Located {
+        weak var object: (any ResourceModel)?
+        var ids: [Int: Set<IdentityMap.Key.Normalized>] = [:]
+    }
+
     private struct State {
         /// The fields indexed, per model.
         var indexed: [ObjectIdentifier: Set<Int>] = [:]
         var buckets: [Key: [ObjectIdentifier: WeakInstance]] = [:]
+        var located: [ObjectIdentifier: Located] = [:]
+        /// `located` is swept of released instances when it doubles past this size.
+        var sweepThreshold = 64
     }
 
     private let state = Locked(State())
@@ -45,9 +61,13 @@ final class RelationshipIndex: Sendable {
         }
         let coder = FieldCoder(options: store.setup(for: Target.self).coding)
         let fieldEntry = Target.resourceSchema.fields[field]
-        // Only the store's live instances count: a deleted one leaves the identity map but not
-        // the index.
-        let ids = candidates.map { $0._$state.state.withLock(\.id) }
+        // Only the store's live instances count: an instance can leave the identity map without
+        // leaving the index.
+        // A delete kept in the outbox takes the instance out of every relationship, as it does out of
+        // every live list.
+        let ids = candidates.map { candidate in
+            candidate._$state.state.withLock { $0.isDeleted || $0.isDeletePending ? nil : $0.id }
+        }
         let live = store.identityMap.withLock { map in
             zip(candidates, ids).map { candidate, id in id.map { map.instance(of: type, id: $0) === candidate } ?? false
             }
@@ -55,14 +75,18 @@ final class RelationshipIndex: Sendable {
         var matching: [Target] = []
         var stale: [ObjectIdentifier] = []
         for (candidate, isLive) in zip(candidates, live) {
-            if isLive, Self.foreignID(of: candidate, field: fieldEntry, coder: coder) == key.id {
+            if isLive, Self.foreignIDs(of: candidate, field: fieldEntry, coder: coder).contains(key.id) {
                 matching.append(candidate)
             } else {
                 stale.append(ObjectIdentifier(candidate))
             }
         }
         state.withLock { state in
-            for identifier in stale { state.buckets[key]?[identifier] = nil }
+            for identifier in stale {
+                state.buckets[key]?[identifier] = nil
+                // Its next note finds it new and places it again, wherever it is then.
+                state.located[identifier] = nil
+            }
             if state.buckets[key]?.values.contains(where: { $0.object == nil }) == true {
                 state.buckets[key] = state.buckets[key]?.filter { $0.value.object != nil }
             }
@@ -80,24 +104,82 @@ final class RelationshipIndex: Sendable {
         state.withLock { $0.indexed[ObjectIdentifier(type)]?.isEmpty == false }
     }
 
-    /// Notes the current values of `fields` of `instance`, for the ones indexed.
-    func note<Model: ResourceModel>(_ instance: Model, fields: [Int]?, in store: ResourceStore) {
+    /// Notes the current values of `fields` of `instance` (every indexed one when `nil`, or when the
+    /// instance is new to the index), and returns the keys it moved in or out of.
+    @discardableResult
+    func note<Model: ResourceModel>(_ instance: Model, fields: [Int]?, in store: ResourceStore) -> [Key] {
         let indexed = state.withLock { $0.indexed[ObjectIdentifier(Model.self)] }
-        guard let indexed, !indexed.isEmpty else { return }
-        let wanted = fields.map { indexed.intersection($0) } ?? indexed
-        guard !wanted.isEmpty else { return }
+        guard let indexed, !indexed.isEmpty else { return [] }
         let coder = FieldCoder(options: store.setup(for: Model.self).coding)
         let schemaFields = Model.resourceSchema.fields
-        let keys = wanted.compactMap { field in
-            Self.foreignID(of: instance, field: schemaFields[field], coder: coder).map {
-                Key(field: FieldKey(type: ObjectIdentifier(Model.self), field: field), id: $0)
+        let identifier = ObjectIdentifier(instance)
+        // The values are read under the index's lock so that two notes of one instance apply in the
+        // order they read: the later one's ids are the ones it is located by.
+        return state.withLock { state in
+            var located = state.located[identifier] ?? Located()
+            if located.object !== instance {
+                // New to the index, or a released instance's entry under a reused address.
+                Self.unlocate(&state, located, identifier: identifier)
+                located = Located()
+                located.object = instance
+            }
+            let isNew = located.ids.isEmpty
+            let wanted = isNew ? indexed : fields.map { indexed.intersection($0) } ?? indexed
+            var moved: [Key] = []
+            for field in wanted {
+                let fieldKey = FieldKey(type: ObjectIdentifier(Model.self), field: field)
+                let now = Self.foreignIDs(of: instance, field: schemaFields[field], coder: coder)
+                let before = located.ids[field] ?? []
+                guard now != before else { continue }
+                for id in before.subtracting(now) {
+                    let key = Key(field: fieldKey, id: id)
+                    state.buckets[key]?[identifier] = nil
+                    moved.append(key)
+                }
+                for id in now.subtracting(before) {
+                    let key = Key(field: fieldKey, id: id)
+                    state.buckets[key, default: [:]][identifier] = WeakInstance(instance)
+                    moved.append(key)
+                }
+                located.ids[field] = now
+            }
+            state.located[identifier] = located
+            Self.sweepIfGrown(&state)
+            return moved
+        }
+    }
+
+    /// Takes an instance that left the store out of the index, and returns the keys it left.
+    func remove(_ instance: some ResourceModel) -> [Key] {
+        let identifier = ObjectIdentifier(instance)
+        return state.withLock { state in
+            guard let located = state.located[identifier], located.object === instance else { return [] }
+            return Self.unlocate(&state, located, identifier: identifier)
+        }
+    }
+
+    @discardableResult
+    private static func unlocate(_ state: inout State, _ located: Located, identifier: ObjectIdentifier) -> [Key] {
+        state.located[identifier] = nil
+        guard let type = located.object.map({ ObjectIdentifier(type(of: $0)) }) else {
+            // Released: its entries are no one's, and the lookups drop them.
+            return []
+        }
+        var left: [Key] = []
+        for (field, ids) in located.ids {
+            for id in ids {
+                let key = Key(field: FieldKey(type: type, field: field), id: id)
+                state.buckets[key]?[identifier] = nil
+                left.append(key)
             }
         }
-        guard !keys.isEmpty else { return }
-        let entry = WeakInstance(instance)
-        state.withLock { state in
-            for key in keys { state.buckets[key, default: [:]][ObjectIdentifier(instance)] = entry }
-        }
+        return left
+    }
+
+    private static func sweepIfGrown(_ state: inout State) {
+        guard state.located.count >= state.sweepThreshold else { return }
+        state.located = state.located.filter { $0.value.object != nil }
+        state.sweepThreshold = max(64, state.located.count * 2)
     }
 
     /// Builds the index of one field from the live instances of its model.
@@ -107,21 +189,40 @@ final class RelationshipIndex: Sendable {
         state.withLock { _ = $0.indexed[fieldKey.type, default: []].insert(fieldKey.field) }
         let coder = FieldCoder(options: store.setup(for: Target.self).coding)
         let field = Target.resourceSchema.fields[fieldKey.field]
-        var entries: [(Key, ObjectIdentifier, WeakInstance)] = []
         for instance in store.instances(of: type) {
-            guard let id = Self.foreignID(of: instance, field: field, coder: coder) else { continue }
-            entries.append((Key(field: fieldKey, id: id), ObjectIdentifier(instance), WeakInstance(instance)))
+            let identifier = ObjectIdentifier(instance)
+            state.withLock { state in
+                var located = state.located[identifier] ?? Located()
+                guard located.object === instance || located.object == nil else { return }
+                located.object = instance
+                // Read under the lock, as a note reads, so a note that ran first is not undone.
+                guard located.ids[fieldKey.field] == nil else {
+                    state.located[identifier] = located
+                    return
+                }
+                let ids = Self.foreignIDs(of: instance, field: field, coder: coder)
+                for id in ids {
+                    state.buckets[Key(field: fieldKey, id: id), default: [:]][identifier] = WeakInstance(instance)
+                }
+                located.ids[fieldKey.field] = ids
+                state.located[identifier] = located
+            }
         }
-        state.withLock { state in
-            for (key, identifier, entry) in entries { state.buckets[key, default: [:]][identifier] = entry }
-        }
+        state.withLock { Self.sweepIfGrown(&$0) }
     }
 
-    /// The id a field of an instance holds, if it holds one.
-    private static func foreignID<Model: ResourceModel>(
+    /// The ids a field of an instance holds: none, one (`train_id`) or several (`car_ids`).
+    private static func foreignIDs<Model: ResourceModel>(
         of instance: Model, field: ResourceField<Model>, coder: FieldCoder
-    ) -> IdentityMap.Key.Normalized? {
+    ) -> Set<IdentityMap.Key.Normalized> {
         let value = instance._$state.state.withLock { try? field.encode($0.values, coder) }
-        return value.flatMap(ResourceID.init(json:)).map(IdentityMap.Key.Normalized.init)
+        switch value {
+        case .array(let elements)?:
+            return Set(elements.compactMap { ResourceID(json: $0).map(IdentityMap.Key.Normalized.init) })
+        case let value?:
+            return ResourceID(json: value).map { [IdentityMap.Key.Normalized($0)] } ?? []
+        case nil:
+            return []
+        }
     }
 }

@@ -30,7 +30,8 @@ extension ResourceStore {
 
     /// Forgets one record locally — not on the server: the identity map lets the instance go, a pin
     /// is dropped, and the record cache (memory and disk) forgets the record. The instance keeps its
-    /// values; the next read of the record makes a new one.
+    /// values; the next read of the record makes a new one. The relationships it was in are told:
+    /// an unloaded car leaves `train.cars`, and `car.train` of an unloaded train reads `nil`.
     ///
     /// - Throws: What the storage throws.
     public func unload<Model: ResourceModel>(_ instance: Model) async throws {
@@ -38,6 +39,7 @@ extension ResourceStore {
         let key = IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)
         _ = pinned.withLock { $0.removeValue(forKey: key) }
         identityMap.withLock { $0.remove(key, ifHolding: instance) }
+        noteRelationships(of: instance, kind: .deleted, fields: [])
         try await setup(for: Model.self).storage?.remove([RecordKey(model: Model.resourceName, id: id)])
     }
 
@@ -47,10 +49,14 @@ extension ResourceStore {
     public func unloadAll<Model: ResourceModel>(_ type: Model.Type) async throws {
         let identifier = ObjectIdentifier(type)
         pinned.withLock { $0 = $0.filter { $0.key.type != identifier } }
-        identityMap.withLock { map in
-            map.removeAll(of: type)
-            map.setSingleton(nil, of: type)
+        let unloaded = identityMap.withLock { map in
+            defer {
+                map.removeAll(of: type)
+                map.setSingleton(nil, of: type)
+            }
+            return map.instances(of: type)
         }
+        for instance in unloaded { noteRelationships(of: instance, kind: .deleted, fields: []) }
         try await setup(for: type).storage?.removeAll(model: Model.resourceName)
     }
 

@@ -37,6 +37,7 @@ public final class ResourceStore: Sendable {
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()
+    let relationshipObservers = RelationshipObservers()
     let loadBatcher = LoadBatcher()
     /// Instances kept alive by ``pin(_:)``.
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])

@@ -17,6 +17,10 @@ public struct ResourceUpdate<Model: ResourceModel>: Sendable {
         case created
         /// The record was deleted on the server.
         case deleted
+        /// A relationship's members or target changed while the record did not: a car joined or
+        /// left `train.cars`, the train `car.train` names arrived or left. `fields` names the
+        /// relationship.
+        case related
     }
 
     /// What happened.
