@@ -41,7 +41,7 @@ struct RelationshipObservationTests {
 
     @Test("train.cars is told of a create, a merge, a re-point, an assignment, a delete, an unload and a prune")
     func hasMany() async throws {
-        try await withHarness(configure: { $0.prunesOrphans = true }) { harness in
+        try await withHarness(configure: OrphanPruningTests.pruning) { harness in
             let store = harness.store
             let first = try await Seed.Train.get(id: 1, in: store)
             let second = try await Seed.Train.get(id: 2, in: store)
