@@ -12,7 +12,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "MonoRail",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // Observation's floor: the lowest an app that watches its models can ship on.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "MonoRail", targets: ["MonoRail"]),
         .library(name: "MonoRailClient", targets: ["MonoRailClient"]),
@@ -25,6 +26,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
@@ -85,6 +87,7 @@ let package = Package(
                 "MonoRailTransport",
                 "MonoRailClient",
                 "MonoRailMacros",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

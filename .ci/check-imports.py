@@ -14,8 +14,10 @@ import sys
 # Modules of the toolchain and the platforms, never declared in Package.swift.
 SYSTEM = {
     "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Observation",
-    "Synchronization", "Testing", "XCTest", "Glibc", "Musl", "Darwin", "os", "_Concurrency",
+    "Testing", "XCTest", "Glibc", "Musl", "Darwin", "os", "_Concurrency",
 }
+# Modules newer than the package's platform floor (iOS 17, macOS 14): `Synchronization` needs iOS 18.
+ABOVE_FLOOR = {"Synchronization"}
 IMPORT = re.compile(
     r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?"
     r"import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)",
@@ -45,7 +47,10 @@ def main() -> int:
                 file = os.path.join(directory, name)
                 with open(file, encoding="utf-8") as source:
                     for module in IMPORT.findall(source.read()):
-                        if module not in declared and module not in SYSTEM:
+                        if module in ABOVE_FLOOR:
+                            failures.append(f"{os.path.relpath(file, root)}: imports {module}, "
+                                            "which the package's platforms do not all have")
+                        elif module not in declared and module not in SYSTEM:
                             failures.append(f"{os.path.relpath(file, root)}: imports {module}, "
                                             f"which target {target['name']} does not declare")
     for failure in sorted(set(failures)):

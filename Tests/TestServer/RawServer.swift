@@ -1,7 +1,7 @@
 public import Foundation
+import MonoRailTransport
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A TCP server that answers every request with scripted bytes, resets and closes: for what no
 /// HTTP server library will send, such as a status line below 100 or a reset in the middle of a body.
@@ -27,7 +27,7 @@ public final class RawServer: Sendable {
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
 
     /// How many connections it has accepted.
-    public var connections: Int { accepted.value.load(ordering: .relaxed) }
+    public var connections: Int { accepted.value.withLock { $0 } }
 
     private init(port: Int, channel: any Channel, accepted: ConnectionCount) {
         self.port = port
@@ -41,7 +41,7 @@ public final class RawServer: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                accepted.value.add(1, ordering: .relaxed)
+                accepted.value.withLock { $0 += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ScriptHandler(script: script))
                 }
@@ -58,7 +58,7 @@ public final class RawServer: Sendable {
 }
 
 private final class ConnectionCount: Sendable {
-    let value = Atomic(0)
+    let value = Locked(0)
 }
 
 /// Reads until the end of a request head, then plays the script.

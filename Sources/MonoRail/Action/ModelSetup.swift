@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import Synchronization
+import Atomics
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelSetup<Model: ResourceModel>: Sendable {
@@ -35,7 +35,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let conditionalWrites: Bool
     let prunesOrphans: Bool
     /// Whether the outbox's kept writes of this model are back on live instances.
-    let outboxRestored = Atomic<Bool>(false)
+    let outboxRestored = ManagedAtomic<Bool>(false)
     /// The models known by name, for polymorphic references.
     let models: ModelRegistry
     /// The related models whose records may come beside this one's, by plural name, first of each

@@ -1,14 +1,14 @@
 import Foundation
 import MonoRailTransport
 import Observation
-import Synchronization
+import Atomics
 
 /// Orders reference changes across all instances.
 let referenceClock = ReferenceClock()
 
 final class ReferenceClock: Sendable {
-    private let value = Atomic<UInt64>(0)
-    func next() -> UInt64 { value.add(1, ordering: .relaxed).newValue }
+    private let value = ManagedAtomic<UInt64>(0)
+    func next() -> UInt64 { value.wrappingIncrementThenLoad(ordering: .relaxed) }
 }
 
 /// The storage behind one model instance: its field values, the last server state, which fields the

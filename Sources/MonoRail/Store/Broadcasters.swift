@@ -1,5 +1,5 @@
 import MonoRailTransport
-import Synchronization
+import Atomics
 
 /// Who is told of changes to a store's instances beyond their own observers: the per-model update
 /// streams (`Train.updates()`) and the live queries, each made on first use.
@@ -7,7 +7,7 @@ final class Broadcasters: Sendable {
     private let byModel = Locked<[ObjectIdentifier: any Sendable]>([:])
     private let queriesByModel = Locked<[ObjectIdentifier: any QueryRegistry]>([:])
     /// Live queries in the store, of every model: while there are none, merges hold no changes back.
-    private let liveQueryCount = Atomic<Int>(0)
+    private let liveQueryCount = ManagedAtomic<Int>(0)
 
     /// The broadcaster of a model's updates.
     func broadcaster<Model: ResourceModel>(for type: Model.Type) -> UpdateBroadcaster<ResourceUpdate<Model>> {
@@ -47,13 +47,13 @@ final class Broadcasters: Sendable {
             return made
         }
         queries.add(query)
-        liveQueryCount.add(1, ordering: .relaxed)
+        liveQueryCount.wrappingIncrement(ordering: .relaxed)
     }
 
     /// Stops telling a live query, as it goes away.
     func remove<Model: ResourceModel>(_ identifier: ObjectIdentifier, of type: Model.Type) {
         let queries = queriesByModel.withLock { $0[ObjectIdentifier(type)] as? ModelQueries<Model> }
         queries?.remove(identifier)
-        liveQueryCount.subtract(1, ordering: .relaxed)
+        liveQueryCount.wrappingDecrement(ordering: .relaxed)
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import Atomics
 
 /// When an answer was asked for: its place in the order of requests, which alone decides which of
 /// two answers about a record is newer, and the wall-clock time, for ``ResourceModel/fetchedAt``
@@ -27,7 +27,7 @@ public struct FetchStamp: Sendable, Hashable, Comparable {
     /// A new stamp, after every one made before it in this process and every one the opened
     /// storages hold.
     static func next(date: Date) -> FetchStamp {
-        FetchStamp(order: counter.wrappingAdd(1, ordering: .relaxed).newValue, date: date)
+        FetchStamp(order: counter.wrappingIncrementThenLoad(ordering: .relaxed), date: date)
     }
 
     /// Makes every later stamp come after `order`: a storage's highest.
@@ -43,5 +43,5 @@ public struct FetchStamp: Sendable, Hashable, Comparable {
         }
     }
 
-    private static let counter = Atomic<Int64>(0)
+    private static let counter = ManagedAtomic<Int64>(0)
 }

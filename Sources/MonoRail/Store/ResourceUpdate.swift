@@ -1,5 +1,5 @@
 import MonoRailTransport
-import Synchronization
+import Atomics
 
 /// One change to a model instance, delivered by ``ResourceModel/updates`` and
 /// ``ResourceModel/updates(in:)``.
@@ -38,7 +38,7 @@ final class UpdateBroadcaster<Element: Sendable>: Sendable {
         var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
     }
     private let subscribers = Locked(Subscribers())
-    private let count = Atomic<Int>(0)
+    private let count = ManagedAtomic<Int>(0)
 
     var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
 
@@ -49,11 +49,11 @@ final class UpdateBroadcaster<Element: Sendable>: Sendable {
             subscribers.continuations[subscribers.next] = continuation
             return subscribers.next
         }
-        count.add(1, ordering: .relaxed)
+        count.wrappingIncrement(ordering: .relaxed)
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             let removed = self.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
-            if removed != nil { self.count.subtract(1, ordering: .relaxed) }
+            if removed != nil { self.count.wrappingDecrement(ordering: .relaxed) }
         }
         return stream
     }
