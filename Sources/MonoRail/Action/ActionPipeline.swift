@@ -1,7 +1,7 @@
+import Atomics
 import Foundation
 import HTTPTypes
 import Logging
-import Atomics
 
 /// Runs model actions: the one path from a model call to the server and back, and the only code
 /// in the Resources layer that sends requests.

@@ -1,6 +1,6 @@
+import Atomics
 import Foundation
 import HTTPTypes
-import Atomics
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelSetup<Model: ResourceModel>: Sendable {

@@ -1,7 +1,7 @@
+import Atomics
 import Foundation
 import MonoRailTransport
 import Observation
-import Atomics
 
 /// Orders reference changes across all instances.
 let referenceClock = ReferenceClock()

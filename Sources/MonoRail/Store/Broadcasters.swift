@@ -1,5 +1,5 @@
-import MonoRailTransport
 import Atomics
+import MonoRailTransport
 
 /// Who is told of changes to a store's instances beyond their own observers: the per-model update
 /// streams (`Train.updates()`) and the live queries, each made on first use.

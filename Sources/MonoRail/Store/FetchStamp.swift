@@ -1,5 +1,5 @@
-public import Foundation
 import Atomics
+public import Foundation
 
 /// When an answer was asked for: its place in the order of requests, which alone decides which of
 /// two answers about a record is newer, and the wall-clock time, for ``ResourceModel/fetchedAt``

@@ -1,5 +1,5 @@
-import MonoRailTransport
 import Atomics
+import MonoRailTransport
 
 /// One change to a model instance, delivered by ``ResourceModel/updates`` and
 /// ``ResourceModel/updates(in:)``.
