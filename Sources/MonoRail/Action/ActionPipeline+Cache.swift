@@ -140,12 +140,40 @@ extension ActionPipeline {
                 }
                 return answer
             case .networkFirst:
-                do {
-                    return try await network(validators: hit)
-                } catch let error as APIError where error.isTransient || error.code == .transport {
-                    guard let hit, let answer = await answerOrForget(hit) else { throw error }
-                    return answer
+                guard let hit else { return try await network(validators: nil) }
+                return try await networkOrCache(hit)
+            }
+        }
+
+        /// ``CachePolicy/networkFirst`` with a cached answer: one attempt at the network, no
+        /// retries, for at most the offline deadline; then the cache. An attempt still running at the
+        /// deadline goes on as the answer's revalidation.
+        private func networkOrCache(_ hit: CacheHit) async throws -> ResourceResponse<Value> {
+            let attempt = Task { try await network(validators: hit, retries: false) }
+            let outcome = await withTaskCancellationHandler {
+                await FirstOutcome.of(attempt, within: setup.offlineDeadline, clock: setup.client.configuration.clock)
+            } onCancel: {
+                attempt.cancel()
+            }
+            switch outcome {
+            case .answered(.success(let response)):
+                return response
+            case .answered(.failure(let error as APIError)) where error.isTransient || error.code == .transport:
+                guard let answer = await answerOrForget(hit) else { throw error }
+                return answer
+            case .answered(.failure(let error)):
+                throw error
+            case .late:
+                pipeline.store.noteReachability(answered: false)
+                guard var answer = await answerOrForget(hit) else { return try await attempt.value }
+                answer.revalidation = Task {
+                    try await withTaskCancellationHandler {
+                        _ = try await attempt.value
+                    } onCancel: {
+                        attempt.cancel()
+                    }
                 }
+                return answer
             }
         }
 
@@ -222,8 +250,9 @@ extension ActionPipeline {
 
         // MARK: 3–8. Request, merge, persist
 
-        /// Sends the request, conditional on the cached answer's validators when there is one.
-        func network(validators hit: CacheHit?) async throws -> ResourceResponse<Value> {
+        /// Sends the request, conditional on the cached answer's validators when there is one; with
+        /// the configured retries, or with none.
+        func network(validators hit: CacheHit?, retries: Bool = true) async throws -> ResourceResponse<Value> {
             var hit = hit
             // A live instance answered the lookup; its record's validators are in storage.
             if let key = hit?.instanceKey, let record = try? await setup.storage?.records([key])[key] {
@@ -231,7 +260,7 @@ extension ActionPipeline {
                 hit?.lastModified = record.lastModified
             }
             let sent = pipeline.store.stamp()
-            let response = try await pipeline.send(prepared, validators: hit)
+            let response = try await pipeline.send(prepared, validators: hit, retries: retries)
             return try await received(response, sent: sent, validated: hit)
         }
 

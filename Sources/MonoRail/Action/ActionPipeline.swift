@@ -279,7 +279,7 @@ struct ActionPipeline<Model: ResourceModel> {
     static var idempotencyKeyField: HTTPField.Name? { HTTPField.Name("Idempotency-Key") }
 
     /// Sends the request of an action, conditional on `validators` when a cache holds its answer.
-    func send(_ prepared: Prepared, validators: CacheHit? = nil) async throws -> APIResponse {
+    func send(_ prepared: Prepared, validators: CacheHit? = nil, retries: Bool = true) async throws -> APIResponse {
         if let sendingError = setup.sendingError { throw sendingError }
         let conventions = setup.conventions
         var headers = HTTPFields()
@@ -290,16 +290,29 @@ struct ActionPipeline<Model: ResourceModel> {
             headers[name] = "\"\(key)\""
         }
         if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
+        var options = RequestOptions(
+            deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
+            operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
+            uploadProgress: prepared.action.uploadProgress, format: setup.format,
+            validationStatuses: conventions.validationStatuses)
+        if !retries { options.retryPolicy = RetryPolicy.none }
         let request = APIRequest(
             method: prepared.method, path: prepared.path, query: prepared.query, headers: headers,
             body: prepared.body.map { .tree($0, files: prepared.files) },
             bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
-            options: RequestOptions(
-                deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
-                operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
-                uploadProgress: prepared.action.uploadProgress, format: setup.format,
-                validationStatuses: conventions.validationStatuses))
-        return try await setup.client.send(request)
+            options: options)
+        do {
+            let response = try await setup.client.send(request)
+            store.noteReachability(answered: true)
+            return response
+        } catch let error as APIError {
+            if error.response != nil {
+                store.noteReachability(answered: true)
+            } else if error.isUnanswered {
+                store.noteReachability(answered: false)
+            }
+            throw error
+        }
     }
 
     // MARK: - Locate, decode, merge

@@ -12,6 +12,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// Sent with each request, so a model that changes them alone shares the store's client.
     let format: WireFormat
     let timeout: Duration?
+    /// ``MonoRail/Configuration/offlineDeadline``.
+    let offlineDeadline: Duration
     let singular: String
     let plural: String
     let path: String
@@ -61,6 +63,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         coding = configuration.coding
         format = configuration.conventions.format ?? configuration.format
         timeout = configuration.timeout
+        offlineDeadline = configuration.offlineDeadline
         maxEmbeddingDepth = configuration.maxEmbeddingDepth
         storage = configuration.storage
         // What this launch fetches is newer than anything the storage kept, whatever the clock says.

@@ -60,6 +60,14 @@ extension MonoRail {
         /// for as long as the cache keeps it. A record past it is dropped from the cache when a read
         /// finds it. Per model in ``ResourceModel/configure(_:)``.
         public var cacheTimeToLive: Duration?
+        /// How long a ``CachePolicy/networkFirst`` read waits for the server before it answers from
+        /// the cache, when the cache has an answer; default 3 seconds. A network that refuses or
+        /// cannot route the connection answers at once; a dead one (a black-holed address, a captive
+        /// Wi-Fi) answers nothing, and this is what keeps a screen from showing a spinner for as long
+        /// as the request's timeout and its retries last. Past it, the request goes on in the
+        /// background (``ResourceResponse/revalidation``) and merges its answer when it comes. A read
+        /// the cache cannot answer waits for the network, retries included.
+        public var offlineDeadline: Duration = .seconds(3)
         /// The wall clock: ``ResourceModel/fetchedAt`` and a cached answer's age against
         /// ``cacheTimeToLive``. It never decides which of two answers is newer (``FetchStamp``), so
         /// a clock set back keeps nothing from being merged; tests inject their own.

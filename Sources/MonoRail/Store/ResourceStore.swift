@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MonoRailTransport
+public import Observation
 
 /// The identity map: at most one live instance per (model type, id), shared by every request that
 /// goes through the store.
@@ -16,7 +17,7 @@ import MonoRailTransport
 /// let staging = ResourceStore(configuration: .init(apiRootURL: stagingURL))
 /// let train = try await Train.get(id: 1, in: staging)
 /// ```
-public final class ResourceStore: Sendable {
+public final class ResourceStore: Observable, Sendable {
     /// The store models use unless told otherwise; configured by ``MonoRail/register(apiRootURL:)``
     /// and ``MonoRail/configure(_:)``.
     public static let `default` = ResourceStore()
@@ -44,6 +45,33 @@ public final class ResourceStore: Sendable {
     private let madeOutbox = Locked<Outbox?>(nil)
     /// The one-time notices given, by what they are about.
     private let notices = Locked<Set<String>>([])
+    private let offline = Locked(false)
+    private let registrar = ObservationRegistrar()
+
+    /// Whether the server could not be reached the last time the store asked: a request got no
+    /// answer at all (it could not connect, timed out or lost its connection), or a
+    /// ``CachePolicy/networkFirst`` read answered from the cache at its
+    /// ``MonoRail/Configuration/offlineDeadline``. Any answer of the server, whatever its status,
+    /// makes it `false` again. Observable, for an "offline" banner:
+    ///
+    /// ```swift
+    /// if ResourceStore.default.isOffline { OfflineBanner() }
+    /// ```
+    public var isOffline: Bool {
+        registrar.access(self, keyPath: \.isOffline)
+        return offline.withLock { $0 }
+    }
+
+    /// Notes whether a request was answered; observers of ``isOffline`` are told when that changes it.
+    func noteReachability(answered: Bool) {
+        let changed = offline.withLock { isOffline in
+            defer { isOffline = !answered }
+            return isOffline == answered
+        }
+        guard changed else { return }
+        registrar.willSet(self, keyPath: \.isOffline)
+        registrar.didSet(self, keyPath: \.isOffline)
+    }
 
     /// The writes this store keeps until the server confirms them; see ``WritePolicy``.
     ///

@@ -145,6 +145,12 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     /// Validation messages; empty unless the code is ``Code/validationFailed``.
     public var errors: ValidationErrors { validationErrors ?? ValidationErrors() }
 
+    /// Whether the request got no answer at all: it could not connect, timed out, or lost its
+    /// connection before the response was whole.
+    public var isUnanswered: Bool {
+        response == nil && [.cannotConnect, .timedOut, .connectionClosed].contains(code)
+    }
+
     /// Whether retrying later might succeed: timeouts, lost connections and 408/429/5xx statuses.
     public var isTransient: Bool {
         switch code {

@@ -1,0 +1,35 @@
+import MonoRailTransport
+
+/// What came first: the result of an attempt, or its deadline.
+enum FirstOutcome<Value: Sendable>: Sendable {
+    case answered(Result<Value, any Error>)
+    case late
+
+    /// Waits for `attempt` for at most `deadline` on `clock`. Never cancels the attempt: past the
+    /// deadline it goes on, and its result is for whoever awaits it next.
+    static func of(
+        _ attempt: Task<Value, any Error>, within deadline: Duration, clock: any Clock<Duration>
+    ) async -> FirstOutcome {
+        let first = Locked<CheckedContinuation<FirstOutcome, Never>?>(nil)
+        @Sendable func finish(_ outcome: FirstOutcome) {
+            let continuation = first.withLock { continuation in
+                defer { continuation = nil }
+                return continuation
+            }
+            continuation?.resume(returning: outcome)
+        }
+        return await withCheckedContinuation { continuation in
+            first.withLock { $0 = continuation }
+            let timer = Task {
+                // Cancelled once the attempt is done: nothing is left to resume then.
+                try? await clock.sleep(for: deadline)
+                finish(.late)
+            }
+            Task {
+                let result = await attempt.result
+                timer.cancel()
+                finish(.answered(result))
+            }
+        }
+    }
+}
