@@ -13,6 +13,8 @@ struct RelationshipSpec {
     var inverse: ExprSyntax?
     /// `@References(.embedsOne, idKey:)`: the key an embedded reference is sent back as.
     var idKey: ExprSyntax?
+    /// `@Has(route:)`: the nested route a to-many relationship loads from, filled from the owner.
+    var route: ExprSyntax?
     /// `@References(polymorphic: true)`: a record of any registered model, by `<name>_type` and
     /// `<name>_id`.
     var isPolymorphic = false
@@ -55,7 +57,7 @@ struct RelationshipSpec {
                     return .failure(.init(argument.expression, .badArgument(name: "polymorphic")))
                 }
                 spec.isPolymorphic = literal.literal.tokenKind == .keyword(.true)
-            case "key", "foreignKey", "inverse", "idKey":
+            case "key", "foreignKey", "inverse", "idKey", "route":
                 guard argument.expression.is(StringLiteralExprSyntax.self) else {
                     return .failure(.init(argument.expression, .badArgument(name: argument.label?.text ?? "")))
                 }
@@ -63,6 +65,7 @@ struct RelationshipSpec {
                 case "key": spec.key = argument.expression
                 case "foreignKey": spec.foreignKey = argument.expression
                 case "idKey": spec.idKey = argument.expression
+                case "route": spec.route = argument.expression
                 default: spec.inverse = argument.expression
                 }
             default: break
@@ -89,6 +92,9 @@ struct RelationshipSpec {
         }
         if let idKey = spec.idKey, spec.isHas || !spec.isEmbedded {
             return .failure(.init(idKey, .idKeyPlacement(name: name)))
+        }
+        if let route = spec.route, !spec.isHas || spec.kind != .many {
+            return .failure(.init(route, .routePlacement(name: name)))
         }
         return .success(spec)
     }

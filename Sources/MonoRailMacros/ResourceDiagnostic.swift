@@ -20,6 +20,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
     case relationshipMismatch(name: String, kind: String, type: String)
     case idKeyPlacement(name: String)
     case polymorphicPlacement(name: String)
+    case routePlacement(name: String)
 
     var message: String {
         switch self {
@@ -60,6 +61,9 @@ enum ResourceDiagnostic: DiagnosticMessage {
         case .polymorphicPlacement(let name):
             "'\(name)': a polymorphic reference is one record of any registered model: "
                 + "@References(polymorphic: true) var \(name): (any ResourceModel)?"
+        case .routePlacement(let name):
+            "'\(name)': route names where a list of related records is read, so it applies to @Has(.many) "
+                + "only: @Has(route: \":path/:id/\(name)\") var \(name): [...]"
         case .idKeyPlacement(let name):
             "'\(name)': idKey names the key an embedded reference is sent back as, so it applies to "
                 + "@References(.embedsOne) and @References(.embedsMany) only; a plain reference's key is 'key'"
@@ -87,6 +91,7 @@ enum ResourceDiagnostic: DiagnosticMessage {
             case .relationshipMismatch: "relationshipMismatch"
             case .idKeyPlacement: "idKeyPlacement"
             case .polymorphicPlacement: "polymorphicPlacement"
+            case .routePlacement: "routePlacement"
             }
         return MessageID(domain: "MonoRail", id: id)
     }

@@ -125,6 +125,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                     arguments += ", foreignKey: \(foreignKey.trimmedDescription)"
                 }
                 if let inverse = relationship.inverse { arguments += ", inverse: \(inverse.trimmedDescription)" }
+                if let route = relationship.route { arguments += ", route: \(route.trimmedDescription)" }
                 if relationship.kind == .one { arguments += ", one: true" }
                 relationshipEntries.append("            ResourceRelationship(\(arguments)),")
                 continue

@@ -239,9 +239,14 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         let instance = target ?? Model()
         let (operation, method, path): (ModelAction<Model>.Operation, HTTPRequest.Method, APIPath) =
             switch write.verb {
-            case .create: (.create(instance), .post, try setup.path(for: routes.create))
-            case .destroy: (.delete(instance), .delete, try setup.path(for: routes.destroy, id: write.id))
-            default: (.save(instance), setup.conventions.updateMethod, try setup.path(for: routes.update, id: write.id))
+            case .create: (.create(instance), .post, try setup.path(for: routes.create, instance: instance))
+            case .destroy:
+                (.delete(instance), .delete, try setup.path(for: routes.destroy, id: write.id, instance: instance))
+            default:
+                (
+                    .save(instance), setup.conventions.updateMethod,
+                    try setup.path(for: routes.update, id: write.id, instance: instance)
+                )
             }
         return ActionPipeline<Model>.Prepared(
             action: ModelAction(operation: operation, store: store), method: method, path: path, query: [:],

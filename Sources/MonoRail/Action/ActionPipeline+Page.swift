@@ -113,6 +113,12 @@ extension ActionPipeline {
         if answer.source == .network, action.isFirstPage {
             answer.extent = answer.value.extent(received: answer.value.instances.count)
         }
+        if let owner = action.owner, let index = setup.wireKeys.firstIndex(of: owner.key) {
+            let coder = FieldCoder(options: setup.coding)
+            for instance in answer.value.instances {
+                instance._$state.adoptServerValue(owner.id.jsonValue, at: index, of: instance, coder: coder)
+            }
+        }
         await pruneIfWhole(action, answer: answer, kept: answer.value.instances)
         return answer
     }
@@ -153,6 +159,8 @@ extension ActionPipeline {
             var step = ModelAction<Model>(
                 operation: .list(filter: [:]), include: action.include, store: store, policy: .networkOnly)
             step.prunes = false
+            step.path = action.path
+            step.owner = action.owner
             switch request {
             case .link(let url): step.operation = .page(url)
             case .parameters(let parameters): step.operation = .list(filter: parameters)

@@ -2,9 +2,10 @@ import Foundation
 import Logging
 
 extension ActionPipeline {
-    /// Whether a list read asks for every record of the model: unfiltered, no page asked for.
+    /// Whether a list read asks for every record of the model: unfiltered, at the model's index
+    /// route, no page asked for.
     func listsEverything(_ action: ModelAction<Model>) -> Bool {
-        guard case .list(let filter) = action.operation else { return false }
+        guard case .list(let filter) = action.operation, action.path == nil else { return false }
         return filter.isEmpty && action.parameters.isEmpty
     }
 

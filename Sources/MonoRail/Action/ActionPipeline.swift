@@ -204,7 +204,8 @@ struct ActionPipeline<Model: ResourceModel> {
         }
         switch action.operation {
         case .get(let id):
-            return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
+            let path = try setup.path(for: conventions.routes.show, id: id, query: &query)
+            return prepared(.get, path, id: id)
         case .singleton:
             guard !conventions.routes.show.placeholders.contains("id") else {
                 throw APIError(
@@ -212,19 +213,23 @@ struct ActionPipeline<Model: ResourceModel> {
                     "\(Model.resourceSchema.typeName)'s show route \"\(conventions.routes.show)\" needs an id; a "
                         + "singleton resource's has none: conventions.routes = .singleton(\"/user.json\")")
             }
-            return prepared(.get, try setup.path(for: conventions.routes.show))
+            let path = try setup.path(for: conventions.routes.show, query: &query)
+            return prepared(.get, path)
         case .list(let filter):
             query.merge(filter) { _, filter in filter }
-            return prepared(.get, try setup.path(for: conventions.routes.index))
+            let path = try action.path.map(setup.path(at:)) ?? setup.path(for: conventions.routes.index, query: &query)
+            return prepared(.get, path)
         case .page(let url):
             return prepared(.get, try setup.path(following: url))
         case .search(let term):
             let route = conventions.routes.search
             if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
-            return prepared(.get, try setup.path(for: route, term: term))
+            let path = try setup.path(for: route, term: term, query: &query)
+            return prepared(.get, path)
         case .fetch(let instance):
             let id = try Self.id(of: instance, toward: "fetch", route: conventions.routes.show)
-            return prepared(.get, try setup.path(for: conventions.routes.show, id: id), id: id)
+            let path = try setup.path(for: conventions.routes.show, id: id, query: &query, instance: instance)
+            return prepared(.get, path, id: id)
         case .create(let instance):
             let snapshot = instance._$state.snapshot()
             if let id = snapshot.id {
@@ -232,17 +237,17 @@ struct ActionPipeline<Model: ResourceModel> {
                     .invalidRequest,
                     "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
             }
+            let path = try setup.path(for: conventions.routes.create, query: &query, instance: instance)
             let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
-            return prepared(.post, try setup.path(for: conventions.routes.create), body: body, sent: snapshot.edits)
+            return prepared(.post, path, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
+            let path = try setup.path(for: conventions.routes.update, id: id, query: &query, instance: instance)
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
-            return prepared(
-                conventions.updateMethod, try setup.path(for: conventions.routes.update, id: id), id: id, body: body,
-                sent: snapshot.edits)
+            return prepared(conventions.updateMethod, path, id: id, body: body, sent: snapshot.edits)
         case .delete(let instance):
             let route = conventions.routes.destroy
             let id = try Self.id(of: instance, toward: "delete", route: route)
@@ -252,7 +257,8 @@ struct ActionPipeline<Model: ResourceModel> {
                 guard conventions.sendsIDInBody, !route.placeholders.contains("id") else { return nil }
                 return (adding(id, to: [:]), FileAttachments())
             }
-            return prepared(.delete, try setup.path(for: route, id: id), id: id, body: body)
+            let path = try setup.path(for: route, id: id, query: &query, instance: instance)
+            return prepared(.delete, path, id: id, body: body)
         }
     }
 

@@ -30,6 +30,12 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var include: [String] = []
     /// More query parameters, beside the filter.
     var parameters: [String: JSONValue] = [:]
+    /// For a list: the path to read it at instead of the model's index route
+    /// (``ResourceModel/get(path:parameters:policy:in:)``, a `@Has` relationship's own route).
+    var path: APIPath?
+    /// For a `@Has` relationship's list at its own route: the related model's foreign key and the
+    /// owner's id. The route names the owner, so records that lack the key belong to it.
+    var owner: (key: String, id: ResourceID)?
     /// The store whose identity map the answer merges into.
     var store: ResourceStore
     /// Called as the request body is sent.

@@ -122,40 +122,126 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     // MARK: - Requests
 
-    func path(for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil) throws -> APIPath {
+    /// Fills a route: `:path`, `:plural`, `:singular`, `:id` and `:term` from the action, every
+    /// other placeholder (`:train_id`, `:user`) from the query's parameters — a placeholder's
+    /// parameter leaves the query, as Rails' nested routes take the parent's id in the path — then
+    /// from the fields of `instance` by wire key or by name (a reference gives its id).
+    ///
+    /// - Throws: ``APIError/Code/invalidRequest`` before any request when a placeholder has no value,
+    ///   or one that is empty or not a single string or number.
+    func path(
+        for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil,
+        query: inout [String: JSONValue], instance: Model? = nil
+    ) throws -> APIPath {
+        var failure: APIError?
+        var consumed: [String] = []
         let expanded = route.expand { name in
             switch name {
-            case "path": path
-            case "plural": plural
-            case "singular": singular
-            case "id": id?.description
-            case "term": term
-            default: nil
+            case "path": return path
+            case "plural": return plural
+            case "singular": return singular
+            case "id": return id?.description
+            case "term": return term
+            default:
+                let value: JSONValue?
+                if let parameter = query[name] {
+                    consumed.append(name)
+                    value = parameter
+                } else {
+                    value = instance.flatMap { self.value(named: name, of: $0) }
+                }
+                switch value {
+                case .string(let text)? where !text.isEmpty: return text
+                case .int(let number)?: return String(number)
+                case nil: return nil
+                case let value?:
+                    failure =
+                        failure
+                        ?? APIError(
+                            .invalidRequest,
+                            "the route \"\(route)\" of \(Model.resourceSchema.typeName) cannot put \(value) in the path "
+                                + "for :\(name); it takes a non-empty string or an integer")
+                    return nil
+                }
             }
         }
+        if let failure { throw failure }
         guard let expanded else {
+            let missing = route.placeholders.filter { name in
+                !["path", "plural", "singular"].contains(name) && !consumed.contains(name)
+                    && !(name == "id" && id != nil) && !(name == "term" && term != nil)
+            }
             throw APIError(
                 .invalidRequest,
-                "the route \"\(route)\" of \(Model.resourceSchema.typeName) has a placeholder with no value "
-                    + "(known: :path, :plural, :singular, :id, :term)")
+                "the route \"\(route)\" of \(Model.resourceSchema.typeName) has no value for "
+                    + missing.map { ":" + $0 }.joined(separator: ", ")
+                    + " (:id and :term come from the action; any other from the filter or parameters, or from the "
+                    + "record's field of that name or key)")
         }
+        for name in consumed { query[name] = nil }
         return expanded
+    }
+
+    /// ``path(for:id:term:query:instance:)`` of a route that needs no parameters.
+    func path(for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil, instance: Model? = nil) throws
+        -> APIPath
+    {
+        var none: [String: JSONValue] = [:]
+        return try path(for: route, id: id, term: term, query: &none, instance: instance)
+    }
+
+    /// The wire value of the field whose wire key or Swift name is `name`.
+    private func value(named name: String, of instance: Model) -> JSONValue? {
+        let fields = Model.resourceSchema.fields
+        guard let index = wireKeys.firstIndex(of: name) ?? fields.firstIndex(where: { $0.name == name }) else {
+            return nil
+        }
+        let coder = FieldCoder(options: coding)
+        let value = instance._$state.state.withLock { try? fields[index].encode($0.values, coder) }
+        return value?.isNull == true ? nil : value
     }
 
     /// The path of a next-page link, which must stay on the API's origin: a link is the server's
     /// word, and following it elsewhere would hand the API's credentials to another host.
     func path(following link: URL) throws -> APIPath {
-        let root = try client.url(for: "/")
-        guard let scheme = link.scheme?.lowercased(), scheme == root.scheme?.lowercased(),
-            link.host?.lowercased() == root.host?.lowercased(),
-            (link.port ?? Self.defaultPort(scheme)) == (root.port ?? Self.defaultPort(scheme))
-        else {
+        guard try isOnOrigin(link) else {
+            let root = try client.url(for: "/")
             throw APIError(
                 .inconsistentResponse,
                 "the next page of \(Model.resourceSchema.typeName) is linked at \(link.absoluteString), off the "
                     + "API's origin \(root.scheme ?? "")://\(root.host ?? ""); it is not followed")
         }
         return APIPath(verbatim: link.absoluteString)
+    }
+
+    /// A path the app gave for a read (``ResourceModel/get(path:parameters:policy:in:)``): under the
+    /// API's root, or an absolute URL on its origin. Anything else would send the app's credentials
+    /// elsewhere, and is refused before any request.
+    func path(at given: APIPath) throws -> APIPath {
+        let text = given.encoded
+        let pathPart = text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        if let url = URL(string: text), url.scheme != nil {
+            guard try isOnOrigin(url) else {
+                throw APIError(
+                    .invalidRequest,
+                    "\(text) is not on the API's origin; \(Model.resourceSchema.typeName) is read only from there")
+            }
+        } else if text.hasPrefix("//") || text.contains("\\") || text.contains("#") {
+            throw APIError(.invalidRequest, "\(text) is not a path under the API's root")
+        }
+        let segments = pathPart.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        if segments.contains(where: { $0 == "." || $0 == ".." }) {
+            throw APIError(.invalidRequest, "\(text) has a . or .. segment, which would leave the API's root")
+        }
+        return given
+    }
+
+    /// Whether a URL has the scheme, host and port of the API's root.
+    private func isOnOrigin(_ url: URL) throws -> Bool {
+        let root = try client.url(for: "/")
+        guard let scheme = url.scheme?.lowercased(), scheme == root.scheme?.lowercased() else { return false }
+        return url.host?.lowercased() == root.host?.lowercased()
+            && (url.port ?? Self.defaultPort(scheme)) == (root.port ?? Self.defaultPort(scheme))
     }
 
     private static func defaultPort(_ scheme: String) -> Int? {

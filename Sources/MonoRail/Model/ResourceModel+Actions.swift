@@ -140,6 +140,49 @@ extension ResourceModel {
             ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy))
     }
 
+    /// Reads the records at any path of the API into live instances: an endpoint that is not the
+    /// model's index route, such as another resource's nested list.
+    ///
+    /// ```swift
+    /// let gists = try await Gist.get(path: "/users/\(user)/gists")   // GET /users/octocat/gists
+    /// let mine = try await Gist.get(path: "/gists/starred", parameters: ["since": "2026-01-01"])
+    /// ```
+    ///
+    /// The answer is read as a list of the model's records (its root, envelope and side-loads as
+    /// for ``get(where:include:policy:in:)``), merges into the identity map, and is kept in the
+    /// record cache under its path. It never prunes: one path's list is not every record.
+    ///
+    /// - Parameters:
+    ///   - path: A path under the API's root, interpolated values percent-encoded as one segment
+    ///     each; or an absolute URL on the API's origin.
+    ///   - parameters: Query parameters.
+    ///   - include: Related models to side-load.
+    ///   - policy: Where to look for the list, as in ``get(policy:in:)``.
+    ///   - store: The identity map to merge into.
+    /// - Returns: The live instances, in response order.
+    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` before any request for a URL off the
+    ///   API's origin or a path with a `.` or `..` segment; otherwise as ``get(policy:in:)``.
+    public static func get(
+        path: APIPath, parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
+        in store: ResourceStore = .default
+    ) async throws -> [Self] {
+        try await response(path: path, parameters: parameters, include: include, policy: policy, in: store).value
+    }
+
+    /// ``get(path:parameters:include:policy:in:)``, with the status, header fields, links and source
+    /// of the answer.
+    ///
+    /// - Throws: ``APIError``, as ``get(path:parameters:include:policy:in:)``.
+    public static func response(
+        path: APIPath, parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
+        in store: ResourceStore = .default
+    ) async throws -> ResourceResponse<[Self]> {
+        var action = ModelAction<Self>(
+            operation: .list(filter: parameters), include: include, store: store, policy: policy)
+        action.path = path
+        return try await ActionPipeline<Self>(store: store).list(action)
+    }
+
     /// Fetches every page of a list: the first page, then each page the server links or the
     /// conventions' ``Paging`` asks for, until the list ends.
     ///

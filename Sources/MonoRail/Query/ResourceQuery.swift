@@ -52,6 +52,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     public let isAuthoritative: Bool
     let plan: QueryPlan
     private let include: [String]
+    /// A `@Has` relationship's own route: where the pages are read, and the owner they belong to.
+    private let route: (path: APIPath, owner: (key: String, id: ResourceID))?
     private let policy: CachePolicy?
     private let state: Locked<State>
     private let subscribers = Locked<Subscribers>(Subscribers())
@@ -84,9 +86,11 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     init(
         filter: [String: QueryCondition], order: [QueryOrder], pageSize: Int?, include: [String],
-        policy: CachePolicy?, isAuthoritative: Bool, store: ResourceStore
+        policy: CachePolicy?, isAuthoritative: Bool, store: ResourceStore,
+        route: (path: APIPath, owner: (key: String, id: ResourceID))? = nil
     ) {
         self.store = store
+        self.route = route
         self.filter = filter
         self.order = order
         self.pageSize = pageSize.map { Swift.max(1, $0) }
@@ -270,13 +274,23 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     private var sortsHere: Bool { plan.isSorted && setup.conventions.orderParameter == nil }
 
     private func fetch(_ page: NextPage, sharing: Bool = true) async throws -> ResourceResponse<ListedPage<Model>> {
-        var action: ModelAction<Model> =
-            switch page {
-            case .link(let url):
-                ModelAction(operation: .page(url), store: store, policy: policy)
-            case .parameters(let parameters):
-                ModelAction(operation: .list(filter: parameters), include: include, store: store, policy: policy)
+        var action: ModelAction<Model>
+        switch page {
+        case .link(let url):
+            action = ModelAction(operation: .page(url), store: store, policy: policy)
+        case .parameters(var parameters):
+            if let route {
+                // The route names the owner: the key is the query's own condition, not the server's.
+                parameters[route.owner.key] = nil
+                action = ModelAction(
+                    operation: .list(filter: parameters), include: include, store: store, policy: policy)
+                action.path = route.path
+            } else {
+                action = ModelAction(
+                    operation: .list(filter: parameters), include: include, store: store, policy: policy)
             }
+        }
+        action.owner = route?.owner
         action.sharesRequests = sharing
         return try await QueryBatch.$fetchingQuery.withValue(ObjectIdentifier(self)) {
             try await ActionPipeline<Model>(store: store).page(action)

@@ -250,6 +250,23 @@ extension InstanceState {
         for assignment in pending { assignment(model) }
     }
 
+    /// Gives a field the server's value `value` when it holds none and was not edited: what a record
+    /// says by where it was read (`/trains/1/cars` names the train) rather than in its own fields.
+    func adoptServerValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) {
+        let field = Model.resourceSchema.fields[index]
+        let adopted = state.withLock { state -> Bool in
+            let isEdited = !state.edits.isEmpty && state.edits[index] != 0
+            guard !isEdited, (try? field.encode(state.values, coder))?.isNull ?? false else { return false }
+            var values = state.values
+            guard (try? field.decode(&values, value, coder)) != nil else { return false }
+            field.copy(&state.values, values)
+            field.copy(&state.server, values)
+            return true
+        }
+        guard adopted else { return }
+        announce(.merged, fields: [index], of: model)
+    }
+
     /// Sets one field from its wire form, as a local edit, when that changes it.
     func setWireValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) {
         let field = Model.resourceSchema.fields[index]

@@ -32,6 +32,14 @@ extension Related {
             relationship.foreignKey, inverse: relationship.inverse, from: Owner.self, to: Target.self)
         var conditions = filter
         conditions[key] = .equals(id.jsonValue)
-        return try await Target.query(where: conditions, order: order, pageSize: pageSize, in: store)
+        guard let route = relationship.route else {
+            return try await Target.query(where: conditions, order: order, pageSize: pageSize, in: store)
+        }
+        let path = try store.setup(for: Owner.self).path(for: route, id: id, instance: owner)
+        let query = ResourceQuery<Target>(
+            filter: conditions, order: order, pageSize: pageSize, include: [], policy: nil, isAuthoritative: false,
+            store: store, route: (path, (key, id)))
+        try await query.refresh()
+        return query
     }
 }

@@ -9,6 +9,9 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     public let foreignKey: String?
     /// The related model's property that points back, when it is not the conventional one.
     public let inverse: String?
+    /// The nested route the records are loaded from, filled from the owner; `nil` for the related
+    /// model's index filtered by the foreign key.
+    public let route: RouteTemplate?
     let storage: any AnyKeyPath & Sendable
     let related: SideLoading
     let load: @Sendable (Model) async throws -> Void
@@ -22,11 +25,13 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
         _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         foreignKey: String? = nil,
         inverse: String? = nil,
-        one: Bool = false
+        one: Bool = false,
+        route: RouteTemplate? = nil
     ) {
         self.name = name
         self.foreignKey = foreignKey
         self.inverse = inverse
+        self.route = route
         self.storage = storage
         self.related = .of(Target.self)
         self.adopt = { owner in
@@ -42,7 +47,12 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
             // A server that pages by default answers with its first page: a to-many reads every page
             // the server says there is, and asks for none it does not.
-            let read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)
+            var read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)
+            if let route {
+                read = ModelAction<Target>(operation: .list(filter: [:]), store: store)
+                read.path = try store.setup(for: Model.self).path(for: route, id: id, instance: owner)
+                read.owner = (key, id)
+            }
             let found =
                 one
                 ? try await ActionPipeline(store: store).list(read).value

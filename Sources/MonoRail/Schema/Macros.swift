@@ -120,7 +120,12 @@ public macro References(
 ///   - key: The JSON key of embedded records; default the snake_cased name.
 ///   - foreignKey: The related model's key holding this record's id; default `<this model>_id`.
 ///   - inverse: The related model's property that points back (the seed's `inverseOf`).
+///   - route: For `.many`: the nested route the records are loaded from, instead of the related
+///     model's index filtered by the foreign key. Its placeholders are this record's: `:path` (its
+///     collection path), `:id`, and any field by name or key. `@Has(route: ":path/:id/cars")` loads
+///     `GET /trains/1/cars`; `train.$cars.query()` reads its pages there too.
 @attached(accessor, names: named(init), named(get), named(set))
 public macro Has(
-    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil
+    _ kind: RelationshipKind? = nil, key: String? = nil, foreignKey: String? = nil, inverse: String? = nil,
+    route: String? = nil
 ) = #externalMacro(module: "MonoRailMacros", type: "RelationshipMacro")

@@ -57,12 +57,61 @@ struct RecordRoutes: Sendable {
         router.put("/:resource/:id") { request, context in try await update(request, context) }
         router.patch("/:resource/:id") { request, context in try await update(request, context) }
         router.delete("/:resource/:id") { request, context in try await destroy(request, context) }
+        // Rails' nested resources, for every belongs_to: `/trains/1/cars`, `/trains/1/cars/3`. The
+        // router wants one name per position, so the owner is `:resource/:id` here too.
+        router.get("/:resource/:id/:nested") { request, context in try index(request, context) }
+        router.post("/:resource/:id/:nested") { request, context in try await create(request, context) }
+        router.get("/:resource/:id/:nested/:nested_id") { request, context in try show(request, context) }
+        router.put("/:resource/:id/:nested/:nested_id") { request, context in try await update(request, context) }
+        router.patch("/:resource/:id/:nested/:nested_id") { request, context in try await update(request, context) }
+        router.delete("/:resource/:id/:nested/:nested_id") { request, context in
+            try await destroy(request, context)
+        }
+    }
+
+    /// Where a nested route puts its records: under the owner the path names, through the resource's
+    /// `belongs_to` of the owner's resource.
+    private struct Nesting {
+        let foreignKey: String
+        /// The owner's id as its record holds it.
+        let ownerID: JSONValue
+
+        /// Whether a record belongs to the owner.
+        func holds(_ record: JSONValue) -> Bool {
+            guard case .object(let fields) = record, let value = fields[foreignKey] else { return false }
+            return Nesting.text(value) == Nesting.text(ownerID)
+        }
+
+        static func text(_ value: JSONValue) -> String? {
+            value.intValue.map(String.init) ?? value.stringValue
+        }
+    }
+
+    /// The owner of a nested route, or `nil` for a route that is not nested; a 404 when the owner's
+    /// resource is not one the resource belongs to, or the owner does not exist.
+    private func nesting(_ resource: ResourceSchema, _ context: BasicRequestContext) throws -> Nesting? {
+        guard context.parameters.get("nested") != nil, let plural = context.parameters.get("resource") else {
+            return nil
+        }
+        guard let owner = store.schema.resource(plural: plural), owner.singleton != true,
+            let relationship = (resource.relationships ?? []).first(where: { relationship in
+                relationship.kind == .belongsTo && !relationship.isPolymorphic
+                    && store.schema.resource(singular: relationship.targetName)?.name == owner.name
+            })
+        else { throw APIProblem(.notFound) }
+        let raw = context.parameters.get("id") ?? ""
+        guard case .object(let record)? = try store.find(owner, id: raw.removingPercentEncoding ?? raw),
+            let ownerID = record[owner.primaryKeyName]
+        else { throw APIProblem(.notFound) }
+        return Nesting(foreignKey: relationship.foreignKeyName(owner: resource), ownerID: ownerID)
     }
 
     /// The resource a path names: by its plural, or under ApiModel's conventions also by its
     /// singular (`/post/5.json`); a `.json` format suffix is ignored, as Rails ignores it.
     private func resource(_ context: BasicRequestContext) throws -> ResourceSchema {
-        guard let raw = context.parameters.get("resource") else { throw APIProblem(.notFound) }
+        guard let raw = context.parameters.get("nested") ?? context.parameters.get("resource") else {
+            throw APIProblem(.notFound)
+        }
         let name = Self.withoutFormat(raw)
         guard
             let resource = store.schema.resource(plural: name)
@@ -76,7 +125,7 @@ struct RecordRoutes: Sendable {
 
     /// Route parameters arrive percent-encoded; ids are compared decoded, as Rails does.
     private func id(_ context: BasicRequestContext) -> String {
-        let raw = Self.withoutFormat(context.parameters.get("id") ?? "")
+        let raw = Self.withoutFormat(context.parameters.get("nested_id") ?? context.parameters.get("id") ?? "")
         return raw.removingPercentEncoding ?? raw
     }
 
@@ -86,6 +135,7 @@ struct RecordRoutes: Sendable {
 
     private func index(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let resource = try resource(context)
+        let nesting = try nesting(resource, context)
         var filters: [String: String] = [:]
         var anyOf: [String: [String]] = [:]
         var ranges: [(column: String, comparison: String, value: String)] = []
@@ -101,6 +151,7 @@ struct RecordRoutes: Sendable {
                 filters[key] = String(value)
             }
         }
+        if let nesting, let owner = Nesting.text(nesting.ownerID) { filters[nesting.foreignKey] = owner }
         guard anyOf.values.reduce(0, { $0 + $1.count }) <= 1000 else {
             throw APIProblem(.badRequest, "at most 1000 values may be listed with []")
         }
@@ -124,7 +175,8 @@ struct RecordRoutes: Sendable {
         // A cursor page (`after`) links nothing: the next cursor is its last record's id.
         if let limit, after == nil, let name = Self.linkHeader {
             response.headers[name] = Self.links(
-                path: "/\(resource.pluralName)", query: request.uri.query, page: page ?? 1, perPage: limit, total: total
+                path: nesting == nil ? "/\(resource.pluralName)" : request.uri.path, query: request.uri.query,
+                page: page ?? 1, perPage: limit, total: total
             )
         }
         return response
@@ -132,7 +184,10 @@ struct RecordRoutes: Sendable {
 
     private func show(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let resource = try resource(context)
-        guard let record = try store.find(resource, id: id(context)) else { throw APIProblem(.notFound) }
+        let nesting = try nesting(resource, context)
+        guard let record = try store.find(resource, id: id(context)), nesting?.holds(record) ?? true else {
+            throw APIProblem(.notFound)
+        }
         return try answer(request, resource, showing: record)
     }
 
@@ -269,11 +324,15 @@ struct RecordRoutes: Sendable {
 
     private func create(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
+        let nesting = try nesting(resource, context)
         let format = ResponseFormat(request)
         return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
             attributes, db in
             do {
-                let record = try store.create(resource, attributes: attributes ?? [:], db: db)
+                var attributes = attributes ?? [:]
+                // The path names the owner, as `@train.cars.create(params)` does in Rails.
+                if let nesting { attributes[nesting.foreignKey] = nesting.ownerID }
+                let record = try store.create(resource, attributes: attributes, db: db)
                 var answer = WriteAnswer(.created, wrap([resource.name: record], main: resource.name), format: format)
                 if let id = record[resource.primaryKeyName], let text = id.intValue.map(String.init) ?? id.stringValue {
                     answer.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
@@ -290,10 +349,16 @@ struct RecordRoutes: Sendable {
     /// the entity tag a show would now have, for the next `If-Match`.
     private func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
+        let nesting = try nesting(resource, context)
         let id = id(context)
         let format = ResponseFormat(request)
         return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
             attributes, db in
+            if let nesting {
+                guard let record = try store.show(resource, id: id, db: db), nesting.holds(record) else {
+                    throw APIProblem(.notFound)
+                }
+            }
             guard try preconditionHolds(request, resource, id: id, db: db) else {
                 return Self.preconditionFailed(request)
             }
@@ -360,8 +425,14 @@ struct RecordRoutes: Sendable {
     /// Deletes the record when `If-Match` (if sent) still holds.
     private func destroy(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let resource = try resource(context)
+        let nesting = try nesting(resource, context)
         let id = id(context)
         return try await writes.run(request, read: nil) { _, db in
+            if let nesting {
+                guard let record = try store.show(resource, id: id, db: db), nesting.holds(record) else {
+                    throw APIProblem(.notFound)
+                }
+            }
             guard try preconditionHolds(request, resource, id: id, db: db) else {
                 // No record and no match is a 404, as without the header.
                 guard try store.show(resource, id: id, db: db) != nil else { throw APIProblem(.notFound) }
