@@ -77,11 +77,11 @@ struct NestedRouteTests {
             made.train = train
             try await made.create(in: store)
             try await made.delete()
-            let made_id = try #require(made.id)
+            let madeID = try #require(made.id)
             #expect(
                 Array(harness.journal.entries.dropFirst(before)) == [
                     "GET /trains/1/cars", "GET /trains/2/cars/3", "PUT /trains/2/cars/3", "GET /trains/2",
-                    "POST /trains/2/cars", "DELETE /trains/2/cars/\(made_id)",
+                    "POST /trains/2/cars", "DELETE /trains/2/cars/\(madeID)",
                 ])
             // The server put it where the path said.
             #expect(try harness.server.store.find("cars", id: "3")?["occupancy"] == 81)
