@@ -61,6 +61,9 @@ struct RelationshipSpec {
                 guard argument.expression.is(StringLiteralExprSyntax.self) else {
                     return .failure(.init(argument.expression, .badArgument(name: argument.label?.text ?? "")))
                 }
+                if argument.label?.text == "foreignKey", Self.literalText(argument.expression)?.isEmpty == true {
+                    return .failure(.init(argument.expression, .emptyForeignKey(name: name)))
+                }
                 switch argument.label?.text {
                 case "key": spec.key = argument.expression
                 case "foreignKey": spec.foreignKey = argument.expression
@@ -97,6 +100,17 @@ struct RelationshipSpec {
             return .failure(.init(route, .routePlacement(name: name)))
         }
         return .success(spec)
+    }
+
+    /// The text of a plain string literal (`"train_id"`), or `nil` for anything else.
+    static func literalText(_ expression: ExprSyntax) -> String? {
+        guard let literal = expression.as(StringLiteralExprSyntax.self) else { return nil }
+        var text = ""
+        for segment in literal.segments {
+            guard let plain = segment.as(StringSegmentSyntax.self) else { return nil }
+            text += plain.content.text
+        }
+        return text
     }
 
     /// The type of the relationship's storage in `FieldValues`, and its default.

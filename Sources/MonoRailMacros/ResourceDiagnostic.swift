@@ -21,6 +21,8 @@ enum ResourceDiagnostic: DiagnosticMessage {
     case idKeyPlacement(name: String)
     case polymorphicPlacement(name: String)
     case routePlacement(name: String)
+    case emptyForeignKey(name: String)
+    case missingInverse(name: String, inverse: String, type: String)
 
     var message: String {
         switch self {
@@ -61,6 +63,12 @@ enum ResourceDiagnostic: DiagnosticMessage {
         case .polymorphicPlacement(let name):
             "'\(name)': a polymorphic reference is one record of any registered model: "
                 + "@References(polymorphic: true) var \(name): (any ResourceModel)?"
+        case .emptyForeignKey(let name):
+            "'\(name)': an empty foreignKey names no key; leave it out for '<this model>_id', or name the related "
+                + "model's key"
+        case .missingInverse(let name, let inverse, let type):
+            "'\(name)' reads the \(type) records whose '\(inverse)' points here, but \(type) has no @References "
+                + "var \(inverse): declare it, or name the key with foreignKey:"
         case .routePlacement(let name):
             "'\(name)': route names where a list of related records is read, so it applies to @Has(.many) "
                 + "only: @Has(route: \":path/:id/\(name)\") var \(name): [...]"
@@ -92,6 +100,8 @@ enum ResourceDiagnostic: DiagnosticMessage {
             case .idKeyPlacement: "idKeyPlacement"
             case .polymorphicPlacement: "polymorphicPlacement"
             case .routePlacement: "routePlacement"
+            case .emptyForeignKey: "emptyForeignKey"
+            case .missingInverse: "missingInverse"
             }
         return MessageID(domain: "MonoRail", id: id)
     }

@@ -34,6 +34,19 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             }
         }
         let arguments = try namingArguments(node, in: context)
+        // A `@Has` of this very model: whether its key exists is known here.
+        for field in fields {
+            guard let relationship = field.relationship, relationship.isHas, !relationship.isEmbedded,
+                relationship.target == typeName || relationship.target == "Self",
+                let inverse = relationship.inverse.flatMap(RelationshipSpec.literalText),
+                !fields.contains(where: { $0.name == inverse && $0.relationship?.isHas == false })
+            else { continue }
+            context.diagnose(
+                Diagnostic(
+                    node: relationship.inverse.map(Syntax.init) ?? Syntax(node),
+                    message: ResourceDiagnostic.missingInverse(name: field.name, inverse: inverse, type: typeName)))
+            failed = true
+        }
         if failed { return [] }
 
         let storedLines = fields.flatMap { field in

@@ -43,6 +43,12 @@ struct ResourceDiagnosticTests {
                 "@Resource final class Train { @Has(.embedsMany, idKey: \"c\") var cars: [Car] }",
                 "applies to @References"
             ),
+            ("@Resource final class Train { @Has(foreignKey: \"\") var cars: [Car] }", "an empty foreignKey"),
+            (
+                "@Resource final class Node { @Has(inverse: \"parent\") var children: [Node] }",
+                "Node has no @References var parent"
+            ),
+            ("@Resource final class Train { @Has(.one, route: \"/x\") var car: Car? }", "applies to @Has(.many)"),
         ] as [(String, String)])
     func misuse(source: String, expected: String) {
         let found = messages(source)

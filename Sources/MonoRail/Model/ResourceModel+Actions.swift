@@ -249,6 +249,7 @@ extension ResourceModel {
         let store = store ?? _$state.snapshot().store ?? .default
         _ = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
+        try await _$state.saveMembership(of: self)
     }
 
     /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
@@ -272,6 +273,7 @@ extension ResourceModel {
         }
         _ = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
+        try await _$state.saveMembership(of: self)
     }
 
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.

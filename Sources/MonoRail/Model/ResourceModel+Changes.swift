@@ -25,10 +25,11 @@ extension ResourceModel {
         let fields = Self.resourceSchema.fields
         let coder = FieldCoder(options: CodingOptions())
         return _$state.state.withLock { state in
-            state.edits.indices.contains { index in
-                InstanceState<Self>.isUnsaved(index, in: state)
-                    && !fields[index].isEqual(state.values, state.server, coder)
-            }
+            !state.membership.isEmpty
+                || state.edits.indices.contains { index in
+                    InstanceState<Self>.isUnsaved(index, in: state)
+                        && !fields[index].isEqual(state.values, state.server, coder)
+                }
         }
     }
 

@@ -97,6 +97,10 @@ extension InstanceState {
             registrar.access(model, keyPath: \.id)
             return kept?.compactMap { $0 as? Target } ?? []
         }
+        guard store.setup(for: Target.self).wireKeys.contains(key) else {
+            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            return []
+        }
         return store.instances(of: Target.self, whereKey: key, is: id)
     }
 
@@ -113,6 +117,10 @@ extension InstanceState {
         guard let id else {
             registrar.access(model, keyPath: \.id)
             return kept?.first as? Target
+        }
+        guard store.setup(for: Target.self).wireKeys.contains(key) else {
+            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            return nil
         }
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
     }
@@ -179,6 +187,7 @@ extension InstanceState {
     ) {
         keep(targets, for: storage)
         point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        keepMembership(targets, storage: storage, foreignKey: foreignKey, inverse: inverse)
         // The records it moved tell this relationship too, but an assignment to a record with no id
         // yet moves none.
         let name = Model.resourceSchema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
@@ -206,13 +215,14 @@ extension InstanceState {
             }
             registrar?.willSet(model, keyPath: property)
             registrar?.didSet(model, keyPath: property)
+            keepMembership(targets, storage: storage, foreignKey: foreignKey, inverse: inverse)
         }
         point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
     }
 
     /// Sets the foreign key of `targets` to this record's id, and clears it on the records that
     /// held it and are not among them; deferred until this record has an id.
-    private func point<Target: ResourceModel>(
+    func point<Target: ResourceModel>(
         _ targets: [Target], at model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
         inverse: String?
     ) {
@@ -227,8 +237,11 @@ extension InstanceState {
         guard let id else { return }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         let setup = store.setup(for: Target.self)
-        // A related model with no field for the key cannot point anywhere; its reads are empty too.
-        guard let index = setup.wireKeys.firstIndex(of: key) else { return }
+        guard let index = setup.wireKeys.firstIndex(of: key) else {
+            // Nothing can point here: said, not ignored; the owner's save throws it.
+            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            return
+        }
         let coder = FieldCoder(options: setup.coding)
         let before = store.instances(of: Target.self, whereKey: key, is: id)
         for target in targets {

@@ -30,6 +30,9 @@ extension Related {
         }
         let key = store.foreignKey(
             relationship.foreignKey, inverse: relationship.inverse, from: Owner.self, to: Target.self)
+        guard store.setup(for: Target.self).wireKeys.contains(key) else {
+            throw InstanceState<Owner>.missingKey(key, storage: relationship.storage, of: Target.self)
+        }
         var conditions = filter
         conditions[key] = .equals(id.jsonValue)
         guard let route = relationship.route else {

@@ -45,6 +45,9 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+            guard store.setup(for: Target.self).wireKeys.contains(key) else {
+                throw InstanceState<Model>.missingKey(key, storage: storage, of: Target.self)
+            }
             // A server that pages by default answers with its first page: a to-many reads every page
             // the server says there is, and asks for none it does not.
             var read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)

@@ -44,7 +44,7 @@ public final class ResourceStore: Observable, Sendable {
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
     private let madeOutbox = Locked<Outbox?>(nil)
     /// The one-time notices given, by what they are about.
-    private let notices = Locked<Set<String>>([])
+    let notices = Locked<Set<String>>([])
     private let offline = Locked(false)
     private let registrar = ObservationRegistrar()
 

@@ -1,0 +1,116 @@
+import Logging
+
+// `@Has` assignments on the server: `train.cars = [a, b]` re-points the cars here at once, and the
+// train's next save saves every car whose key it changed, so the server and the identity map agree.
+
+extension InstanceState {
+    /// Notes an assignment for the next save or create of this record to carry out on the server.
+    func keepMembership<Target: ResourceModel>(
+        _ targets: [Target], storage: any AnyKeyPath & Sendable, foreignKey: String?, inverse: String?
+    ) {
+        state.withLock { state in
+            state.membership[StorageKey(storage)] = { owner in
+                try await owner._$state.saveMembers(
+                    targets, of: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
+            }
+        }
+    }
+
+    /// Whether an assignment waits for this record's save.
+    var hasMembershipToSave: Bool { state.withLock { !$0.membership.isEmpty } }
+
+    /// Carries out the assignments kept since the last save, once this record has an id. Called by
+    /// `save()` and `create()` after the record's own request.
+    func saveMembership(of model: Model) async throws {
+        let pending = state.withLock { state -> [StorageKey: @Sendable (Model) async throws -> Void] in
+            guard state.id != nil else { return [:] }
+            defer { state.membership = [:] }
+            return state.membership
+        }
+        for (_, assignment) in pending {
+            do {
+                try await assignment(model)
+            } catch {
+                // Kept for the next save, unless a newer assignment replaced it: carrying one out
+                // again re-points and saves only what still differs.
+                state.withLock { state in
+                    for (key, assignment) in pending where state.membership[key] == nil {
+                        state.membership[key] = assignment
+                    }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Re-points `targets` here and every other record that points here nowhere — those the server
+    /// lists and the store did not hold included — and saves each one whose key changed.
+    private func saveMembers<Target: ResourceModel>(
+        _ targets: [Target], of model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
+        inverse: String?
+    ) async throws {
+        let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
+        guard let id else { return }
+        let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+        guard let index = store.setup(for: Target.self).wireKeys.firstIndex(of: key) else {
+            throw Self.missingKey(key, storage: storage, of: Target.self)
+        }
+        // The records the server holds here: those not live in the store leave too.
+        let listed = ModelAction<Target>(
+            operation: .list(filter: [key: id.jsonValue]), store: store, policy: .networkOnly)
+        // Held until they are saved: the store alone would let them go.
+        var held: [Target] = []
+        do {
+            held = try await ActionPipeline(store: store).everyPage(listed, probing: false).value
+        } catch let error as APIError where error.isUnanswered {
+            // Offline: the records live in the store are all that can be re-pointed; their saves
+            // wait in the outbox if the store keeps writes.
+            store.configuration.logger.notice(
+                "\(Model.resourceSchema.typeName)'s assignment could not list the server's \(Target.resourceSchema.typeName) records (\(error)); only those live in the store are re-pointed"
+            )
+        }
+        let before = store.instances(of: Target.self, whereKey: key, is: id)
+        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        var moved: [Target] = []
+        for candidate in targets + before where !moved.contains(where: { $0 === candidate }) {
+            if candidate._$state.isUnsaved(field: index) { moved.append(candidate) }
+        }
+        for child in moved {
+            if child.id == nil {
+                try await child.create(in: store)
+            } else {
+                try await child.save()
+            }
+        }
+        withExtendedLifetime(held) {}
+    }
+
+    /// Whether a field holds an edit not yet saved.
+    func isUnsaved(field index: Int) -> Bool {
+        state.withLock { Self.isUnsaved(index, in: $0) }
+    }
+
+    /// The error of a `@Has` whose related model has no field for its key, naming both models.
+    static func missingKey<Target: ResourceModel>(
+        _ key: String, storage: any AnyKeyPath & Sendable, of target: Target.Type
+    ) -> APIError {
+        let schema = Model.resourceSchema
+        let name =
+            schema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
+            ?? schema.indexByStorage[StorageKey(storage)].map { schema.fields[$0].name } ?? "?"
+        return APIError(
+            .invalidConfiguration,
+            "\(schema.typeName).\(name) lists the \(Target.resourceSchema.typeName) records whose \"\(key)\" holds a "
+                + "\(schema.typeName)'s id, but \(Target.resourceSchema.typeName) has no field with that key: declare "
+                + "@References var \(Model.resourceName): \(schema.typeName)? on \(Target.resourceSchema.typeName), "
+                + "or name the key with @Has(foreignKey:) or @Has(inverse:)")
+    }
+}
+
+extension ResourceStore {
+    /// Logs an error once: for what cannot be thrown where it is found (a property read).
+    func reportOnce(_ error: APIError) {
+        guard notices.withLock({ $0.insert(error.message).inserted }) else { return }
+        configuration.logger.error("\(error.message)")
+    }
+}
