@@ -46,6 +46,7 @@ struct DemoCommandTests {
             "after loadNextPage(): 2 Deutsche Bahn AG 300.0, 1 MonoRail Co. 80.0",
             "→ GET /trains?max_speed%5Bgte%5D=50&order=-max_speed&page=2&per_page=1",
             "fast.records: 5 Express 200.0, 1 MonoRail Co. 80.0\n   fast.total: 2\n   → GET /trains\n",
+            "the list was told: true", "train.cars (occupancy): 80, 24\n   → POST /cars\n",
         ] {
             #expect(text.contains(line), "missing: \(line)")
         }

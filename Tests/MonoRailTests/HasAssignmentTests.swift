@@ -74,6 +74,30 @@ struct HasAssignmentTests {
         }
     }
 
+    @Test("two assignments before the save: the cars the first left out still leave, unless listed again")
+    func reassigned() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let first = try await Seed.Train.get(id: 1, in: store)
+            try await first.$cars.load()
+            let (one, two) = (first.cars[0], first.cars[1])
+            let three = try await Seed.Car.get(id: 3, in: store)
+            first.cars = [one]
+            first.cars = [one, three]
+            try await first.save()
+            #expect(try Self.storedTrainID(ofCar: 1, harness) == 1)
+            #expect(try Self.storedTrainID(ofCar: 2, harness) == .null)
+            #expect(try Self.storedTrainID(ofCar: 3, harness) == 1)
+            #expect(!two.hasChanges && !three.hasChanges && !first.hasChanges)
+
+            first.cars = [one]
+            first.cars = [one, two]
+            try await first.save()
+            #expect(try Self.storedTrainID(ofCar: 2, harness) == 1)
+            #expect(try Self.storedTrainID(ofCar: 3, harness) == .null)
+        }
+    }
+
     @Test("an assignment to a train not yet created is carried out and saved by its create")
     func savedWithCreate() async throws {
         try await withHarness { harness in

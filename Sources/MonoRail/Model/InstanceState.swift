@@ -75,7 +75,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var pendingAssignments = [StorageKey: @Sendable (Model) -> Void]()
         /// `@Has` assignments the next save or create of this instance carries out on the server,
         /// by saving the records they re-pointed.
-        var membership = [StorageKey: @Sendable (Model) async throws -> Void]()
+        var membership = [StorageKey: Membership<Model>]()
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetched: FetchStamp?

@@ -3,15 +3,27 @@ import Logging
 // `@Has` assignments on the server: `train.cars = [a, b]` re-points the cars here at once, and the
 // train's next save saves every car whose key it changed, so the server and the identity map agree.
 
+/// A `@Has` assignment waiting for its owner's save.
+struct Membership<Model: ResourceModel>: Sendable {
+    /// The records it pointed nowhere, still to be saved: a later assignment that does not list
+    /// them again leaves them out too.
+    var leaving: [any ResourceModel]
+    var save: @Sendable (Model) async throws -> Void
+}
+
 extension InstanceState {
     /// Notes an assignment for the next save or create of this record to carry out on the server.
     func keepMembership<Target: ResourceModel>(
-        _ targets: [Target], storage: any AnyKeyPath & Sendable, foreignKey: String?, inverse: String?
+        _ targets: [Target], leaving: [Target], storage: any AnyKeyPath & Sendable, foreignKey: String?,
+        inverse: String?
     ) {
         state.withLock { state in
-            state.membership[StorageKey(storage)] = { owner in
+            // An earlier assignment's leavers still leave, unless this one lists them.
+            let earlier = (state.membership[StorageKey(storage)]?.leaving ?? []).compactMap { $0 as? Target }
+            let leaving = (earlier + leaving).filter { candidate in !targets.contains { $0 === candidate } }
+            state.membership[StorageKey(storage)] = Membership(leaving: leaving) { owner in
                 try await owner._$state.saveMembers(
-                    targets, of: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
+                    targets, leaving: leaving, of: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
             }
         }
     }
@@ -22,14 +34,14 @@ extension InstanceState {
     /// Carries out the assignments kept since the last save, once this record has an id. Called by
     /// `save()` and `create()` after the record's own request.
     func saveMembership(of model: Model) async throws {
-        let pending = state.withLock { state -> [StorageKey: @Sendable (Model) async throws -> Void] in
+        let pending = state.withLock { state -> [StorageKey: Membership<Model>] in
             guard state.id != nil else { return [:] }
             defer { state.membership = [:] }
             return state.membership
         }
         for (_, assignment) in pending {
             do {
-                try await assignment(model)
+                try await assignment.save(model)
             } catch {
                 // Kept for the next save, unless a newer assignment replaced it: carrying one out
                 // again re-points and saves only what still differs.
@@ -46,8 +58,8 @@ extension InstanceState {
     /// Re-points `targets` here and every other record that points here nowhere — those the server
     /// lists and the store did not hold included — and saves each one whose key changed.
     private func saveMembers<Target: ResourceModel>(
-        _ targets: [Target], of model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
-        inverse: String?
+        _ targets: [Target], leaving: [Target], of model: Model, storage: any AnyKeyPath & Sendable,
+        foreignKey: String?, inverse: String?
     ) async throws {
         let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
         guard let id else { return }
@@ -69,10 +81,9 @@ extension InstanceState {
                 "\(Model.resourceSchema.typeName)'s assignment could not list the server's \(Target.resourceSchema.typeName) records (\(error)); only those live in the store are re-pointed"
             )
         }
-        let before = store.instances(of: Target.self, whereKey: key, is: id)
-        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        let left = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
         var moved: [Target] = []
-        for candidate in targets + before where !moved.contains(where: { $0 === candidate }) {
+        for candidate in targets + leaving + left where !moved.contains(where: { $0 === candidate }) {
             if candidate._$state.isUnsaved(field: index) { moved.append(candidate) }
         }
         for child in moved {

@@ -186,8 +186,8 @@ extension InstanceState {
         inverse: String? = nil
     ) {
         keep(targets, for: storage)
-        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
-        keepMembership(targets, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        let leaving = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        keepMembership(targets, leaving: leaving, storage: storage, foreignKey: foreignKey, inverse: inverse)
         // The records it moved tell this relationship too, but an assignment to a record with no id
         // yet moves none.
         let name = Model.resourceSchema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
@@ -215,17 +215,20 @@ extension InstanceState {
             }
             registrar?.willSet(model, keyPath: property)
             registrar?.didSet(model, keyPath: property)
-            keepMembership(targets, storage: storage, foreignKey: foreignKey, inverse: inverse)
         }
-        point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        let leaving = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        if !(index.map { Model.nestedAttributes.contains(Model.resourceSchema.fields[$0].name) } ?? false) {
+            keepMembership(targets, leaving: leaving, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        }
     }
 
     /// Sets the foreign key of `targets` to this record's id, and clears it on the records that
-    /// held it and are not among them; deferred until this record has an id.
+    /// held it and are not among them, which it returns; deferred until this record has an id.
+    @discardableResult
     func point<Target: ResourceModel>(
         _ targets: [Target], at model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
         inverse: String?
-    ) {
+    ) -> [Target] {
         let (id, store) = state.withLock { state in
             if state.id == nil {
                 state.pendingAssignments[StorageKey(storage)] = { owner in
@@ -234,22 +237,24 @@ extension InstanceState {
             }
             return (state.id, state.store ?? .default)
         }
-        guard let id else { return }
+        guard let id else { return [] }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         let setup = store.setup(for: Target.self)
         guard let index = setup.wireKeys.firstIndex(of: key) else {
             // Nothing can point here: said, not ignored; the owner's save throws it.
             store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
-            return
+            return []
         }
         let coder = FieldCoder(options: setup.coding)
         let before = store.instances(of: Target.self, whereKey: key, is: id)
         for target in targets {
             target._$state.setWireValue(id.jsonValue, at: index, of: target, coder: coder)
         }
-        for leaving in before where !targets.contains(where: { $0 === leaving }) {
-            leaving._$state.setWireValue(.null, at: index, of: leaving, coder: coder)
+        let leaving = before.filter { candidate in !targets.contains { $0 === candidate } }
+        for child in leaving {
+            child._$state.setWireValue(.null, at: index, of: child, coder: coder)
         }
+        return leaving
     }
 
     /// Carries out the `@Has` assignments made before this record had an id.

@@ -4,6 +4,7 @@ import MonoRail
 import MonoRailSQLite
 import MonoRailServer
 import MonoRailTransport
+import Observation
 
 /// `monorail demo`: the README's story, run against a reference server started in-process.
 struct Demo: AsyncParsableCommand {
@@ -186,6 +187,7 @@ struct Walkthrough {
         try await offline(storage)
         try await offlineWrites()
         try await liveList()
+        try await relationshipList()
 
         print("")
         print("Done.")
@@ -311,6 +313,34 @@ struct Walkthrough {
         print("   (another screen of the app lists every train)")
         show("fast.records", describe(fast.records))
         show("fast.total", fast.total.map { "\($0)" } ?? "nil")
+        requests()
+    }
+
+    /// Step 16: a screen showing a train's cars is told when another creates one: Observation of a
+    /// relationship, with no request of its own.
+    private mutating func relationshipList() async throws {
+        step(16, "A screen lists a train's cars; another screen adds one: the list is told, with no request")
+        let store = ResourceStore(configuration: MonoRail.configuration)
+        func occupancies(_ cars: [Car]) -> String {
+            cars.map { $0.occupancy.map { "\($0)" } ?? "nil" }.joined(separator: ", ")
+        }
+        let train = try await Train.get(id: 2, in: store)
+        show("train.cars (occupancy)", occupancies(train.cars))
+        requests()
+        let told = Locked(false)
+        withObservationTracking {
+            _ = train.cars
+        } onChange: {
+            told.withLock { $0 = true }
+        }
+        print("   (the list screen reads train.cars inside withObservationTracking, as SwiftUI does)")
+        let car = Car()
+        car.occupancy = 24
+        car.train = train
+        try await car.create(in: store)
+        print("   (the other screen created a car of train 2)")
+        show("the list was told", "\(told.withLock { $0 })")
+        show("train.cars (occupancy)", occupancies(train.cars))
         requests()
     }
 
