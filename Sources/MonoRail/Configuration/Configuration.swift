@@ -83,6 +83,9 @@ extension MonoRail {
         /// ``APIError/Code/invalidConfiguration``, unless ``allowsQueuedWritesLostOnQuit`` says to
         /// keep them in memory.
         public var writePolicy: WritePolicy = .direct
+        /// Where the callback style's `success:` and `failure:` closures run: ``Delivery/immediate``
+        /// (the default, a task of the cooperative pool) or ``Delivery/mainActor``.
+        public var delivery: Delivery = .immediate
         /// Whether a queued ``writePolicy`` may keep writes in memory when ``storage`` cannot keep
         /// them: they are then lost when the app quits or is killed before the server took them.
         /// Default `false`: such a store refuses to queue. For previews, tests and apps that

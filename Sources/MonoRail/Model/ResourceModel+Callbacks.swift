@@ -7,8 +7,8 @@ extension ResourceModel {
     /// Train.get(id: 1, success: { train in print(train.company ?? "") }, failure: { error in print(error) })
     /// ```
     ///
-    /// The closures run on a task of the cooperative pool, not on the main thread; hop to the main
-    /// actor inside them to touch UI.
+    /// The closures run where ``MonoRail/Configuration/delivery`` says: by default on a task of the
+    /// cooperative pool, not on the main thread; with ``Delivery/mainActor``, on the main actor.
     ///
     /// - Returns: A handle that cancels the request.
     @discardableResult
@@ -17,7 +17,7 @@ extension ResourceModel {
         success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
     ) -> RequestHandle<Self> {
         let id = id.resourceID
-        return callback({ try await get(id: id, in: store) }, success: success, failure: failure)
+        return callback({ try await get(id: id, in: store) }, in: store, success: success, failure: failure)
     }
 
     /// Fetches every record and calls back.
@@ -28,7 +28,7 @@ extension ResourceModel {
         in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
         failure: @escaping @Sendable (APIError) -> Void = { _ in }
     ) -> RequestHandle<[Self]> {
-        callback({ try await get(in: store) }, success: success, failure: failure)
+        callback({ try await get(in: store) }, in: store, success: success, failure: failure)
     }
 
     /// Fetches the records matching filter parameters and calls back.
@@ -39,7 +39,7 @@ extension ResourceModel {
         where parameters: [String: JSONValue], in store: ResourceStore = .default,
         success: @escaping @Sendable ([Self]) -> Void, failure: @escaping @Sendable (APIError) -> Void = { _ in }
     ) -> RequestHandle<[Self]> {
-        callback({ try await get(where: parameters, in: store) }, success: success, failure: failure)
+        callback({ try await get(where: parameters, in: store) }, in: store, success: success, failure: failure)
     }
 
     /// Searches and calls back.
@@ -50,7 +50,7 @@ extension ResourceModel {
         _ term: String, in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
         failure: @escaping @Sendable (APIError) -> Void = { _ in }
     ) -> RequestHandle<[Self]> {
-        callback({ try await search(term, in: store) }, success: success, failure: failure)
+        callback({ try await search(term, in: store) }, in: store, success: success, failure: failure)
     }
 
     /// Creates the record and calls back with the instance.
@@ -64,7 +64,7 @@ extension ResourceModel {
             {
                 try await self.create()
                 return self
-            }, success: success, failure: failure)
+            }, in: _$state.snapshot().store ?? .default, success: success, failure: failure)
     }
 
     /// Saves the record and calls back with the instance.
@@ -78,7 +78,7 @@ extension ResourceModel {
             {
                 try await self.save()
                 return self
-            }, success: success, failure: failure)
+            }, in: _$state.snapshot().store ?? .default, success: success, failure: failure)
     }
 
     /// Reloads the record and calls back with the instance.
@@ -92,7 +92,7 @@ extension ResourceModel {
             {
                 try await self.fetch()
                 return self
-            }, success: success, failure: failure)
+            }, in: _$state.snapshot().store ?? .default, success: success, failure: failure)
     }
 
     /// Deletes the record and calls back with the instance.
@@ -106,18 +106,25 @@ extension ResourceModel {
             {
                 try await self.delete()
                 return self
-            }, success: success, failure: failure)
+            }, in: _$state.snapshot().store ?? .default, success: success, failure: failure)
     }
 
     private static func callback<Value: Sendable>(
-        _ operation: @escaping @Sendable () async throws -> Value, success: @escaping @Sendable (Value) -> Void,
-        failure: @escaping @Sendable (APIError) -> Void
+        _ operation: @escaping @Sendable () async throws -> Value, in store: ResourceStore,
+        success: @escaping @Sendable (Value) -> Void, failure: @escaping @Sendable (APIError) -> Void
     ) -> RequestHandle<Value> {
         let handle = RequestHandle(operation: operation)
+        let delivery = store.configuration.delivery
         handle.whenComplete { result in
-            switch result {
-            case .success(let value): success(value)
-            case .failure(let error): failure(error)
+            @Sendable func deliver() {
+                switch result {
+                case .success(let value): success(value)
+                case .failure(let error): failure(error)
+                }
+            }
+            switch delivery {
+            case .immediate: deliver()
+            case .mainActor: Task { @MainActor in deliver() }
             }
         }
         return handle
