@@ -28,9 +28,6 @@ extension InstanceState {
         }
     }
 
-    /// Whether an assignment waits for this record's save.
-    var hasMembershipToSave: Bool { state.withLock { !$0.membership.isEmpty } }
-
     /// Carries out the assignments kept since the last save, once this record has an id. Called by
     /// `save()` and `create()` after the record's own request.
     func saveMembership(of model: Model) async throws {
