@@ -65,9 +65,11 @@ struct ActionPipeline<Model: ResourceModel> {
             if answer.source == .network { writing._$state.setErrors(ValidationErrors(), of: writing) }
             // `@Has` assignments made before the record existed can point at it now.
             if case .create = action.operation { writing._$state.carryOutPendingAssignments(of: writing) }
+            await store.announcer.settle()
             return answer
         } catch let error as APIError where error.code == .validationFailed {
             writing._$state.setErrors(error.errors, of: writing)
+            await store.announcer.settle()
             throw error
         }
     }
@@ -147,6 +149,23 @@ struct ActionPipeline<Model: ResourceModel> {
     /// The stages, in order. `merge` is stages 4 to 6 for the action's kind of answer; `cached`
     /// makes the value of the instances a cached answer merged into.
     func run<Value: Sendable>(
+        _ action: ModelAction<Model>,
+        merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value,
+        cached: @escaping @Sendable ([Model]) throws -> Value,
+        queued: (Prepared) throws -> Value
+    ) async throws -> ResourceResponse<Value> {
+        // 8. Announce: when the action returns, its observers have been told, wherever they are.
+        do {
+            let answer = try await stages(action, merge: merge, cached: cached, queued: queued)
+            await store.announcer.settle()
+            return answer
+        } catch {
+            await store.announcer.settle()
+            throw error
+        }
+    }
+
+    private func stages<Value: Sendable>(
         _ action: ModelAction<Model>,
         merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value,
         cached: @escaping @Sendable ([Model]) throws -> Value,

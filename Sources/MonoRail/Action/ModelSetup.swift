@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import HTTPTypes
+import Logging
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelSetup<Model: ResourceModel>: Sendable {
@@ -52,6 +53,11 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     init(configuration storeConfiguration: MonoRail.Configuration, storeClient: APIClient) {
         var configuration = storeConfiguration
         Model.configure(&configuration)
+        if configuration.delivery != storeConfiguration.delivery {
+            configuration.logger.error(
+                "\(Model.resourceSchema.typeName).configure(_:) sets delivery, which only the store's configuration decides; it stays \(storeConfiguration.delivery)"
+            )
+        }
         client =
             configuration.clientRevision == storeConfiguration.clientRevision
             ? storeClient : APIClient(configuration: configuration.resolvedClient)

@@ -83,8 +83,11 @@ extension MonoRail {
         /// ``APIError/Code/invalidConfiguration``, unless ``allowsQueuedWritesLostOnQuit`` says to
         /// keep them in memory.
         public var writePolicy: WritePolicy = .direct
-        /// Where the callback style's `success:` and `failure:` closures run: ``Delivery/immediate``
-        /// (the default, a task of the cooperative pool) or ``Delivery/mainActor``.
+        /// Where the store tells the app of changes — Observation, the update streams, live
+        /// queries, outbox events — and runs the callback style's `success:` and `failure:`
+        /// closures: ``Delivery/immediate`` (the default, at once on the task that made the change)
+        /// or ``Delivery/mainActor``. The store's setting: a model's ``ResourceModel/configure(_:)``
+        /// cannot change it.
         public var delivery: Delivery = .immediate
         /// Whether a queued ``writePolicy`` may keep writes in memory when ``storage`` cannot keep
         /// them: they are then lost when the app quits or is killed before the server took them.

@@ -364,9 +364,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         }
         announce(.deleted, fields: Array(Model.resourceSchema.fields.indices), of: model)
         announceIdentity(of: model)
-        guard let registrar = registrarIfMade else { return }
-        registrar.willSet(model, keyPath: \.errors)
-        registrar.didSet(model, keyPath: \.errors)
+        tellObservers(of: \.errors, of: model)
     }
 
     /// Sends Observation and update notifications for fields that changed. Call without any lock.
@@ -375,8 +373,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         let (store, updates) = state.withLock { ($0.store, $0.updates) }
         // Before the fields' observers are told, so one that reads a `@Has` sees the change.
         store?.noteRelationships(of: model, kind: kind, fields: indices)
+        // The app's own edit told its field's observers as it set it.
         if kind != .edited, let registrar = registrarIfMade {
-            for index in indices { fields[index].notify(model, registrar) }
+            deliver(in: store) { for index in indices { fields[index].notify(model, registrar) } }
         }
         if let queries = store?.broadcasters.queries(of: Model.self), let store {
             let change = QueryChange(instance: model, kind: ChangeFacts.Kind(kind), mask: QueryPlan.mask(indices))
@@ -385,8 +384,26 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         let perType = store?.broadcaster(for: Model.self)
         guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }
         let update = ResourceUpdate(kind: kind, fields: indices.map { fields[$0].name }, instance: model)
-        updates?.yield(update)
-        perType?.yield(update)
+        deliver(in: store) {
+            updates?.yield(update)
+            perType?.yield(update)
+        }
+    }
+
+    /// Runs `tell` where the store's ``MonoRail/Configuration/delivery`` says: at once, or queued
+    /// for the main actor behind every earlier announcement.
+    func deliver(in store: ResourceStore?, _ tell: @escaping @Sendable () -> Void) {
+        guard let store, !store.announcer.isImmediate else { return tell() }
+        store.announcer.enqueue(tell)
+    }
+
+    /// Tells the observers of `property` that it changed, where the store's delivery says.
+    func tellObservers<Value>(of property: any KeyPath<Model, Value> & Sendable, of model: Model) {
+        guard let registrar = registrarIfMade else { return }
+        deliver(in: state.withLock(\.store)) {
+            registrar.willSet(model, keyPath: property)
+            registrar.didSet(model, keyPath: property)
+        }
     }
 
     /// The broadcaster of this instance's updates, made on first use.
@@ -413,16 +430,13 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             state.errors = errors
             return true
         }
-        guard changed, let registrar = registrarIfMade else { return }
-        registrar.willSet(model, keyPath: \.errors)
-        registrar.didSet(model, keyPath: \.errors)
+        guard changed else { return }
+        tellObservers(of: \.errors, of: model)
     }
 
     /// Announces a new id to observers of `id`.
     func announceIdentity(of model: Model) {
-        guard let registrar = registrarIfMade else { return }
-        registrar.willSet(model, keyPath: \.id)
-        registrar.didSet(model, keyPath: \.id)
+        tellObservers(of: \.id, of: model)
     }
 
     // MARK: - Snapshots

@@ -112,7 +112,7 @@ private func waitFor<Value: Sendable>(_ operation: @escaping @Sendable () async 
     Task {
         let result: Result<Value, any Error>
         do {
-            result = .success(try await operation())
+            result = .success(try await Announcer.$settles.withValue(false) { try await operation() })
         } catch {
             result = .failure(error)
         }

@@ -114,17 +114,14 @@ extension ResourceModel {
         success: @escaping @Sendable (Value) -> Void, failure: @escaping @Sendable (APIError) -> Void
     ) -> RequestHandle<Value> {
         let handle = RequestHandle(operation: operation)
-        let delivery = store.configuration.delivery
+        let announcer = store.announcer
         handle.whenComplete { result in
-            @Sendable func deliver() {
+            // After the observers of what the action changed, when they are told on the main actor.
+            announcer.announce {
                 switch result {
                 case .success(let value): success(value)
                 case .failure(let error): failure(error)
                 }
-            }
-            switch delivery {
-            case .immediate: deliver()
-            case .mainActor: Task { @MainActor in deliver() }
             }
         }
         return handle

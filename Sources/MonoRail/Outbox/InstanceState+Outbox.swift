@@ -86,9 +86,7 @@ extension InstanceState {
             state.rejection = rejection
             return changed
         }
-        let registrar = registrarIfMade
-        registrar?.willSet(model, keyPath: \.rejection)
-        registrar?.didSet(model, keyPath: \.rejection)
+        tellObservers(of: \.rejection, of: model)
         if rejection.code == .validationFailed { setErrors(rejection.errors, of: model) }
         if !changed.isEmpty { announce(.reverted, fields: changed, of: model) }
     }
@@ -110,9 +108,7 @@ extension InstanceState {
             if rejection.code != .dependencyRejected || state.rejection == nil { state.rejection = rejection }
             state.rejectedWrites.append(write)
         }
-        let registrar = registrarIfMade
-        registrar?.willSet(model, keyPath: \.rejection)
-        registrar?.didSet(model, keyPath: \.rejection)
+        tellObservers(of: \.rejection, of: model)
         if rejection.code == .validationFailed { setErrors(rejection.errors, of: model) }
         if write.verb == .destroy { announce(.reverted, fields: [], of: model) }
     }
@@ -127,9 +123,7 @@ extension InstanceState {
             return state.rejection != nil
         }
         guard had else { return }
-        let registrar = registrarIfMade
-        registrar?.willSet(model, keyPath: \.rejection)
-        registrar?.didSet(model, keyPath: \.rejection)
+        tellObservers(of: \.rejection, of: model)
     }
 
     /// Replaces a local id the server has replaced in the instance's `@References` fields, its

@@ -152,9 +152,12 @@ public final class Outbox: Sendable {
 
     private let state: Locked<State>
     private let broadcaster = UpdateBroadcaster<OutboxEvent>()
+    /// The store's, held strongly: the outbox holds its store weakly.
+    private let announcer: Announcer
 
     init(store: ResourceStore) {
         state = Locked(State(store: store))
+        announcer = store.announcer
     }
 
     // MARK: - For the app
@@ -191,6 +194,12 @@ public final class Outbox: Sendable {
     /// What happens to writes from now on: kept, sent, confirmed, retrying, parked, discarded,
     /// rejected.
     public var events: AsyncStream<OutboxEvent> { broadcaster.stream() }
+
+    /// Tells the ``events`` streams, where the store's ``MonoRail/Configuration/delivery`` says.
+    private func tell(_ event: OutboxEvent) {
+        guard broadcaster.hasSubscribers else { return }
+        announcer.announce { [broadcaster] in broadcaster.yield(event) }
+    }
 
     /// Sends every kept write, in order, and returns when none is left but the ``parked`` ones;
     /// writes the server refuses are parked and reported, not thrown.
@@ -423,7 +432,7 @@ public final class Outbox: Sendable {
                 throw error
             }
             apply()
-            for entry in requeued.resumed { broadcaster.yield(.queued(entry.write)) }
+            for entry in requeued.resumed { tell(.queued(entry.write)) }
             if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
             return write
         }
@@ -449,7 +458,7 @@ public final class Outbox: Sendable {
                 state.withLock { _ = $0.unsettled.rewritten.insert(rewritten.sequence) }
             }
         }
-        broadcaster.yield(.queued(write))
+        tell(.queued(write))
         // While the server is known unreachable, the write waits for the retry instead of trying alone.
         if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
         return write
@@ -787,7 +796,7 @@ public final class Outbox: Sendable {
             state.entries[index].isSending = true
             if isRewritten { state.unsettled.rewritten.insert(write.sequence) }
         }
-        broadcaster.yield(.sent(attempted))
+        tell(.sent(attempted))
         return .begun(attempted)
     }
 
@@ -833,11 +842,11 @@ public final class Outbox: Sendable {
                 state.entries[index].failure = error
                 state.unsettled.rewritten.insert(write.sequence)
             }
-            broadcaster.yield(.retrying(failed, error, after: delay))
+            tell(.retrying(failed, error, after: delay))
         case .unreachable(let error, let retryAfter):
             let delay = retryAfter ?? Self.backoff(attempts: write.attempts)
             state.withLock { $0.retryDelay = delay }
-            broadcaster.yield(.retrying(write, error, after: delay))
+            tell(.retrying(write, error, after: delay))
             return error
         }
         return nil
@@ -989,7 +998,7 @@ public final class Outbox: Sendable {
         // Sent again after a crash, a create the server took would make a second record on a
         // server that ignores Idempotency-Key.
         if entry.write.verb != .update { await commitLogging() }
-        broadcaster.yield(.confirmed(write))
+        tell(.confirmed(write))
     }
 
     /// The record is gone from the server (`404`, `410`), or the write names a record whose create
@@ -1015,7 +1024,7 @@ public final class Outbox: Sendable {
             replays[entry.write.model]?.rollBack(entry.write, entry: entry, error: error, in: store)
         }
         await commitLogging()
-        for (entry, error) in refused { broadcaster.yield(.rejected(entry.write, error)) }
+        for (entry, error) in refused { tell(.rejected(entry.write, error)) }
     }
 
     private static func dependencyError(_ write: PendingWrite, on cause: PendingWrite, _ error: APIError) -> APIError {
@@ -1064,7 +1073,7 @@ public final class Outbox: Sendable {
             replays[entry.write.model]?.park(entry.write, entry: entry, error: error, in: store)
         }
         await commitLogging()
-        for (entry, error) in parked { broadcaster.yield(.parked(entry.write, error)) }
+        for (entry, error) in parked { tell(.parked(entry.write, error)) }
     }
 
     // MARK: - Parked writes
@@ -1106,7 +1115,7 @@ public final class Outbox: Sendable {
         guard let store else { return }
         for entry in resumed {
             replays[entry.write.model]?.resume(entry, in: store)
-            broadcaster.yield(.queued(entry.write))
+            tell(.queued(entry.write))
         }
         startAutomaticRun()
     }
@@ -1134,7 +1143,7 @@ public final class Outbox: Sendable {
         for entry in discarded.reversed() {
             replays[entry.write.model]?.discard(entry.write, entry: entry, in: store)
         }
-        for entry in discarded { broadcaster.yield(.discarded(entry.write)) }
+        for entry in discarded { tell(.discarded(entry.write)) }
     }
 
     private static func replaceLocalIDs<Model: ResourceModel>(_ replaced: [String: ResourceID], in instance: Model) {

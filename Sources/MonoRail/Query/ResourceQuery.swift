@@ -404,7 +404,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 failure = error as? APIError ?? APIError(.transport, "\(error)", underlyingError: error)
             }
             self.state.withLock { $0.refetchError = failure }
-            self.registrar.withMutation(of: self, keyPath: \.refetchError) {}
+            self.store.announcer.announce { self.registrar.withMutation(of: self, keyPath: \.refetchError) {} }
         }
     }
 
@@ -460,14 +460,20 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Hands the records to every iterator, under the state's lock so they arrive in order.
     private func publish(_ state: State) {
         let continuations = subscribers.withLock { Array($0.continuations.values) }
-        for continuation in continuations { continuation.yield(state.members) }
+        guard !continuations.isEmpty else { return }
+        let members = state.members
+        store.announcer.announce {
+            for continuation in continuations { continuation.yield(members) }
+        }
     }
 
     /// Tells observers, outside the lock: an observer may read the query.
     private func announce() {
-        registrar.withMutation(of: self, keyPath: \.records) {}
-        registrar.withMutation(of: self, keyPath: \.total) {}
-        registrar.withMutation(of: self, keyPath: \.hasNextPage) {}
+        store.announcer.announce {
+            self.registrar.withMutation(of: self, keyPath: \.records) {}
+            self.registrar.withMutation(of: self, keyPath: \.total) {}
+            self.registrar.withMutation(of: self, keyPath: \.hasNextPage) {}
+        }
     }
 }
 

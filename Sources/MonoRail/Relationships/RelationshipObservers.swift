@@ -128,15 +128,18 @@ extension ResourceStore {
 extension InstanceState {
     /// Tells the observers of a relationship of this instance that its members or target changed.
     func tellRelationship<Value>(_ name: String, property: any KeyPath<Model, Value> & Sendable, of model: Model) {
-        if let registrar = registrarIfMade {
-            registrar.willSet(model, keyPath: property)
-            registrar.didSet(model, keyPath: property)
-        }
         let (store, updates) = state.withLock { ($0.store, $0.updates) }
+        let registrar = registrarIfMade
         let perType = store?.broadcaster(for: Model.self)
-        guard updates?.hasSubscribers == true || perType?.hasSubscribers == true else { return }
-        let update = ResourceUpdate(kind: .related, fields: [name], instance: model)
-        updates?.yield(update)
-        perType?.yield(update)
+        let streams = updates?.hasSubscribers == true || perType?.hasSubscribers == true
+        guard registrar != nil || streams else { return }
+        deliver(in: store) {
+            registrar?.willSet(model, keyPath: property)
+            registrar?.didSet(model, keyPath: property)
+            guard streams else { return }
+            let update = ResourceUpdate(kind: .related, fields: [name], instance: model)
+            updates?.yield(update)
+            perType?.yield(update)
+        }
     }
 }

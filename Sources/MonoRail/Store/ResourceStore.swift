@@ -40,6 +40,7 @@ public final class ResourceStore: Observable, Sendable {
     let relationshipIndex = RelationshipIndex()
     let relationshipObservers = RelationshipObservers()
     let loadBatcher = LoadBatcher()
+    let announcer: Announcer
     /// Instances kept alive by ``pin(_:)``.
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
     private let madeOutbox = Locked<Outbox?>(nil)
@@ -69,8 +70,10 @@ public final class ResourceStore: Observable, Sendable {
             return isOffline == answered
         }
         guard changed else { return }
-        registrar.willSet(self, keyPath: \.isOffline)
-        registrar.didSet(self, keyPath: \.isOffline)
+        announcer.announce { [registrar] in
+            registrar.willSet(self, keyPath: \.isOffline)
+            registrar.didSet(self, keyPath: \.isOffline)
+        }
     }
 
     /// The writes this store keeps until the server confirms them; see ``WritePolicy``.
@@ -102,6 +105,7 @@ public final class ResourceStore: Observable, Sendable {
     /// - Parameter configuration: The API and conventions its models talk to.
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
         settings = Locked(Settings(configuration: configuration))
+        announcer = Announcer(configuration.delivery)
         Self.diagnose(configuration)
     }
 
@@ -153,6 +157,8 @@ public final class ResourceStore: Observable, Sendable {
             let applied = settings.withLock { state in
                 guard state.generation == generation else { return false }
                 state.configuration = updated
+                // Under the lock, so two changes leave the announcer as the later one says.
+                announcer.set(updated.delivery)
                 state.generation += 1
                 state.setups = [:]
                 state.client = nil
