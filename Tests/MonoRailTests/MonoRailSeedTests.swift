@@ -60,4 +60,39 @@ struct MonoRailSeedTests {
         seedStyle.configure { $0.conventions.referenceIDsKey = .name }
         #expect(seedStyle.setup(for: TrainDepot.self).wireKeys.contains("trains"))
     }
+
+    @Test("customSerialize's dictionary is converted to URL (GET) parameters, as to JSON for a write")
+    func customSerializeParameters() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let found = try await OperatorTrain.get(where: ["operator": "Deutsche Bahn AG"], in: store)
+            #expect(harness.journal.entries.last == "GET /trains?company=Deutsche%20Bahn%20AG")
+            #expect(found.map(\.id) == [2])
+            // The hook sees every read's parameters, each with its verb.
+            _ = try await OperatorTrain.get(id: 1, parameters: ["operator": "ignored"], in: store)
+            #expect(harness.journal.entries.last == "GET /trains/1?company=ignored")
+            // What cannot be parameters is refused before a request.
+            let before = harness.journal.count
+            let refused = await #expect(throws: APIError.self) {
+                _ = try await OperatorTrain.get(where: ["unsendable": true], in: store)
+            }
+            #expect(refused?.code == .encodingFailed)
+            #expect(refused?.message.contains("OperatorTrain.customSerialize(_:for: .index) returned an array") == true)
+            #expect(harness.journal.count == before)
+        }
+    }
+}
+
+/// The seed's `customSerialize(model:action:)` for a read: the app's `operator` is the server's
+/// `company`.
+@Resource(name: "train")
+final class OperatorTrain {
+    var company: String?
+
+    static func customSerialize(_ record: JSONValue, for verb: ActionVerb) throws -> JSONValue {
+        guard case .object(var object) = record else { return record }
+        if object["unsendable"] != nil { return [record] }
+        if let name = object.removeValue(forKey: "operator") { object["company"] = name }
+        return .object(object)
+    }
 }

@@ -209,6 +209,10 @@ struct ActionPipeline<Model: ResourceModel> {
     func prepare(_ action: ModelAction<Model>) throws -> Prepared {
         let conventions = setup.conventions
         var query = action.parameters
+        if case .list(let filter) = action.operation { query.merge(filter) { _, filter in filter } }
+        if action.verb.isRead, !query.isEmpty {
+            if case .page = action.operation {} else { query = try Self.serialized(query, for: action.verb) }
+        }
         if !action.include.isEmpty {
             query[conventions.includeParameter] = .string(action.include.joined(separator: ","))
         }
@@ -234,8 +238,7 @@ struct ActionPipeline<Model: ResourceModel> {
             }
             let path = try setup.path(for: conventions.routes.show, query: &query)
             return prepared(.get, path)
-        case .list(let filter):
-            query.merge(filter) { _, filter in filter }
+        case .list:
             let path = try action.path.map(setup.path(at:)) ?? setup.path(for: conventions.routes.index, query: &query)
             return prepared(.get, path)
         case .page(let url):
@@ -279,6 +282,28 @@ struct ActionPipeline<Model: ResourceModel> {
             let path = try setup.path(for: route, id: id, query: &query, instance: instance)
             return prepared(.delete, path, id: id, body: body)
         }
+    }
+
+    /// A read's parameters as ``ResourceModel/customSerialize(_:for:)`` rewrites them: the
+    /// MonoRail seed's dictionary "converted to JSON or URL (GET) parameters".
+    private static func serialized(_ parameters: [String: JSONValue], for verb: ActionVerb) throws -> [String:
+        JSONValue]
+    {
+        let rewritten: JSONValue
+        do {
+            rewritten = try Model.customSerialize(.object(parameters), for: verb)
+        } catch {
+            throw APIError(
+                .encodingFailed, "\(Model.resourceSchema.typeName).customSerialize failed: \(error)",
+                underlyingError: error)
+        }
+        guard case .object(let object) = rewritten else {
+            throw APIError(
+                .encodingFailed,
+                "\(Model.resourceSchema.typeName).customSerialize(_:for: .\(verb)) returned \(RecordDecoder<Model>.kind(of: rewritten)) for the query parameters; they need an object"
+            )
+        }
+        return object
     }
 
     /// A body with the record's id under the model's primary key.

@@ -134,8 +134,11 @@ public struct ResourceRoutes: Sendable, Hashable {
         ResourceRoutes(index: path, show: path, create: path, update: path, destroy: path, search: path)
     }
 
-    /// Objects: singular paths, `/train/`, `/train/1`, searches as `/train/<term>`.
+    /// Objects, as its README lists them: singular paths, `/train/`, `/train/1`, searches as
+    /// `/train/<term>`, and deletes as `DELETE /train/` with the id in the body (the preset's
+    /// ``ServerConventions/sendsIDInBody``). For a server that takes the id in a delete's path,
+    /// set `routes.destroy = "/:singular/:id"`.
     public static let objects = ResourceRoutes(
         index: "/:singular/", show: "/:singular/:id", create: "/:singular/", update: "/:singular/",
-        destroy: "/:singular/:id", search: "/:singular/:term")
+        destroy: "/:singular/", search: "/:singular/:term")
 }

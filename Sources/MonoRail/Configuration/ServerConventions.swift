@@ -118,9 +118,9 @@ public struct ServerConventions: Sendable {
     /// `{"objects": […]}` roots with dependencies side-loaded beside them; dependencies sent as
     /// `"<plural>": [ids]`.
     ///
-    /// The seed lists delete as `DELETE /<singular>/` without saying where the id goes; this
-    /// preset sends `DELETE /train/1`, as pull addresses a record. For the seed's path, set
-    /// `routes.destroy = "/:singular/"`: the id then goes in the body, `{"id": 1}`.
+    /// A delete goes where the seed lists it, `DELETE /train/`, with the id in the body,
+    /// `{"id": 1}`; for a server that takes it in the path (`DELETE /train/1`), set
+    /// `routes.destroy = "/:singular/:id"`.
     public static let objects: ServerConventions = {
         var objects = ServerConventions(
             routes: .objects, updateMethod: .post, wrapsRequestBody: false,

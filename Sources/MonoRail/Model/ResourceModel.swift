@@ -117,7 +117,12 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// - Throws: Any error, reported as a decoding failure.
     static func customDeserialize(_ record: JSONValue) throws -> JSONValue
 
-    /// Rewrites a record about to be sent (MonoRail's `customSerialize`). Default: unchanged.
+    /// Rewrites a record about to be sent, and a read's parameters before they become the URL's
+    /// query (MonoRail's `customSerialize`, whose dictionary is "converted to JSON or URL (GET)
+    /// parameters"). `verb` tells which: ``ActionVerb/create`` and ``ActionVerb/update`` for a
+    /// body; ``ActionVerb/index``, ``ActionVerb/show`` and ``ActionVerb/search`` for the
+    /// parameters of a read that has some (`get(where:)`, `parameters:`), which must stay an
+    /// object. Default: unchanged.
     ///
     /// - Throws: Any error, reported as an encoding failure.
     static func customSerialize(_ record: JSONValue, for verb: ActionVerb) throws -> JSONValue
