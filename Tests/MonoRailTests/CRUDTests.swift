@@ -56,6 +56,47 @@ struct CRUDTests {
         }
     }
 
+    @Test("a save with nothing changed sends nothing; writes answer with their response as reads do")
+    func writeResponses() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let train = try await Train.get(id: 1, in: store)
+            let before = harness.journal.count
+            let unchanged = try await train.save()
+            #expect(harness.journal.count == before)
+            #expect(unchanged.source == .unchanged)
+            #expect(unchanged.value === train)
+            #expect(unchanged.request == nil)
+
+            train.company = "MonoRail Group"
+            let saved = try await train.save()
+            #expect(harness.journal.entries.last == "PUT /trains/1")
+            #expect(saved.source == .network)
+            #expect(saved.status == .ok)
+            #expect(saved.request?.method == .put)
+            #expect(saved.headerFields[.contentType]?.hasPrefix("application/json") == true)
+            #expect(saved.value === train)
+            // Set back to what the server has: nothing to send again.
+            train.company = "MonoRail Group"
+            #expect(try await train.save().source == .unchanged)
+
+            let made = Train()
+            made.company = "Tiny Trains"
+            let created = try await made.create(in: store)
+            #expect(created.status == .created)
+            #expect(created.value === made)
+            #expect(created.request?.method == .post)
+
+            let fetched = try await made.fetch()
+            #expect(fetched.status == .ok)
+            #expect(fetched.source == .network)
+
+            let deleted = try await made.delete()
+            #expect(deleted.status == .noContent)
+            #expect(deleted.request?.method == .delete)
+        }
+    }
+
     @Test("get() and get(where:) return list instances merged into the store")
     func lists() async throws {
         try await withHarness { harness in

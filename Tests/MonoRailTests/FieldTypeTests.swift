@@ -49,16 +49,19 @@ struct FieldTypeTests {
             server.respond(to: "GET /specimens/s-1", body: Self.specimen)
             server.respond(to: "PUT /specimens/s-1", body: Self.specimen)
             let specimen = try await Specimen.get(id: "s-1", in: store)
+            // One edit, so the save is sent: an unchanged record is not.
+            specimen.count = 10
             try await specimen.save()
             let sent = try recordedBody(try #require(server.requests.last))
             let received = try JSONParser().parse(Data(Self.specimen.utf8))["specimen"]
             for key in [
                 "text", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "double",
                 "float", "flag", "link", "numbers", "extra", "livery", "other_livery", "depot", "depots",
-                "nickname", "count",
+                "nickname",
             ] {
                 #expect(sent["specimen"]?[key] == received?[key], "\(key)")
             }
+            #expect(sent["specimen"]?["count"] == 10)
             #expect(sent["specimen"]?["decimal"]?.doubleValue == 12.34)
             #expect(sent["specimen"]?["ratios"]?["b"]?.doubleValue == 2)
             #expect(sent["specimen"]?["date"] == "2024-05-06T07:08:09.123Z")

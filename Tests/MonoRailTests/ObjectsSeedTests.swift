@@ -171,6 +171,32 @@ struct ObjectsSeedTests {
         }
     }
 
+    @Test("an explicit format is kept over the preset's MessagePack, set before or after the preset")
+    func explicitFormat() async throws {
+        for formatFirst in [true, false] {
+            try await withHarness(
+                schema: ObjectsSeed.schema, server: .init(envelope: .objects, bearerToken: "objects-secret"),
+                configure: { configuration in
+                    if formatFirst { configuration.format = .json }
+                    configuration.conventions = .objects
+                    if !formatFirst { configuration.format = .json }
+                    configuration.middleware.append(.currentUser { ObjectsSeed.SignedIn() })
+                }
+            ) { harness in
+                let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+                #expect(user.name == "Ada")
+                #expect(harness.journal.requests.last?.accept == "application/json")
+                user.name = "Ada L."
+                try await user.save()
+                #expect(harness.journal.requests.last?.contentType?.hasPrefix("application/json") == true)
+            }
+        }
+        try await withObjectsServer { harness in
+            _ = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+            #expect(harness.journal.requests.last?.accept?.hasPrefix("application/x-msgpack") == true)
+        }
+    }
+
     @Test("without the user's cookie the server refuses; a user signing in takes effect on the next request")
     func currentUser() async throws {
         let session = Session()

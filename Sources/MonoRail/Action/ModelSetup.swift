@@ -67,7 +67,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             rootNamespace: configuration.conventions.rootNamespace,
             treatsErrorsMemberAsFailure: configuration.client.envelope.treatsErrorsMemberAsFailure)
         coding = configuration.coding
-        format = configuration.conventions.format ?? configuration.format
+        format =
+            configuration.formatIsExplicit
+            ? configuration.format : configuration.conventions.format ?? configuration.format
         timeout = configuration.timeout
         offlineDeadline = configuration.offlineDeadline
         maxEmbeddingDepth = configuration.maxEmbeddingDepth

@@ -9,4 +9,7 @@ public enum ResponseSource: Sendable, Hashable {
     case revalidated
     /// The outbox kept the write to send later; the value is the instance as it is locally.
     case outbox
+    /// Nothing was sent: a ``ResourceModel/save(uploadProgress:)`` of a record with no changes.
+    /// The value is the instance as it is.
+    case unchanged
 }

@@ -31,11 +31,14 @@ extension MonoRail {
         public var client: APIClient.Configuration {
             get { storedClient }
             set {
+                if newValue.format != storedClient.format { formatIsExplicit = true }
                 storedClient = newValue
                 clientRevision &+= 1
             }
         }
         private var storedClient: APIClient.Configuration
+        /// Whether the app chose ``format``: then the ``conventions``' format does not replace it.
+        private(set) var formatIsExplicit = false
         /// Counts changes to ``client`` that a model cannot make per request, so a model's
         /// configuration that made none can share the store's client.
         private(set) var clientRevision = 0
@@ -137,9 +140,16 @@ extension MonoRail {
         /// The body format and the `Accept` asked for: ``WireFormat/json`` (default),
         /// ``WireFormat/messagePack``, ``WireFormat/formURLEncoded`` or ``WireFormat/multipart``.
         /// Models with a ``FileUpload`` to send go out as `multipart/form-data` whatever this says.
+        ///
+        /// Conventions with a format of their own (``ServerConventions/objects``: MessagePack) use it
+        /// unless this is set, before or after them: `$0.conventions = .objects; $0.format = .json`
+        /// speaks JSON.
         public var format: WireFormat {
             get { storedClient.format }
-            set { storedClient.format = newValue }
+            set {
+                storedClient.format = newValue
+                formatIsExplicit = true
+            }
         }
         /// Middleware, outermost first: headers, parameters, hooks, logging.
         public var middleware: [any Middleware] {

@@ -51,7 +51,7 @@ public struct ServerConventions: Sendable {
     }
     /// The format request and response bodies use, when the server family has one: Objects speaks
     /// MessagePack both ways. `nil` (the default) leaves it to the configuration's
-    /// ``MonoRail/Configuration/format``.
+    /// ``MonoRail/Configuration/format``, which also wins over this one when the app sets it.
     public var format: WireFormat?
     /// Whether a save carries the record's id in its body, under the model's
     /// ``ResourceModel/primaryKey``, as Objects' push does (`POST /train/` with `{"id": 1, …}`); a

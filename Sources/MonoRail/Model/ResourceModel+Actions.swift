@@ -241,15 +241,20 @@ extension ResourceModel {
     /// - Parameters:
     ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
     ///   - uploadProgress: Called as the body is sent, for example while a file uploads.
+    /// - Returns: The answer's metadata — status, header fields, ``ResourceResponse/etag``, the
+    ///   request — with the instance as its value; ``ResponseSource/outbox`` when the outbox kept
+    ///   the write.
     /// - Throws: ``APIError``: ``APIError/Code/validationFailed`` with ``APIError/errors`` for a 422 (the
     ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:policy:in:)``.
+    @discardableResult
     public func create(
         in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
-    ) async throws {
+    ) async throws -> ResourceResponse<Self> {
         let store = store ?? _$state.snapshot().store ?? .default
-        _ = try await ActionPipeline<Self>(store: store).record(
+        let answer = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
         try await _$state.saveMembership(of: self)
+        return answer
     }
 
     /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
@@ -258,9 +263,17 @@ extension ResourceModel {
     /// A ``FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
     /// server answers with the stored file it is not sent again.
     ///
+    /// A record the server has and the app did not change (``hasChanges`` is `false`) is not sent:
+    /// the answer's ``ResourceResponse/source`` is ``ResponseSource/unchanged``. A model with
+    /// ``nestedAttributes`` is always sent, for its embedded records' changes.
+    ///
     /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
+    /// - Returns: The answer's metadata with the instance as its value, as ``create(in:uploadProgress:)``.
     /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
-    public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws {
+    @discardableResult
+    public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws
+        -> ResourceResponse<Self>
+    {
         let (id, isPersisted, store) = _$state.state.withLock { ($0.id, $0.isPersisted, $0.store ?? .default) }
         // A record the server keeps with no id (a singleton resource) is saved at its route; any
         // other record without one is new.
@@ -268,32 +281,40 @@ extension ResourceModel {
             id != nil
                 || (isPersisted && !store.setup(for: Self.self).conventions.routes.update.placeholders.contains("id"))
         else {
-            try await create(uploadProgress: uploadProgress)
-            return
+            return try await create(uploadProgress: uploadProgress)
         }
-        _ = try await ActionPipeline<Self>(store: store).record(
+        if !hasChanges, Self.nestedAttributes.isEmpty {
+            return ResourceResponse(value: self, status: .ok, source: .unchanged)
+        }
+        let answer = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .save(self), store: store, uploadProgress: uploadProgress))
         try await _$state.saveMembership(of: self)
+        return answer
     }
 
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.
     ///
+    /// - Returns: The answer's metadata with the instance as its value, as ``get(id:include:parameters:policy:in:)``'s response.
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:policy:in:)``.
-    public func fetch() async throws {
+    @discardableResult
+    public func fetch() async throws -> ResourceResponse<Self> {
         let store = _$state.snapshot().store ?? .default
-        _ = try await ActionPipeline<Self>(store: store).record(ModelAction(operation: .fetch(self), store: store))
+        return try await ActionPipeline<Self>(store: store).record(ModelAction(operation: .fetch(self), store: store))
     }
 
     /// Deletes the record (`DELETE /trains/1`) and removes it from the store.
     ///
     /// The instance keeps its values and id; ``isDeleted`` becomes `true`.
     ///
+    /// - Returns: The answer's metadata (status, header fields, the request); ``ResponseSource/outbox``
+    ///   when the outbox kept the delete.
     /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:policy:in:)``.
-    public func delete() async throws {
+    @discardableResult
+    public func delete() async throws -> ResourceResponse<Void> {
         let store = _$state.snapshot().store ?? .default
-        _ = try await ActionPipeline<Self>(store: store).delete(ModelAction(operation: .delete(self), store: store))
+        return try await ActionPipeline<Self>(store: store).delete(ModelAction(operation: .delete(self), store: store))
     }
 
     // MARK: - Helpers

@@ -106,6 +106,7 @@ extension ResourceModel {
     public var blocking: BlockingInstanceActions<Self> { BlockingInstanceActions(instance: self) }
 }
 
+@discardableResult
 private func waitFor<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) throws -> Value {
     let semaphore = DispatchSemaphore(value: 0)
     let outcome = Locked<Result<Value, any Error>?>(nil)
