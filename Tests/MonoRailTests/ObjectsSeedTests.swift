@@ -174,15 +174,14 @@ struct ObjectsSeedTests {
     @Test("an explicit format is kept over the preset's MessagePack, set before or after the preset")
     func explicitFormat() async throws {
         for formatFirst in [true, false] {
-            try await withHarness(
-                schema: ObjectsSeed.schema, server: .init(envelope: .objects, bearerToken: "objects-secret"),
-                configure: { configuration in
-                    if formatFirst { configuration.format = .json }
-                    configuration.conventions = .objects
-                    if !formatFirst { configuration.format = .json }
-                    configuration.middleware.append(.currentUser { ObjectsSeed.SignedIn() })
-                }
-            ) { harness in
+            let configure = { (configuration: inout MonoRail.Configuration) in
+                if formatFirst { configuration.format = .json }
+                configuration.conventions = .objects
+                if !formatFirst { configuration.format = .json }
+                configuration.middleware.append(.currentUser { ObjectsSeed.SignedIn() })
+            }
+            let server = ReferenceServer.Configuration(envelope: .objects, bearerToken: "objects-secret")
+            try await withHarness(schema: ObjectsSeed.schema, server: server, configure: configure) { harness in
                 let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
                 #expect(user.name == "Ada")
                 #expect(harness.journal.requests.last?.accept == "application/json")
