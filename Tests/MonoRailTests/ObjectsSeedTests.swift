@@ -221,6 +221,58 @@ struct ObjectsSeedTests {
         #expect(registry.model(named: "User") == ObjectsSeed.User.self)
         #expect(registry.model(plural: "comments") == nil)
     }
+
+    @Test("var dictionary: an instance as the wire shows it, the map a push sends")
+    func dictionary() async throws {
+        try await withObjectsServer { harness in
+            let activity = try await ObjectsSeed.Activity.get(id: 1, in: harness.store)
+            #expect(try activity.json == ["id": 1, "title": "Morning climb", "distance": 12.5, "user_id": 1])
+            let dictionary = try activity.dictionary
+            #expect(dictionary["title"] as? String == "Morning climb")
+            #expect(dictionary["distance"] as? Double == 12.5)
+            #expect(dictionary["user_id"] as? Int64 == 1)
+            let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+            // A dependency list as the seed sends it, under the field's name.
+            #expect(try user.json == ["id": 1, "name": "Ada", "activities": [1, 2]])
+            // Nothing but what the wire holds: a new record has no id yet, a missing value is null.
+            let draft = ObjectsSeed.Activity()
+            draft.title = "Draft"
+            #expect(try draft.json == ["title": "Draft", "distance": nil, "user_id": nil])
+            #expect(try draft.dictionary["distance"] is NSNull)
+        }
+    }
+
+    @Test("ClassesType.type(from:): the registry builds an instance of the model a name denotes")
+    func typeFromJSON() async throws {
+        try await withObjectsServer { harness in
+            let models = harness.store.configuration.models
+            let json: JSONValue = ["id": 1, "title": "Morning climb (edited elsewhere)", "distance": 13]
+            // `add: false`: an instance of its own, read with the model's rules.
+            let detached = try models.instance(named: "activity", from: json, in: harness.store)
+            let activity = try #require(detached as? ObjectsSeed.Activity)
+            #expect(activity.title == "Morning climb (edited elsewhere)")
+            #expect(activity.distance == 13)
+            #expect(harness.store.instance(of: ObjectsSeed.Activity.self, id: 1) == nil)
+            // `add: true`: the store's instance, by singular, plural or type name.
+            let live = try await ObjectsSeed.Activity.get(id: 1, in: harness.store)
+            for name in ["activity", "activities", "Activity"] {
+                let added = try models.instance(named: name, from: json, adding: true, in: harness.store)
+                #expect(added === live)
+            }
+            #expect(live.title == "Morning climb (edited elsewhere)")
+            // A name no registered model has is said, not a nil.
+            let unknown = #expect(throws: APIError.self) {
+                _ = try models.instance(named: "ascent", from: json, in: harness.store)
+            }
+            #expect(unknown?.code == .invalidRequest)
+            #expect(unknown?.message.contains(#"no registered model is named "ascent""#) == true)
+            // A record the model's rules refuse is refused here too.
+            let refused = #expect(throws: APIError.self) {
+                _ = try models.instance(named: "activity", from: ["title": ["not", "text"]], in: harness.store)
+            }
+            #expect(refused?.code == .decodingFailed)
+        }
+    }
 }
 
 /// Who is signed in, changed while requests are made.

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import MonoRailServer
+import TestServer
 import Testing
 
 @testable import MonoRail
@@ -102,4 +104,67 @@ struct PolymorphicReferenceTests {
             #expect(error?.errors["subject"] == ["must exist"])
         }
     }
+
+    @Test("a model names itself in subject_type as it chooses; the registry resolves that name")
+    func ownName() async throws {
+        var schema = Self.schema
+        let cars = try #require(schema.resources.firstIndex { $0.name == "car" })
+        schema.resources[cars].typeName = "Fleet::Wagon"
+        schema.seed?["comments"] = [["body": "Smooth ride", "subject_type": "Train", "subject_id": 1]]
+        try await withHarness(
+            schema: schema, configure: { $0.models.register(Seed.Train.self, FleetWagon.self) }
+        ) { harness in
+            let comment = try await Remark.get(id: 1, in: harness.store)
+            let wagon = try await FleetWagon.get(id: 3, in: harness.store)
+            comment.subject = wagon
+            try await comment.save()
+            #expect(try harness.server.store.find("comments", id: "1")?["subject_type"] == "Fleet::Wagon")
+
+            let other = try Remark.merge(
+                json: ["id": 8, "body": "Roomy", "subject_type": "Fleet::Wagon", "subject_id": 2], in: harness.store)
+            let loaded = try await other.$subject.load()
+            #expect(harness.journal.entries.last == "GET /cars/2")
+            #expect((loaded as? FleetWagon)?.occupancy == 12)
+            // The server's side-load names the same class.
+            let listed = try await Remark.get(where: [:], include: ["subject"], in: harness.store)
+            #expect(listed.first?.subject === wagon)
+            #expect(harness.store.configuration.models.model(named: "Fleet::Wagon") == FleetWagon.self)
+        }
+    }
+
+    @Test("two registered models with one name are said when configured, and a record naming it is refused")
+    func ambiguousName() async throws {
+        try await withHarness(schema: Self.schema) { harness in
+            let log = LogCapture()
+            harness.store.configure {
+                $0.logger = log.logger(level: .error)
+                $0.models.register(Seed.Car.self, FleetWagon.self, Seed.Train.self)
+            }
+            #expect(harness.store.configuration.models.ambiguousNames == ["car", "cars"])
+            #expect(
+                log.all.map(\.message).contains {
+                    $0.hasPrefix(#"two registered models are named "car""#)
+                })
+            let error = #expect(throws: APIError.self) {
+                _ = try harness.store.configuration.models.instance(
+                    named: "car", from: ["id": 1], in: harness.store)
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.message.contains("Car and FleetWagon are both named \"car\"") == true)
+            let remark = try Remark.merge(
+                json: ["id": 7, "body": "?", "subject_type": "car", "subject_id": 1], in: harness.store)
+            let refused = await #expect(throws: APIError.self) { try await remark.$subject.load() }
+            #expect(refused?.code == .invalidConfiguration)
+            #expect(harness.journal.count == 0)
+        }
+    }
+}
+
+/// The reference server's cars, named in polymorphic references as the server's Rails app names
+/// its class.
+@Resource(name: "car")
+final class FleetWagon {
+    var occupancy: Int?
+
+    static var polymorphicName: String { "Fleet::Wagon" }
 }

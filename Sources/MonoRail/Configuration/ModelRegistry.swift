@@ -37,11 +37,72 @@ public struct ModelRegistry: Sendable {
         models.first { $0.resourcePlural == plural }
     }
 
-    /// The model a type name denotes: the Swift class name (`"TrainCar"`), which is also the Rails
-    /// class name a polymorphic `_type` column holds, or the singular name (`"train_car"`). Apic's
-    /// `resolve(typeForName:)`.
+    /// The model a type name denotes: its ``ResourceModel/polymorphicName`` (the Swift class name,
+    /// `"TrainCar"`, unless the model says otherwise), which a polymorphic `_type` column holds, or
+    /// the singular name (`"train_car"`). Apic's `resolve(typeForName:)`.
     public func model(named name: String) -> (any ResourceModel.Type)? {
-        models.first { Self.typeName(of: $0) == name } ?? model(singular: name)
+        models.first { $0.polymorphicName == name } ?? model(singular: name)
+    }
+
+    /// The names two registered models share: a polymorphic name, a singular or a plural name.
+    /// Such a name cannot tell the models apart; a store logs an error for each when configured,
+    /// and a record that names one is refused.
+    public var ambiguousNames: [String] {
+        var owners: [String: Set<ObjectIdentifier>] = [:]
+        for model in models {
+            for name in Set([model.polymorphicName, model.resourceName, model.resourcePlural]) {
+                owners[name, default: []].insert(ObjectIdentifier(model))
+            }
+        }
+        return owners.filter { $0.value.count > 1 }.keys.sorted()
+    }
+
+    /// Throws when `name` is one that two registered models share.
+    func checkUnambiguous(_ name: String) throws {
+        let sharing = models.filter { [$0.polymorphicName, $0.resourceName, $0.resourcePlural].contains(name) }
+        guard sharing.count > 1 else { return }
+        throw APIError(
+            .invalidConfiguration,
+            "the registered models \(sharing.map { Self.typeName(of: $0) }.joined(separator: " and ")) are both named \"\(name)\"; "
+                + "give one a name of its own (@Resource(name:), static var polymorphicName)")
+    }
+
+    /// Builds an instance of the model `name` denotes — a type name, a singular or a plural
+    /// name — from one record's JSON, read with that model's rules: Objects'
+    /// `ClassesType.type(from:)`, for records whose model is known only at run time.
+    ///
+    /// ```swift
+    /// let record = try configuration.models.instance(named: "activity", from: json)
+    /// (record as? Activity)?.title
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The model's type name (`"Activity"`), singular (`"activity"`) or plural (`"activities"`).
+    ///   - json: The record.
+    ///   - adding: Whether the instance is the store's: merged into its identity map
+    ///     (``ResourceModel/merge(json:in:)``), as Objects' `add: true`. Default `false`, an
+    ///     instance of its own (``ResourceModel/init(json:using:)``).
+    ///   - store: Whose configuration reads the record, and whose identity map it may join.
+    /// - Throws: ``APIError/Code/invalidRequest`` when no registered model has the name,
+    ///   ``APIError/Code/invalidConfiguration`` when two have it (``ambiguousNames``);
+    ///   ``APIError/Code/decodingFailed`` as for a response.
+    public func instance(
+        named name: String, from json: JSONValue, adding: Bool = false, in store: ResourceStore = .default
+    ) throws -> any ResourceModel {
+        try checkUnambiguous(name)
+        guard let model = model(named: name) ?? model(plural: name) else {
+            let known = models.map { Self.typeName(of: $0) }.sorted().joined(separator: ", ")
+            throw APIError(
+                .invalidRequest,
+                "no registered model is named \"\(name)\" (registered: \(known.isEmpty ? "none" : known))")
+        }
+        return try Self.instance(of: model, from: json, adding: adding, in: store)
+    }
+
+    private static func instance<Model: ResourceModel>(
+        of type: Model.Type, from json: JSONValue, adding: Bool, in store: ResourceStore
+    ) throws -> any ResourceModel {
+        adding ? try Model.merge(json: json, in: store) : try Model(json: json, using: store)
     }
 
     private static func typeName<Model: ResourceModel>(of type: Model.Type) -> String { type.resourceSchema.typeName }

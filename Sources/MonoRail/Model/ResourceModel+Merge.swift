@@ -127,3 +127,42 @@ extension ResourceModel {
         try self.init(json: JSONValue(foundation: dictionary), using: store)
     }
 }
+
+extension ResourceModel {
+    /// The record as the wire shows it: the id under ``primaryKey`` and each field under its wire
+    /// key, in the form a save sends (transforms, reference ids, ``customSerialize(_:for:)`` with
+    /// ``ActionVerb/update``) — Objects' `var dictionary`, ready to log, compare or send elsewhere.
+    ///
+    /// ```swift
+    /// let train = try await Train.get(id: 1)
+    /// try train.json   // {"id": 1, "company": "MonoRail Co.", "number_of_cars": 5, …}
+    /// ```
+    ///
+    /// - Throws: ``APIError/Code/encodingFailed``, naming the field, as a save would.
+    public var json: JSONValue {
+        get throws {
+            let snapshot = _$state.snapshot()
+            let store = snapshot.store ?? .default
+            let setup = store.setup(for: Self.self)
+            let (body, _) = try Self.encodeBody(snapshot.values, only: nil, setup: setup, verb: .update, store: store)
+            guard let id = snapshot.id, case .object(var object) = body else { return body }
+            object[setup.idKey] = id.jsonValue
+            return .object(object)
+        }
+    }
+
+    /// ``json`` as a Foundation dictionary (`NSNull` for null): Objects' `var dictionary`.
+    ///
+    /// - Throws: ``APIError/Code/encodingFailed``, as ``json``.
+    public var dictionary: [String: Any] {
+        get throws {
+            guard case .object(let object) = try json else {
+                throw APIError(
+                    .encodingFailed,
+                    "\(Self.resourceSchema.typeName).customSerialize(_:for: .update) returned no object; a dictionary needs one"
+                )
+            }
+            return object.mapValues(\.foundationValue)
+        }
+    }
+}

@@ -75,6 +75,12 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// `primaryKey()`; override it as `static var primaryKey: String { "userId" }`.
     static var primaryKey: String { get }
 
+    /// The name a polymorphic reference to this model holds in its `_type` key (`subject_type`), and
+    /// ``ModelRegistry/model(named:)`` resolves. Default: the Swift class name, as Rails writes its
+    /// class names; override it for a server whose names differ:
+    /// `static var polymorphicName: String { "Fleet::Car" }`.
+    static var polymorphicName: String { get }
+
     /// The embedded relationships sent back as Rails nested attributes (`accepts_nested_attributes_for`):
     /// `["cars"]` sends `"cars_attributes": [{"id": 1, …}]`. Default: none; embedded records are not sent.
     static var nestedAttributes: [String] { get }
@@ -242,6 +248,9 @@ extension ResourceModel {
 
     /// `@Resource(primaryKey:)`, or `"id"`.
     public static var primaryKey: String { resourceSchema.primaryKey ?? "id" }
+
+    /// The Swift class name.
+    public static var polymorphicName: String { resourceSchema.typeName }
 
     /// No nested attributes.
     public static var nestedAttributes: [String] { [] }

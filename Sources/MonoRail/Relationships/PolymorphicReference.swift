@@ -3,7 +3,8 @@ import Observation
 // A polymorphic reference (`@References(polymorphic: true) var subject: (any ResourceModel)?`) is
 // two schema fields over two stored values: the id under the property's name, read and sent as
 // `subject_id`, and the type name beside it, as `subject_type`. The type name is the related
-// model's Swift class name, resolved back through the store's ``ModelRegistry``.
+// model's `polymorphicName` (its Swift class name unless it says otherwise), resolved back through
+// the store's ``ModelRegistry``.
 
 extension ResourceField {
     /// The id of a polymorphic reference: `subject_id`. Called by generated code.
@@ -104,7 +105,7 @@ extension InstanceState {
 /// Opens the model types a polymorphic reference names.
 enum PolymorphicReference {
     static func typeName(of instance: any ResourceModel) -> String {
-        func name<Target: ResourceModel>(_ model: Target) -> String { Target.resourceSchema.typeName }
+        func name<Target: ResourceModel>(_ model: Target) -> String { Target.polymorphicName }
         return name(instance)
     }
 
@@ -115,7 +116,9 @@ enum PolymorphicReference {
     static func model<Owner: ResourceModel>(
         named typeName: String, for owner: Owner.Type, field: String, in store: ResourceStore
     ) throws -> any ResourceModel.Type {
-        guard let type = store.setup(for: owner).models.model(named: typeName) else {
+        let models = store.setup(for: owner).models
+        try models.checkUnambiguous(typeName)
+        guard let type = models.model(named: typeName) else {
             throw APIError(
                 .invalidRequest,
                 "\(owner.resourceSchema.typeName).\(field) refers to a \"\(typeName)\", which no registered model is: "

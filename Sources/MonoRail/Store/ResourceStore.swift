@@ -115,6 +115,11 @@ public final class ResourceStore: Observable, Sendable {
         if let problem = configuration.queuedWritesProblem(for: configuration.writePolicy) {
             configuration.logger.error("\(problem)")
         }
+        for name in configuration.models.ambiguousNames {
+            configuration.logger.error(
+                "two registered models are named \"\(name)\": a record or reference naming it is refused; give one a name of its own (@Resource(name:), static var polymorphicName)"
+            )
+        }
     }
 
     /// Creates a store that keeps its records in `storage`, such as a `SQLiteStorage` file that

@@ -60,3 +60,21 @@ extension JSONValue {
         return .double(double)
     }
 }
+
+extension JSONValue {
+    /// The value as a Foundation property list, what `JSONSerialization` would have made of it:
+    /// `NSNull`, `Bool`, `Int64`, `UInt64`, `Double`, `String`, `[Any]` and `[String: Any]`. Objects'
+    /// `var dictionary` and Apic's dictionaries are of this kind.
+    public var foundationValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let bool): bool
+        case .int(let int): int
+        case .uint(let uint): uint
+        case .double(let double): double
+        case .string(let string): string
+        case .array(let array): array.map(\.foundationValue)
+        case .object(let object): object.mapValues(\.foundationValue)
+        }
+    }
+}

@@ -168,6 +168,9 @@ public struct ResourceSchema: Codable, Sendable, Hashable {
     public var singleton: Bool?
     /// A singleton's path, such as `user/avatar`; default the singular name.
     public var path: String?
+    /// The class name a polymorphic `_type` column holds when the app names its class otherwise
+    /// (Rails' `Fleet::Wagon` for `cars`); default the name in CamelCase.
+    public var typeName: String?
 
     /// Creates a resource.
     public init(
@@ -188,9 +191,9 @@ public struct ResourceSchema: Codable, Sendable, Hashable {
     public var primaryKeyName: String { primaryKey ?? "id" }
 
     /// The class name Rails gives the resource, which a polymorphic `_type` column holds: `train_car`
-    /// is `TrainCar`.
+    /// is `TrainCar`, unless ``typeName`` says otherwise.
     public var className: String {
-        name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        typeName ?? name.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     /// The plural name in use.
