@@ -111,9 +111,10 @@ struct PolymorphicReferenceTests {
         let cars = try #require(schema.resources.firstIndex { $0.name == "car" })
         schema.resources[cars].typeName = "Fleet::Wagon"
         schema.seed?["comments"] = [["body": "Smooth ride", "subject_type": "Train", "subject_id": 1]]
-        try await withHarness(
-            schema: schema, configure: { $0.models.register(Seed.Train.self, FleetWagon.self) }
-        ) { harness in
+        let configure = { (configuration: inout MonoRail.Configuration) in
+            configuration.models.register(Seed.Train.self, FleetWagon.self)
+        }
+        try await withHarness(schema: schema, configure: configure) { harness in
             let comment = try await Remark.get(id: 1, in: harness.store)
             let wagon = try await FleetWagon.get(id: 3, in: harness.store)
             comment.subject = wagon
