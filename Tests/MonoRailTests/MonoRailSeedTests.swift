@@ -61,6 +61,41 @@ struct MonoRailSeedTests {
         #expect(seedStyle.setup(for: TrainDepot.self).wireKeys.contains("trains"))
     }
 
+    @Test("the failure block receives an ActiveNetworkError: domain, code and data")
+    func activeNetworkError() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let error = await withCheckedContinuation { (done: CheckedContinuation<ActiveNetworkError?, Never>) in
+                Spec.Train.get(
+                    id: 404, in: store,
+                    success: { (_: Spec.Train) in done.resume(returning: nil) },
+                    failure: { (error: ActiveNetworkError) in done.resume(returning: error) })
+            }
+            let failure = try #require(error)
+            #expect(failure.domain == "Not Found")
+            #expect(failure.code == 404)
+            #expect(failure.data?["error"] != nil)
+            #expect(failure.error.code == .httpStatus)
+            // An untyped closure still gets the APIError.
+            let untyped = await withCheckedContinuation { (done: CheckedContinuation<APIError.Code?, Never>) in
+                Spec.Train.get(
+                    id: 404, in: store, success: { _ in done.resume(returning: nil) },
+                    failure: { error in done.resume(returning: error.code) })
+            }
+            #expect(untyped == .httpStatus)
+        }
+        // No response: the code's name and no status.
+        let offline = ResourceStore(configuration: .init(apiRootURL: URL(string: "http://127.0.0.1:9")))
+        let error = await withCheckedContinuation { (done: CheckedContinuation<ActiveNetworkError?, Never>) in
+            Spec.Train.get(
+                id: 1, in: offline, success: { (_: Spec.Train) in done.resume(returning: nil) },
+                failure: { (error: ActiveNetworkError) in done.resume(returning: error) })
+        }
+        #expect(error?.domain == "cannotConnect")
+        #expect(error?.code == 0)
+        #expect(error?.data == nil)
+    }
+
     @Test("customSerialize's dictionary is converted to URL (GET) parameters, as to JSON for a write")
     func customSerializeParameters() async throws {
         try await withHarness { harness in

@@ -109,6 +109,79 @@ extension ResourceModel {
             }, in: _$state.snapshot().store ?? .default, success: success, failure: failure)
     }
 
+    // MARK: - The seed's failure type
+
+    // The same actions for a `failure:` closure typed as the seed wrote it,
+    // `{ (error: ActiveNetworkError) in … }`; an untyped closure gets the `APIError` forms.
+
+    /// ``get(id:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public static func get(
+        id: some ResourceIDConvertible, in store: ResourceStore = .default,
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<Self> {
+        get(id: id, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``get(in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public static func get(
+        in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
+        failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<[Self]> {
+        get(in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``get(where:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public static func get(
+        where parameters: [String: JSONValue], in store: ResourceStore = .default,
+        success: @escaping @Sendable ([Self]) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<[Self]> {
+        get(where: parameters, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``search(_:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public static func search(
+        _ term: String, in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
+        failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<[Self]> {
+        search(term, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``create(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public func create(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<Self> {
+        create(success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``save(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public func save(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<Self> {
+        save(success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``fetch(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public func fetch(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<Self> {
+        fetch(success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
+    /// ``delete(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    @_disfavoredOverload @discardableResult
+    public func delete(
+        success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
+    ) -> RequestHandle<Self> {
+        delete(success: success, failure: { failure(ActiveNetworkError($0)) })
+    }
+
     private static func callback<Value: Sendable>(
         _ operation: @escaping @Sendable () async throws -> Value, in store: ResourceStore,
         success: @escaping @Sendable (Value) -> Void, failure: @escaping @Sendable (APIError) -> Void

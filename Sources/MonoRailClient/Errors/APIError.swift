@@ -182,9 +182,6 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     }
 }
 
-/// The name MonoRail's first README gave this error.
-public typealias ActiveNetworkError = APIError
-
 extension APIError {
     /// The error for a body holding validation messages, wherever it was found.
     package static func validationFailed(
