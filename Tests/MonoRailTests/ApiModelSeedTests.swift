@@ -57,6 +57,22 @@ enum ApiModelSeed {
         static var primaryKey: String { "member_id" }
     }
 
+    /// ApiModel's named transforms, over a server that sends numbers as text, flags as words and
+    /// some values not at all: each reads what it can and falls back for the rest.
+    @Resource
+    final class Stat {
+        @Field(transform: .int) var views: Int = -1
+        @Field(transform: .int) var likes: Int = -1
+        @Field(transform: .double) var rating: Double = -1
+        @Field(transform: .float) var ratio: Float = -1
+        @Field(transform: .bool) var featured: Bool = false
+        @Field(transform: .bool) var archived: Bool = true
+        @Field(transform: .string) var code: String = "unset"
+        @Field(transform: .string) var note: String = "unset"
+        @Field(transform: .date) var createdAt: Date?
+        @Field(transform: .percentage) var share: Double?
+    }
+
     /// The server these talk to: ApiModel's 400 errors, singular show paths, `.json` suffixes.
     static let schema = ServerSchema(
         resources: [
@@ -72,11 +88,22 @@ enum ApiModelSeed {
                 name: "user_avatar", fields: [FieldSchema(name: "image", type: .file)], primaryKey: "user_id",
                 singleton: true, path: "user/avatar"),
             ResourceSchema(name: "member", fields: [FieldSchema(name: "name", type: .string)], primaryKey: "member_id"),
+            ResourceSchema(
+                name: "stat",
+                fields: ["views", "likes", "rating", "ratio", "featured", "archived", "code", "note", "share"].map {
+                    FieldSchema(name: $0, type: .json)
+                }),
         ],
         seed: [
             "posts": [["title": "Hello", "contents": "First post"]],
             "users": [["email": "ada@example.com"]],
             "members": [["name": "Ada"], ["name": "Grace"]],
+            "stats": [
+                [
+                    "views": "42", "likes": "n/a", "rating": "4.5", "ratio": 0.25, "featured": "yes",
+                    "archived": ["no"], "code": 7, "note": nil, "share": "12.5%",
+                ]
+            ],
         ])
 }
 
@@ -242,6 +269,57 @@ struct ApiModelSeedTests {
             #expect(server.requests.last == "GET /user.json")
             #expect(user.email == "ada@example.com")
             #expect(try await ApiModelSeed.User.current(in: store) === user)
+        }
+    }
+
+    @Test(
+        "transforms: Int, Double, Float, Bool, String read what they can and fall back to 0, false, \"\"; Date and Percentage"
+    )
+    func namedTransforms() async throws {
+        try await withApiModelServer { harness in
+            let stat = try await ApiModelSeed.Stat.get(id: 1, in: harness.store)
+            #expect(stat.views == 42)
+            #expect(stat.likes == 0)
+            #expect(stat.rating == 4.5)
+            #expect(stat.ratio == 0.25)
+            #expect(stat.featured)
+            #expect(!stat.archived)
+            #expect(stat.code == "7")
+            #expect(stat.note == "")
+            #expect(stat.share == 0.125)
+            // The server's own timestamp, in ISO 8601 with fractional seconds.
+            #expect(stat.createdAt.map { abs($0.timeIntervalSinceNow) < 600 } == true)
+            // Written back in their own type.
+            stat.views = 43
+            try await stat.save()
+            #expect(try harness.server.store.find("stats", id: "1")?["views"] == 43)
+        }
+        // Out of range, not finite, or of another shape: the fallback, never a trap.
+        #expect(try IntTransform().decode(.double(1e300)) == 0)
+        #expect(try IntTransform().decode(.uint(.max)) == 0)
+        #expect(try IntTransform().decode(" 12 ") == 12)
+        #expect(try IntTransform().decode("-3.9") == -3)
+        #expect(try FloatTransform().decode(.double(1e300)) == 0)
+        #expect(try DoubleTransform().decode("nan") == 0)
+        #expect(try BoolTransform().decode(.double(.nan)) == false)
+        #expect(throws: FieldTransformError.self) { try DoubleTransform().encode(.infinity) }
+    }
+
+    @Test("URLs: post.apiUrlForRoute(Post.apiRoutes().show) is post.apiURL(for: \\.show)")
+    func routeURL() async throws {
+        try await withApiModelServer { harness in
+            let post = try await ApiModelSeed.Post.get(id: 1, in: harness.store)
+            let url = try post.apiURL(for: \.show)
+            #expect(url.absoluteString == harness.server.baseURL.absoluteString + "/post/1.json")
+            #expect(
+                try post.apiURL(for: \.index).absoluteString == harness.server.baseURL.absoluteString + "/posts.json")
+            // The URL is the record's: the server answers it.
+            let response = try await harness.store.client.send(
+                APIRequest(method: .get, path: APIPath(verbatim: url.absoluteString)))
+            #expect(response.response.status == .ok)
+            let draft = ApiModelSeed.Post()
+            let error = #expect(throws: APIError.self) { try draft.apiURL(for: \.show) }
+            #expect(error?.code == .invalidRequest)
         }
     }
 }

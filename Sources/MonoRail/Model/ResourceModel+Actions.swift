@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 
 extension ResourceModel {
@@ -315,6 +315,27 @@ extension ResourceModel {
     public func delete() async throws -> ResourceResponse<Void> {
         let store = _$state.snapshot().store ?? .default
         return try await ActionPipeline<Self>(store: store).delete(ModelAction(operation: .delete(self), store: store))
+    }
+
+    /// The full URL of one of the model's routes for this record, placeholders filled as an
+    /// action fills them (`:id`, and any other from the record's fields): ApiModel's
+    /// `post.apiUrlForRoute(Post.apiRoutes().show)`. Makes no request.
+    ///
+    /// ```swift
+    /// try post.apiURL(for: \.show)   // https://service.io/api/v1/post/123.json
+    /// ```
+    ///
+    /// - Parameter route: Which of the store's ``ServerConventions/routes`` (as the model's
+    ///   ``configure(_:)`` leaves them): `\.show` (the default), `\.update`, `\.destroy`, …
+    /// - Throws: ``APIError/Code/invalidRequest`` when a placeholder has no value (a new record
+    ///   has no id) or no API root is configured.
+    public func apiURL(for route: KeyPath<ResourceRoutes, RouteTemplate> = \.show) throws -> URL {
+        let store = _$state.snapshot().store ?? .default
+        let setup = store.setup(for: Self.self)
+        if let failure = setup.sendingError { throw failure }
+        let template = setup.conventions.routes[keyPath: route]
+        let id = _$state.state.withLock(\.id)
+        return try setup.client.url(for: try setup.path(for: template, id: id, instance: self))
     }
 
     // MARK: - Helpers
