@@ -73,6 +73,23 @@ enum ApiModelSeed {
         @Field(transform: .percentage) var share: Double?
     }
 
+    /// A transform written by the app, as ApiModel's README invites: prices travel as cents.
+    struct CentsTransform: FieldTransform {
+        func decode(_ value: JSONValue) throws -> Decimal {
+            guard let cents = value.intValue else { throw FieldTransformError("expected cents, found \(value)") }
+            return Decimal(cents) / 100
+        }
+
+        func encode(_ value: Decimal) throws -> JSONValue {
+            .int(Int64(truncating: (value * 100) as NSDecimalNumber))
+        }
+    }
+
+    @Resource
+    final class Ticket {
+        @Field(transform: CentsTransform()) var price: Decimal = 0
+    }
+
     /// The server these talk to: ApiModel's 400 errors, singular show paths, `.json` suffixes.
     static let schema = ServerSchema(
         resources: [
@@ -88,6 +105,7 @@ enum ApiModelSeed {
                 name: "user_avatar", fields: [FieldSchema(name: "image", type: .file)], primaryKey: "user_id",
                 singleton: true, path: "user/avatar"),
             ResourceSchema(name: "member", fields: [FieldSchema(name: "name", type: .string)], primaryKey: "member_id"),
+            ResourceSchema(name: "ticket", fields: [FieldSchema(name: "price", type: .integer)]),
             ResourceSchema(
                 name: "stat",
                 fields: ["views", "likes", "rating", "ratio", "featured", "archived", "code", "note", "share"].map {
@@ -98,6 +116,7 @@ enum ApiModelSeed {
             "posts": [["title": "Hello", "contents": "First post"]],
             "users": [["email": "ada@example.com"]],
             "members": [["name": "Ada"], ["name": "Grace"]],
+            "tickets": [["price": 1250]],
             "stats": [
                 [
                     "views": "42", "likes": "n/a", "rating": "4.5", "ratio": 0.25, "featured": "yes",
@@ -320,6 +339,39 @@ struct ApiModelSeedTests {
             let draft = ApiModelSeed.Post()
             let error = #expect(throws: APIError.self) { try draft.apiURL(for: \.show) }
             #expect(error?.code == .invalidRequest)
+        }
+    }
+
+    @Test("a transform the app writes reads and writes its field; what it refuses names the field")
+    func ownTransform() async throws {
+        try await withApiModelServer { harness in
+            let ticket = try await ApiModelSeed.Ticket.get(id: 1, in: harness.store)
+            #expect(ticket.price == Decimal(string: "12.5"))
+            ticket.price = Decimal(string: "9.99") ?? 0
+            try await ticket.save()
+            #expect(try harness.server.store.find("tickets", id: "1")?["price"] == 999)
+            let refused = #expect(throws: APIError.self) {
+                _ = try ApiModelSeed.Ticket.merge(json: ["id": 2, "price": "free"], in: harness.store)
+            }
+            #expect(refused?.code == .decodingFailed)
+            #expect(refused?.message.contains("expected cents") == true)
+            #expect(refused?.decodingFailure?.path == "$.price")
+        }
+    }
+
+    @Test("a create answered with only {\"post\": {\"id\": 1}} takes the id and keeps what was sent")
+    func createAnsweredWithID() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "POST /posts.json", body: #"{"post": {"id": 1}}"#)
+            let post = ApiModelSeed.Post()
+            post.title = "Hello world - A prologue"
+            post.contents = "Hello!"
+            try await post.create(in: store)
+            #expect(post.id == 1)
+            #expect(post.title == "Hello world - A prologue")
+            #expect(post.contents == "Hello!")
+            #expect(!post.hasChanges)
+            #expect(store.instance(of: ApiModelSeed.Post.self, id: 1) === post)
         }
     }
 }

@@ -11,12 +11,38 @@ enum ApicSeed {
         var login: String = ""
         var status: Status = .online
 
-        /// Apic's `IntInitializable` enum, assigned by `assign(undefinedValue:forProperty:)`.
-        enum Status: Int, Codable, Sendable { case online, away, busy }
+        /// Apic's `IntInitializable` enum: made from its code by `assign(undefinedValue:forProperty:)`
+        /// alone, since it cannot decode itself; it encodes as its code.
+        enum Status: Codable, Sendable {
+            case online, away, busy
+
+            init?(code: Int) {
+                switch code {
+                case 0: self = .online
+                case 1: self = .away
+                case 2: self = .busy
+                default: return nil
+                }
+            }
+
+            init(from decoder: any Decoder) throws {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "a Status is made by the model's hook"))
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                switch self {
+                case .online: try container.encode(0)
+                case .away: try container.encode(1)
+                case .busy: try container.encode(2)
+                }
+            }
+        }
 
         static func assign(undefinedValue value: JSONValue, forProperty property: String) throws -> (any Sendable)? {
             guard property == "status", let code = value.intValue else { return nil }
-            return Status(rawValue: Int(code))
+            return Status(code: code)
         }
     }
 
@@ -118,6 +144,7 @@ struct ApicSeedTests {
             try await user.save()
             let id = try #require(user.id)
             #expect(try harness.server.store.find("users", id: id.description)?["login"] == "hubot")
+            #expect(try harness.server.store.find("users", id: id.description)?["status"] == 0)
             #expect(try await ApicSeed.User.get(id: id, in: harness.store) === user)
 
             let gist = try await ApicSeed.Gist.get(id: 1, in: harness.store)
