@@ -115,6 +115,17 @@ struct ServerOptionsTests {
             #expect(error?.statusCode == 503)
             #expect(error?.response?.headerFields[.retryAfter] == "2")
         }
+        // Two failures, then answers: the client's retries (three attempts for a GET, waiting as
+        // Retry-After says) get through; a client that does not retry does not.
+        try await withServer(configuration: .init(faults: FaultInjection(retryAfter: 1, failFirst: 2))) {
+            server, client in
+            let refused = await #expect(throws: APIError.self) { let _: JSONValue = try await client.get("/trains/1") }
+            #expect(refused?.statusCode == 503)
+            let retrying = client.configured { $0.retryPolicy = .default }
+            let train: JSONValue = try await retrying.get("/trains/1", root: "train")
+            #expect(train["id"] == 1)
+            #expect(server.journal.entries == ["GET /trains/1", "GET /trains/1", "GET /trains/1"])
+        }
     }
 
     @Test("injected latency delays answers, and dropped connections are cut mid-body")

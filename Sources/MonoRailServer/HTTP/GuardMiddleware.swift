@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import MonoRailClient
+import MonoRailTransport
 import NIOCore
 
 /// Refuses requests without `Authorization: Bearer <token>` with 401 and a JSON error.
@@ -35,25 +36,36 @@ public struct FaultInjection: Sendable, Hashable {
     public var retryAfter: Int?
     /// The share of requests whose connection is dropped halfway through the body.
     public var dropRate: Double
+    /// How many requests, from the server's start, are answered with ``failureStatus`` before any
+    /// other: a failure a test can count on, where ``failureRate`` is chance.
+    public var failFirst: Int
 
     /// Creates fault settings; all off by default.
     public init(
         latency: Duration = .zero, failureRate: Double = 0, failureStatus: Int = 503, retryAfter: Int? = nil,
-        dropRate: Double = 0
+        dropRate: Double = 0, failFirst: Int = 0
     ) {
         self.latency = min(max(latency, .zero), .seconds(10))
         self.failureRate = min(max(failureRate, 0), 1)
         self.failureStatus = failureStatus == 500 ? 500 : 503
         self.retryAfter = retryAfter.map { min(max($0, 0), 3600) }
         self.dropRate = min(max(dropRate, 0), 1)
+        self.failFirst = min(max(failFirst, 0), 1000)
     }
 
-    var isActive: Bool { latency > .zero || failureRate > 0 || dropRate > 0 }
+    var isActive: Bool { latency > .zero || failureRate > 0 || dropRate > 0 || failFirst > 0 }
 }
 
 struct FaultMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let faults: FaultInjection
+    /// The requests still to fail of ``FaultInjection/failFirst``.
+    private let leftToFail: Locked<Int>
+
+    init(faults: FaultInjection) {
+        self.faults = faults
+        leftToFail = Locked(faults.failFirst)
+    }
 
     struct DroppedConnection: Error {}
 
@@ -61,7 +73,12 @@ struct FaultMiddleware: RouterMiddleware {
         -> Response
     {
         if faults.latency > .zero { try await Task.sleep(for: faults.latency) }
-        if faults.failureRate > 0, Double.random(in: 0..<1) < faults.failureRate {
+        let failsNow = leftToFail.withLock { left in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+        if failsNow || (faults.failureRate > 0 && Double.random(in: 0..<1) < faults.failureRate) {
             var response = JSONResponse.make(.init(code: faults.failureStatus), ["error": "Injected failure"])
             if let retryAfter = faults.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
