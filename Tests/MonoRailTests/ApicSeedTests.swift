@@ -61,6 +61,24 @@ enum ApicSeed {
         }
     }
 
+    /// Apic's `dateFormats` for one model: its own list, the store's for the others.
+    @Resource(name: "gist")
+    final class GistByFormats {
+        var postedAt: Date?
+        var comments: Int = 0
+
+        static func configure(_ configuration: inout MonoRail.Configuration) {
+            configuration.coding.dateFormats = [.custom("y/MM/dd HH:mm:ss Z")] + configuration.coding.dateFormats
+            configuration.coding.dateEncodingFormat = .custom("y/MM/dd HH:mm:ss Z")
+        }
+    }
+
+    /// The same date with the store's formats.
+    @Resource(name: "gist")
+    final class Dated {
+        var postedAt: Date?
+    }
+
     static let schema = ServerSchema(
         resources: [
             ResourceSchema(
@@ -174,6 +192,24 @@ struct ApicSeedTests {
             #expect(detached !== gist)
             #expect(detached.comments == 9)
             #expect(gist.comments == 3)
+        }
+    }
+
+    @Test(
+        "dateFormats for one model: its dates read and written in its formats; other models keep the store's")
+    func modelDateFormats() async throws {
+        try await withHarness(schema: ApicSeed.schema) { harness in
+            let gist = try await ApicSeed.GistByFormats.get(id: 1, in: harness.store)
+            #expect(gist.postedAt == Date(timeIntervalSince1970: 1_425_824_371))
+            gist.postedAt = Date(timeIntervalSince1970: 1_425_824_372)
+            try await gist.save()
+            #expect(try harness.server.store.find("gists", id: "1")?["posted_at"] == "2015/03/08 14:19:32 +0000")
+            // The store's formats are unchanged for a model that sets none.
+            let refused = #expect(throws: APIError.self) {
+                _ = try ApicSeed.Dated.merge(
+                    json: ["id": 1, "posted_at": "2015/03/08 14:19:31 +0000"], in: harness.store)
+            }
+            #expect(refused?.code == .decodingFailed)
         }
     }
 }
