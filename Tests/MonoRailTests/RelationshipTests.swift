@@ -373,3 +373,48 @@ struct RelationshipTests {
         }
     }
 }
+
+/// Relationships whose wire key is not their Swift name.
+@Suite("Relationships under keys of their own", .timeLimit(.minutes(1)))
+struct KeyedRelationshipTests {
+    @Resource(name: "car")
+    final class KeyedCar {
+        var occupancy: Int?
+        /// `train_id` on the wire.
+        @References(key: "train_id") var vehicle: Seed.Train?
+    }
+
+    @Resource(name: "train")
+    final class KeyedTrain {
+        var company: String?
+        /// The embedded `cars` of a train's show.
+        @Has(.embedsMany, key: "cars") var wagons: [KeyedCar]
+    }
+
+    @Test(
+        "@References(key:) reads, loads and saves under its key; @Has(.embedsMany, key:) reads what is embedded there")
+    func keys() async throws {
+        try await withHarness { harness in
+            let store = harness.store
+            let train = try await KeyedTrain.get(id: 1, in: store)
+            #expect(train.wagons.map(\.occupancy) == [40, 12])
+            #expect(harness.journal.count == 1)
+
+            let car = try await KeyedCar.get(id: 3, in: store)
+            #expect(car.vehicle == nil)  // train 2 is not live: no request from a read
+            let loaded = try await car.$vehicle.load()
+            #expect(harness.journal.entries.last == "GET /trains/2")
+            #expect(loaded?.company == "Deutsche Bahn AG")
+            #expect(car.vehicle === loaded)
+
+            car.vehicle = try await Seed.Train.get(id: 1, in: store)
+            #expect(car.changes["vehicle"] == FieldChange(field: "vehicle", old: 2, new: 1))
+            try await car.save()
+            #expect(try harness.server.store.find("cars", id: "3")?["train_id"] == 1)
+            // The embedded list follows the car that moved in, with no request.
+            let requests = harness.journal.count
+            #expect(train.wagons.contains { $0 === car })
+            #expect(harness.journal.count == requests)
+        }
+    }
+}
