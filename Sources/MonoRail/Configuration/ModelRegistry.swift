@@ -50,7 +50,7 @@ public struct ModelRegistry: Sendable {
     public var ambiguousNames: [String] {
         var owners: [String: Set<ObjectIdentifier>] = [:]
         for model in models {
-            for name in Set([model.polymorphicName, model.resourceName, model.resourcePlural]) {
+            for name in Set(Self.names(of: model)) {
                 owners[name, default: []].insert(ObjectIdentifier(model))
             }
         }
@@ -59,7 +59,7 @@ public struct ModelRegistry: Sendable {
 
     /// Throws when `name` is one that two registered models share.
     func checkUnambiguous(_ name: String) throws {
-        let sharing = models.filter { [$0.polymorphicName, $0.resourceName, $0.resourcePlural].contains(name) }
+        let sharing = models.filter { Self.names(of: $0).contains(name) }
         guard sharing.count > 1 else { return }
         throw APIError(
             .invalidConfiguration,
@@ -103,6 +103,11 @@ public struct ModelRegistry: Sendable {
         of type: Model.Type, from json: JSONValue, adding: Bool, in store: ResourceStore
     ) throws -> any ResourceModel {
         adding ? try Model.merge(json: json, in: store) : try Model(json: json, using: store)
+    }
+
+    /// Every name a record may call a model by.
+    private static func names(of model: any ResourceModel.Type) -> [String] {
+        [model.polymorphicName, model.resourceName, model.resourcePlural]
     }
 
     private static func typeName<Model: ResourceModel>(of type: Model.Type) -> String { type.resourceSchema.typeName }

@@ -393,8 +393,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// Runs `tell` where the store's ``MonoRail/Configuration/delivery`` says: at once, or queued
     /// for the main actor behind every earlier announcement.
     func deliver(in store: ResourceStore?, _ tell: @escaping @Sendable () -> Void) {
-        guard let store, !store.announcer.isImmediate else { return tell() }
-        store.announcer.enqueue(tell)
+        guard let store else { return tell() }
+        store.announcer.announce(tell)
     }
 
     /// Tells the observers of `property` that it changed, where the store's delivery says.
