@@ -9,6 +9,8 @@ enum ObjectsSeed {
     @Resource
     final class User {
         var name: String?
+        /// The seed's `imageURL`, whose file `file(name: "image", url:)` keeps.
+        var imageURL: String?
         /// A dependency list: `"activities": [ids]` both ways.
         @References(.many) var activities: [Activity]
     }
@@ -35,7 +37,11 @@ enum ObjectsSeed {
     static let schema = ServerSchema(
         resources: [
             ResourceSchema(
-                name: "user", fields: [FieldSchema(name: "name", type: .string, required: true)],
+                name: "user",
+                fields: [
+                    FieldSchema(name: "name", type: .string, required: true),
+                    FieldSchema(name: "image_url", type: .string),
+                ],
                 relationships: [RelationshipSchema(kind: .hasMany, name: "activities", resource: "activity")]),
             ResourceSchema(
                 name: "activity", plural: "activities",
@@ -63,13 +69,16 @@ struct ObjectsSeedTests {
     /// - Parameters:
     ///   - destroy: The delete route, when not the preset's.
     ///   - session: Who is signed in; default always ``ObjectsSeed/SignedIn``.
+    ///   - fileCache: The store's file cache; default none.
     func withObjectsServer(
-        destroy: RouteTemplate? = nil, session: Session? = nil, _ body: (Harness) async throws -> Void
+        destroy: RouteTemplate? = nil, session: Session? = nil, fileCache: FileCache? = nil,
+        _ body: (Harness) async throws -> Void
     ) async throws {
         try await withHarness(
             schema: ObjectsSeed.schema, server: .init(envelope: .objects, bearerToken: "objects-secret"),
             configure: { configuration in
                 configuration.conventions = .objects
+                configuration.fileCache = fileCache
                 if let destroy { configuration.conventions.routes.destroy = destroy }
                 configuration.models.register(
                     ObjectsSeed.User.self, ObjectsSeed.Activity.self, ObjectsSeed.Comment.self)
@@ -210,6 +219,75 @@ struct ObjectsSeedTests {
         }
     }
 
+    @Test(
+        "file(name:url:): a user's image kept in the file cache, replaced when its URL changes, credentials for the API's origin only"
+    )
+    func perObjectFile() async throws {
+        let cache = try FileCache(directory: FileCacheTests.directory(), maxBytes: 1 << 20)
+        // Another origin: a second server on another port, as a CDN would be.
+        try await withHarness { cdn in
+            try await withObjectsServer(fileCache: cache) { harness in
+                let portrait = UploadModelTests.randomData(4_000)
+                let photo = UploadModelTests.randomData(6_000)
+                let portraitPath = try await Self.upload(portrait, to: harness.server.baseURL, token: "objects-secret")
+                let photoPath = try await Self.upload(photo, to: cdn.server.baseURL, token: nil)
+                let photoURL = cdn.server.baseURL.absoluteString + photoPath
+                let users = try #require(ObjectsSeed.schema.resources.first)
+                _ = try harness.server.store.update(users, id: "1", attributes: ["image_url": .string(portraitPath)])
+
+                let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+                harness.journal.reset()
+                cdn.journal.reset()
+                // On the API's origin: sent as the app's requests are, with the user's cookie (the
+                // server refuses it without).
+                #expect(try await user.file(name: "image", url: user.imageURL) == portrait)
+                #expect(harness.journal.requests.map(\.line) == ["GET \(portraitPath)"])
+                #expect(harness.journal.requests.first?.authorization == "Bearer objects-secret")
+                // Kept: asked again, served from the cache with no request.
+                #expect(try await user.file(name: "image", url: user.imageURL) == portrait)
+                #expect(harness.journal.count == 1)
+
+                // The server points the image at the CDN; a pull brings the new URL, and the file
+                // comes from there, without the app's credentials, replacing the old one.
+                _ = try harness.server.store.update(users, id: "1", attributes: ["image_url": .string(photoURL)])
+                try await user.fetch()
+                #expect(user.imageURL == photoURL)
+                #expect(try await user.file(name: "image", url: user.imageURL) == photo)
+                #expect(cdn.journal.requests.map(\.line) == ["GET \(photoPath)"])
+                #expect(cdn.journal.requests.first?.authorization == nil)
+                #expect(cache.count == 1)
+                #expect(cache.data(for: try #require(URL(string: photoURL))) == photo)
+
+                // Kept across a dead CDN: served with no request.
+                await cdn.server.stop()
+                #expect(try await user.file(name: "image", url: user.imageURL) == photo)
+                // No URL, no file.
+                #expect(try await user.file(name: "image", url: nil as String?) == nil)
+            }
+        }
+        // A store without a file cache says so rather than answering nil.
+        try await withObjectsServer { harness in
+            let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
+            let error = await #expect(throws: APIError.self) {
+                try await user.file(name: "image", url: "/uploads/1")
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.message.contains("configuration.fileCache") == true)
+        }
+    }
+
+    /// Uploads bytes to a reference server and returns the path it serves them at.
+    static func upload(_ bytes: Data, to baseURL: URL, token: String?) async throws -> String {
+        var fields = HTTPFields()
+        if let token { fields[.authorization] = "Bearer \(token)" }
+        let api = APIClient(
+            configuration: .init(baseURL: baseURL, transport: MonoRail.defaultTransport, defaultHeaders: fields))
+        var form = MultipartFormData()
+        form.append(FileUpload(fileName: "image.bin", data: bytes), name: "file")
+        let reply = try await api.send(APIRequest(method: .post, path: "/uploads", body: .multipart(form))).json()
+        return try #require(reply["uploads"]?[0]?["url"]?.stringValue)
+    }
+
     @Test("the registry resolves Objects' class names and Apic's type names")
     func registry() {
         var registry = ModelRegistry()
@@ -233,7 +311,7 @@ struct ObjectsSeedTests {
             #expect(dictionary["user_id"] as? Int64 == 1)
             let user = try await ObjectsSeed.User.get(id: 1, in: harness.store)
             // A dependency list as the seed sends it, under the field's name.
-            #expect(try user.json == ["id": 1, "name": "Ada", "activities": [1, 2]])
+            #expect(try user.json == ["id": 1, "name": "Ada", "image_url": nil, "activities": [1, 2]])
             // Nothing but what the wire holds: a new record has no id yet, a missing value is null.
             let draft = ObjectsSeed.Activity()
             draft.title = "Draft"

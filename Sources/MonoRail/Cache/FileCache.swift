@@ -28,13 +28,25 @@ public final class FileCache: Sendable {
 
     struct Index: Codable, Sendable {
         var entries: [String: Entry] = [:]
+        /// The URL each named file holds (``file(_:named:using:options:)``), by name.
+        var names: [String: String] = [:]
         /// A use counter rather than a clock, so the order survives clock changes and restarts.
         var clock: Int64 = 0
         /// Whether reads changed the order since the index was last written.
         var isDirty = false
         var totalBytes: Int64 { entries.values.reduce(0) { $0 + $1.size } }
 
-        private enum CodingKeys: String, CodingKey { case entries, clock }
+        private enum CodingKeys: String, CodingKey { case entries, names, clock }
+
+        init() {}
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            entries = try container.decode([String: Entry].self, forKey: .entries)
+            // An index written before names were kept has none.
+            names = try container.decodeIfPresent([String: String].self, forKey: .names) ?? [:]
+            clock = try container.decode(Int64.self, forKey: .clock)
+        }
     }
 
     /// Where the files are.
@@ -152,6 +164,7 @@ public final class FileCache: Sendable {
     public func removeAll() {
         index.withLock { index in
             index.entries = [:]
+            index.names = [:]
             save(index)
             index.isDirty = false
             let present = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
@@ -173,13 +186,63 @@ public final class FileCache: Sendable {
     /// request fails and a copy is kept, the copy is returned.
     ///
     /// - Throws: ``APIError`` when nothing is cached and the request fails.
+    /// A URL another origin serves goes without the app's credentials (``RequestOptions/isAnonymous``):
+    /// a file URL is often the server's data, and a CDN must not see the app's tokens.
     public func data(
         from path: APIPath, using client: APIClient, options: RequestOptions = RequestOptions()
     ) async throws -> Data {
-        var request = APIRequest(method: .get, path: path, options: options)
-        request.headers[.accept] = "*/*"
         let url = try client.url(for: path)
-        let cached = lookUp(url, reading: true)
+        return try await fetch(url, cached: lookUp(url, reading: true), using: client, options: options)
+    }
+
+    /// The file one owner keeps under a name — a record's image (Objects' `file(name:url:)`):
+    /// the kept copy when there is one, with no request, since a file that changes is given a new
+    /// URL; else fetched as ``data(from:using:options:)`` fetches, and kept. When the name held
+    /// another URL before, that file is dropped (unless another name holds it), so a record keeps one
+    /// copy of its image however often the image changes.
+    ///
+    /// ```swift
+    /// let avatar = try await cache.file(user.avatarPath, named: "user/7/avatar", using: api)
+    /// ```
+    ///
+    /// ``ResourceModel/file(name:url:)`` calls it with the record's store and a name of its own.
+    ///
+    /// - Throws: ``APIError`` when nothing is kept and the request fails.
+    public func file(
+        _ path: APIPath, named name: String, using client: APIClient, options: RequestOptions = RequestOptions()
+    ) async throws -> Data {
+        let url = try client.url(for: path)
+        let data: Data
+        if let kept = lookUp(url, reading: true)?.data {
+            data = kept
+        } else {
+            data = try await fetch(url, cached: nil, using: client, options: options)
+        }
+        let replaced: String? = index.withLock { index in
+            let previous = index.names.updateValue(url.absoluteString, forKey: name)
+            guard let previous, previous != url.absoluteString else {
+                if previous == nil { save(index) }
+                return nil
+            }
+            let stillNamed = index.names.values.contains(previous)
+            let file = stillNamed ? nil : index.entries.removeValue(forKey: previous)?.file
+            save(index)
+            index.isDirty = false
+            return file
+        }
+        if let replaced { try? FileManager.default.removeItem(at: directory.appendingPathComponent(replaced)) }
+        return data
+    }
+
+    /// Fetches a URL, revalidating the cached copy when there is one with an `ETag`.
+    private func fetch(
+        _ url: URL, cached: (entry: Entry, data: Data?)?, using client: APIClient, options: RequestOptions
+    ) async throws -> Data {
+        var request = APIRequest(method: .get, path: APIPath(verbatim: url.absoluteString), options: options)
+        request.headers[.accept] = "*/*"
+        if client.configuration.baseURL.map({ !isSameOrigin($0, url) }) ?? true {
+            request.options.isAnonymous = true
+        }
         if let etag = cached?.entry.etag { request.headers[.ifNoneMatch] = etag }
         do {
             let response = try await client.send(request)

@@ -51,7 +51,8 @@ extension APIClient {
         let (scheme, authority, path) = try components(for: request.path, query: request.query)
         var head = HTTPRequest(method: request.method, scheme: scheme, authority: authority, path: path)
         head.headerFields = request.headers
-        for field in configuration.defaultHeaders where head.headerFields[field.name] == nil {
+        let defaultHeaders = request.options.isAnonymous ? HTTPFields() : configuration.defaultHeaders
+        for field in defaultHeaders where head.headerFields[field.name] == nil {
             head.headerFields.append(field)
         }
         let format = request.options.format ?? configuration.format
@@ -140,12 +141,12 @@ extension APIClient {
     /// Middleware → retries → log → de-duplication → transport.
     func chain(for options: RequestOptions) -> MiddlewareNext {
         let deduplicates = configuration.deduplicatesRequests && options.deduplicates
-        guard let retryPolicy = options.retryPolicy else {
+        guard options.retryPolicy != nil || options.isAnonymous else {
             return deduplicates ? defaultChains.deduplicating : defaultChains.direct
         }
         return Self.makeChain(
             configuration, transport: transport, coalescer: coalescer, deduplicates: deduplicates,
-            retryPolicy: retryPolicy)
+            retryPolicy: options.retryPolicy, anonymous: options.isAnonymous)
     }
 
     static func makeChain(
@@ -153,7 +154,8 @@ extension APIClient {
         transport: any Transport,
         coalescer: RequestCoalescer,
         deduplicates: Bool,
-        retryPolicy: RetryPolicy?
+        retryPolicy: RetryPolicy?,
+        anonymous: Bool = false
     ) -> MiddlewareNext {
         var next: MiddlewareNext = { request, body, metadata in
             try await transport.send(request, body: body, metadata: metadata)
@@ -171,6 +173,7 @@ extension APIClient {
         }
         next = wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
         next = retrying(retryPolicy ?? configuration.retryPolicy, clock: configuration.clock, next)
+        if anonymous { return next }
         for middleware in configuration.middleware.reversed() {
             next = wrap(middleware, around: next)
         }

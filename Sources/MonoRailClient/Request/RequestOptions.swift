@@ -26,6 +26,11 @@ public struct RequestOptions: Sendable {
     /// server gives, to read its ``APIResponse/isSuccessful`` and ``APIResponse/errors`` (ApiModel's
     /// `Api.get(path) { response in … }`). Failures to reach the server still throw.
     public var validatesStatus: Bool
+    /// Whether the request goes out without the app's credentials: none of the client's default
+    /// headers, middleware or networking delegate, only retries, limits and the request log. For a
+    /// URL another origin serves (an image on a CDN a record names), which must not see the app's
+    /// tokens. Default `false`; ``FileCache`` sets it for a URL off the client's origin.
+    public var isAnonymous: Bool
 
     /// Creates options.
     public init(
@@ -38,7 +43,8 @@ public struct RequestOptions: Sendable {
         format: WireFormat? = nil,
         responseBodyFile: URL? = nil,
         validationStatuses: Set<Int>? = nil,
-        validatesStatus: Bool = true
+        validatesStatus: Bool = true,
+        isAnonymous: Bool = false
     ) {
         self.deduplicates = deduplicates
         self.retryPolicy = retryPolicy
@@ -50,5 +56,6 @@ public struct RequestOptions: Sendable {
         self.responseBodyFile = responseBodyFile
         self.validationStatuses = validationStatuses
         self.validatesStatus = validatesStatus
+        self.isAnonymous = isAnonymous
     }
 }

@@ -16,6 +16,8 @@ public final class RequestJournal: Sendable {
         public var ifNoneMatch: String?
         /// The `If-Modified-Since` header, if any.
         public var ifModifiedSince: String?
+        /// The `Authorization` header, if any: whether the app's credentials came along.
+        public var authorization: String?
     }
 
     private let requestsSeen = Locked<[Request]>([])
@@ -49,7 +51,8 @@ struct RequestJournalMiddleware: RouterMiddleware {
             RequestJournal.Request(
                 line: "\(request.method.rawValue) \(request.uri.description)",
                 contentType: request.headers[.contentType], accept: request.headers[.accept],
-                ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince]))
+                ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
+                authorization: request.headers[.authorization]))
         return try await next(request, context)
     }
 }
