@@ -90,6 +90,23 @@ enum ApiModelSeed {
         @Field(transform: CentsTransform()) var price: Decimal = 0
     }
 
+    /// ApiModel's `ModelTransform()` and `ArrayTransform()`, over nested values that are no records.
+    struct Address: Codable, Sendable, Equatable {
+        var street: String
+        var postalCode: String
+    }
+
+    struct Tag: Codable, Sendable, Equatable {
+        var name: String
+        var weight: Int
+    }
+
+    @Resource
+    final class Profile {
+        @Field(transform: .model(Address.self)) var address: Address?
+        @Field(transform: .array(of: Tag.self)) var tags: [Tag] = []
+    }
+
     /// The server these talk to: ApiModel's 400 errors, singular show paths, `.json` suffixes.
     static let schema = ServerSchema(
         resources: [
@@ -107,6 +124,9 @@ enum ApiModelSeed {
             ResourceSchema(name: "member", fields: [FieldSchema(name: "name", type: .string)], primaryKey: "member_id"),
             ResourceSchema(name: "ticket", fields: [FieldSchema(name: "price", type: .integer)]),
             ResourceSchema(
+                name: "profile",
+                fields: [FieldSchema(name: "address", type: .json), FieldSchema(name: "tags", type: .json)]),
+            ResourceSchema(
                 name: "stat",
                 fields: ["views", "likes", "rating", "ratio", "featured", "archived", "code", "note", "share"].map {
                     FieldSchema(name: $0, type: .json)
@@ -117,6 +137,14 @@ enum ApiModelSeed {
             "users": [["email": "ada@example.com"]],
             "members": [["name": "Ada"], ["name": "Grace"]],
             "tickets": [["price": 1250]],
+            "profiles": [
+                [
+                    "address": ["street": "Drottninggatan 1", "postal_code": "111 51"],
+                    "tags": [["name": "rails", "weight": 3]],
+                ],
+                ["address": nil, "tags": "none"],
+                ["address": "Drottninggatan 1", "tags": [["name": "rails"]]],
+            ],
             "stats": [
                 [
                     "views": "42", "likes": "n/a", "rating": "4.5", "ratio": 0.25, "featured": "yes",
@@ -322,6 +350,38 @@ struct ApiModelSeedTests {
         #expect(try DoubleTransform().decode("nan") == 0)
         #expect(try BoolTransform().decode(.double(.nan)) == false)
         #expect(throws: FieldTransformError.self) { try DoubleTransform().encode(.infinity) }
+    }
+
+    @Test(
+        "ModelTransform and ArrayTransform: nested values read and written; no list is an empty one; a wrong shape names the field"
+    )
+    func nestedTransforms() async throws {
+        try await withApiModelServer { harness in
+            let profile = try await ApiModelSeed.Profile.get(id: 1, in: harness.store)
+            #expect(profile.address == ApiModelSeed.Address(street: "Drottninggatan 1", postalCode: "111 51"))
+            #expect(profile.tags == [ApiModelSeed.Tag(name: "rails", weight: 3)])
+            // Written back as the server sent them, keys and all.
+            profile.tags.append(ApiModelSeed.Tag(name: "swift", weight: 5))
+            try await profile.save()
+            #expect(
+                try harness.server.store.find("profiles", id: "1")?["tags"]
+                    == [["name": "rails", "weight": 3], ["name": "swift", "weight": 5]])
+            #expect(
+                try harness.server.store.find("profiles", id: "1")?["address"]
+                    == ["street": "Drottninggatan 1", "postal_code": "111 51"])
+
+            // No address is nil; a list that is no list is ApiModel's fallback, an empty one.
+            let bare = try await ApiModelSeed.Profile.get(id: 2, in: harness.store)
+            #expect(bare.address == nil)
+            #expect(bare.tags.isEmpty)
+
+            // A nested value of the wrong shape is said, naming the field, never a quiet default.
+            let error = await #expect(throws: APIError.self) {
+                try await ApiModelSeed.Profile.get(id: 3, in: harness.store)
+            }
+            #expect(error?.code == .decodingFailed)
+            #expect(error?.message.contains("address") == true)
+        }
     }
 
     @Test("URLs: post.apiUrlForRoute(Post.apiRoutes().show) is post.apiURL(for: \\.show)")
