@@ -11,24 +11,28 @@ import Testing
 struct CacheLifecycleTests {
     @Test("an answer to an older request does not overwrite the newer one, in the instance or the cache")
     func outOfOrder() async throws {
-        try await withCanned { server, store in
-            server.respond(
-                to: "GET /trains/1?v=slow", body: #"{"train": {"id": 1, "company": "Older"}}"#,
-                after: .milliseconds(600))
-            server.respond(to: "GET /trains/1?v=fast", body: #"{"train": {"id": 1, "company": "Newer"}}"#)
-            let slow = Task { try await Train.get(id: 1, parameters: ["v": "slow"], in: store) }
-            // Sent first: the slow request is at the server before the fast one leaves.
-            while !server.requests.contains(where: { $0.hasPrefix("GET /trains/1?v=slow") }) {
+        // The reference server answers the first read from the records as they were, and holds the
+        // answer back while the record changes and a second read's answer overtakes it.
+        let faults = FaultInjection(slowResponses: ["/trains/1?v=slow": .milliseconds(1500)])
+        try await withHarness(server: .init(faults: faults)) { harness in
+            let slow = Task { try await Train.get(id: 1, parameters: ["v": "slow"], in: harness.store) }
+            while !harness.journal.entries.contains("GET /trains/1?v=slow") {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            let train = try await Train.get(id: 1, parameters: ["v": "fast"], in: store)
+            // The slow answer is made as the request arrives (a read of one row, well under this);
+            // then the record changes on the server.
+            try await Task.sleep(for: .milliseconds(300))
+            let trains = try #require(ServerSchema.trains.resources.first)
+            _ = try harness.server.store.update(trains, id: "1", attributes: ["company": "Newer"])
+            let train = try await Train.get(id: 1, parameters: ["v": "fast"], in: harness.store)
             #expect(train.company == "Newer")
             let fetchedAt = try #require(train.fetchedAt)
             let late = try await slow.value
+            #expect(harness.journal.entries.suffix(2) == ["GET /trains/1?v=slow", "GET /trains/1?v=fast"])
             #expect(late === train)
             #expect(train.company == "Newer")
             #expect(train.fetchedAt == fetchedAt)
-            let cached = try await Train.get(id: 1, policy: .cacheOnly, in: store)
+            let cached = try await Train.get(id: 1, policy: .cacheOnly, in: harness.store)
             #expect(cached.company == "Newer")
         }
     }

@@ -39,11 +39,15 @@ public struct FaultInjection: Sendable, Hashable {
     /// How many requests, from the server's start, are answered with ``failureStatus`` before any
     /// other: a failure a test can count on, where ``failureRate`` is chance.
     public var failFirst: Int
+    /// Responses held back after they are made, by request target (`"/trains/1?v=slow"`): the
+    /// answer reflects the records when the request arrived and reaches the client late, so a later
+    /// request's answer overtakes it — answers out of order, as a slow path delivers them.
+    public var slowResponses: [String: Duration]
 
     /// Creates fault settings; all off by default.
     public init(
         latency: Duration = .zero, failureRate: Double = 0, failureStatus: Int = 503, retryAfter: Int? = nil,
-        dropRate: Double = 0, failFirst: Int = 0
+        dropRate: Double = 0, failFirst: Int = 0, slowResponses: [String: Duration] = [:]
     ) {
         self.latency = min(max(latency, .zero), .seconds(10))
         self.failureRate = min(max(failureRate, 0), 1)
@@ -51,9 +55,12 @@ public struct FaultInjection: Sendable, Hashable {
         self.retryAfter = retryAfter.map { min(max($0, 0), 3600) }
         self.dropRate = min(max(dropRate, 0), 1)
         self.failFirst = min(max(failFirst, 0), 1000)
+        self.slowResponses = slowResponses.mapValues { min(max($0, .zero), .seconds(10)) }
     }
 
-    var isActive: Bool { latency > .zero || failureRate > 0 || dropRate > 0 || failFirst > 0 }
+    var isActive: Bool {
+        latency > .zero || failureRate > 0 || dropRate > 0 || failFirst > 0 || !slowResponses.isEmpty
+    }
 }
 
 struct FaultMiddleware: RouterMiddleware {
@@ -84,6 +91,7 @@ struct FaultMiddleware: RouterMiddleware {
             return response
         }
         let response = try await next(request, context)
+        if let delay = faults.slowResponses[request.uri.description] { try await Task.sleep(for: delay) }
         guard faults.dropRate > 0, Double.random(in: 0..<1) < faults.dropRate else { return response }
         // Promise a body twice as long as the half that is sent, then drop the connection.
         let half = ByteBuffer(string: #"{"truncated":"#)
