@@ -50,7 +50,7 @@ struct DefaultPagingTests {
             let path = directory.appendingPathComponent("paged.sqlite").path
             try await withHarness(server: Self.paged) { harness in
                 try Self.fill(harness)
-                var configuration = MonoRail.Configuration(apiRootURL: harness.server.baseURL, retryPolicy: .none)
+                var configuration = MonoRail.Configuration.testing(harness.server.baseURL)
                 configuration.prunesOrphans = true
                 let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: path))
 
@@ -141,8 +141,8 @@ struct DefaultPagingTests {
     func django() async throws {
         let server = try await DjangoServer.start(extraTrains: 98, pageSize: 25)
         defer { server.stop() }
-        var configuration = MonoRail.Configuration(
-            apiRootURL: server.baseURL, conventions: .djangoREST, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(server.baseURL)
+        configuration.conventions = .djangoREST
         configuration.prunesOrphans = true
         let store = ResourceStore(configuration: configuration)
         let all = try await Train.getAll(in: store)
@@ -167,9 +167,9 @@ struct DefaultPagingTests {
         }
         let server = try await DjangoServer.start()
         defer { server.stop() }
-        let store = ResourceStore(
-            configuration: MonoRail.Configuration(
-                apiRootURL: server.baseURL, conventions: .djangoREST, retryPolicy: .none))
+        var configuration = MonoRail.Configuration.testing(server.baseURL)
+        configuration.conventions = .djangoREST
+        let store = ResourceStore(configuration: configuration)
         let answer = try await Train.response(in: store)
         #expect(answer.value.count == 2)
         #expect(answer.extent == .unstated)

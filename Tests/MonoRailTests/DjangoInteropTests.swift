@@ -11,8 +11,8 @@ struct DjangoInteropTests {
     ) async throws {
         let server = try await DjangoServer.start(extraTrains: extraTrains)
         defer { server.stop() }
-        var configuration = MonoRail.Configuration(
-            apiRootURL: server.baseURL, conventions: .djangoREST, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(server.baseURL)
+        configuration.conventions = .djangoREST
         configure(&configuration)
         try await body(ResourceStore(configuration: configuration))
     }

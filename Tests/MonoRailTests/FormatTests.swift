@@ -38,7 +38,7 @@ struct FormatTests {
 
             // The identity map holds one instance whichever format brought the record.
             let jsonStore = ResourceStore(
-                configuration: MonoRail.Configuration(apiRootURL: harness.server.baseURL, retryPolicy: .none))
+                configuration: MonoRail.Configuration.testing(harness.server.baseURL))
             let viaJSON = try await Train.get(id: id, in: jsonStore)
             let viaPack = try await Train.get(id: id, in: store)
             #expect(viaPack === train)
@@ -133,7 +133,7 @@ struct FormatTests {
             let fresh = try await Train.get(
                 id: id,
                 in: ResourceStore(
-                    configuration: MonoRail.Configuration(apiRootURL: harness.server.baseURL, retryPolicy: .none)))
+                    configuration: MonoRail.Configuration.testing(harness.server.baseURL)))
             #expect(fresh.company == "Form & Co = ü")
             #expect(fresh.numberOfCars == 4)
             #expect(fresh.maxSpeed == 80.5)

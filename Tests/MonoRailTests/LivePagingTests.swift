@@ -145,7 +145,7 @@ struct LivePagingTests {
     func staleAnswers() async throws {
         let canned = try await CannedServer.start()
         defer { Task { await canned.stop() } }
-        let store = ResourceStore(configuration: .init(apiRootURL: canned.baseURL, retryPolicy: .none))
+        let store = ResourceStore(configuration: .testing(canned.baseURL))
         let line = "GET /trains?company=A&page=1&per_page=2"
         canned.respond(
             to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 2, "company": "A"}]}"#)
@@ -213,7 +213,7 @@ struct LivePagingTests {
     func unpagingServer() async throws {
         let canned = try await CannedServer.start()
         defer { Task { await canned.stop() } }
-        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.conventions.orderParameter = nil
         let store = ResourceStore(configuration: configuration)
         let two = #"{"trains": [{"id": 1, "max_speed": 10}, {"id": 2, "max_speed": 30}]}"#
@@ -238,7 +238,7 @@ struct LivePagingTests {
     func joinDuringRefresh() async throws {
         let canned = try await CannedServer.start()
         defer { Task { await canned.stop() } }
-        let store = ResourceStore(configuration: .init(apiRootURL: canned.baseURL, retryPolicy: .none))
+        let store = ResourceStore(configuration: .testing(canned.baseURL))
         let line = "GET /trains?company=A"
         canned.respond(to: line, body: #"{"trains": [{"id": 1, "company": "A"}]}"#)
         let trains = try await Train.query(where: ["company": "A"], in: store)

@@ -39,7 +39,7 @@ struct ModelQuickStartTests {
             schema: .trains, configuration: .init(port: 0, bearerToken: "s3cret")
         ).start()
         defer { Task { await server.stop() } }
-        MonoRail.configure { $0 = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none) }
+        MonoRail.configure { $0 = MonoRail.Configuration.testing(server.baseURL) }
         let unsigned = try await #require(throws: APIError.self) { try await QuickStart.Train.get(id: 1) }
         #expect(unsigned.statusCode == 401)
 
@@ -67,7 +67,7 @@ struct ModelQuickStartTests {
         defer { Task { await server.stop() } }
         let seen = Locked<[String]>([])
         MonoRail.configure {
-            $0 = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
+            $0 = MonoRail.Configuration.testing(server.baseURL)
             $0.middleware = [
                 .headers([.authorization: "Bearer m1ddleware"]),
                 .observeResponses { response in seen.withLock { $0.append("\(response.status.code)") } },

@@ -96,7 +96,7 @@ struct OrphanPruningTests {
     func fetchedAfter() async throws {
         let canned = try await CannedServer.start()
         defer { Task { await canned.stop() } }
-        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.prunesOrphans = true
         let store = ResourceStore(configuration: configuration)
         canned.respond(to: "GET /trains/2", body: #"{"train": {"id": 2, "company": "B"}}"#)

@@ -303,7 +303,7 @@ struct OutboxReplayTests {
         canned.respond(to: "GET /trains/7", body: #"{"train": {"id": 7, "company": "Canned", "number_of_cars": 2}}"#)
         canned.respond(
             to: "PUT /trains/7", status: 409, body: #"{"error": "Conflict", "message": "the train is in service"}"#)
-        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.writePolicy = .queued
         configuration.allowsQueuedWritesLostOnQuit = true
         let store = ResourceStore(configuration: configuration)
@@ -389,7 +389,7 @@ struct OutboxReplayTests {
     @Test("pause() during a run: the writes in flight get their answers, the next ones wait for flush()")
     func pauseMidRun() async throws {
         let canned = try await Self.slowTrains()
-        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.writePolicy = .queued
         configuration.allowsQueuedWritesLostOnQuit = true
         let store = ResourceStore(configuration: configuration)
@@ -422,7 +422,7 @@ struct OutboxReplayTests {
         arguments: [1, 2, 4])
     func sideBySide(limit: Int) async throws {
         let canned = try await Self.slowTrains()
-        var configuration = MonoRail.Configuration(apiRootURL: canned.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(canned.baseURL)
         OutboxTests.queued(&configuration)
         configuration.outboxLimits.concurrentWrites = limit
         let store = ResourceStore(configuration: configuration)
@@ -567,7 +567,7 @@ struct OutboxConflictTests {
 @Suite("The outbox in SQLite storage", .timeLimit(.minutes(2)))
 struct OutboxStorageTests {
     static func configuration(_ url: URL?) -> MonoRail.Configuration {
-        var configuration = MonoRail.Configuration(apiRootURL: url, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(url)
         configuration.writePolicy = .queued
         configuration.models.register(QueuedTrain.self, QueuedCar.self)
         return configuration

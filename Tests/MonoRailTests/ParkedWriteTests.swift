@@ -12,7 +12,7 @@ struct ParkedWriteTests {
     static func configuration(_ url: URL?, limits: OutboxLimits = OutboxLimits(maximumFailures: 2))
         -> MonoRail.Configuration
     {
-        var configuration = MonoRail.Configuration(apiRootURL: url, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(url)
         configuration.writePolicy = .queued
         configuration.outboxLimits = limits
         configuration.models.register(QueuedTrain.self, QueuedCar.self)

@@ -10,7 +10,7 @@ import Testing
 @Suite("Queued writes are durable or refused", .timeLimit(.minutes(2)))
 struct QueuedDurabilityTests {
     static func configuration(_ url: URL, _ policy: WritePolicy, log: LogCapture) -> MonoRail.Configuration {
-        var configuration = MonoRail.Configuration(apiRootURL: url, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(url)
         configuration.writePolicy = policy
         configuration.logger = log.logger(level: .notice)
         return configuration
@@ -42,7 +42,7 @@ struct QueuedDurabilityTests {
     func diagnosedAtConfigure() async throws {
         let log = LogCapture()
         let store = ResourceStore(
-            configuration: MonoRail.Configuration(apiRootURL: URL(string: "http://127.0.0.1:1"), retryPolicy: .none))
+            configuration: MonoRail.Configuration.testing(URL(string: "http://127.0.0.1:1")))
         store.configure { $0.logger = log.logger(level: .notice) }
         #expect(log.all.isEmpty)
         store.configure { $0.writePolicy = .queued }

@@ -18,7 +18,7 @@ struct SQLiteStorageTests {
     /// store are gone when it returns.
     func fetchTrainsWithCars(server: URL, path: String) async throws -> (trainIDs: [String], companies: [String]) {
         let storage = try SQLiteStorage(path: path)
-        let store = ResourceStore(configuration: .init(apiRootURL: server, retryPolicy: .none), storage: storage)
+        let store = ResourceStore(configuration: .testing(server), storage: storage)
         let trains = try await Seed.Train.get(where: [:], include: ["cars"], in: store)
         _ = try await Seed.Train.get(id: try #require(trains.first?.id), in: store)
         // What an app does before it quits: the last answers are on disk.
@@ -31,7 +31,7 @@ struct SQLiteStorageTests {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("app.sqlite").path
             let running = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
-            let seeded = ResourceStore(configuration: .init(apiRootURL: running.baseURL, retryPolicy: .none))
+            let seeded = ResourceStore(configuration: .testing(running.baseURL))
             let train = Seed.Train()
             train.company = "Written before the restart"
             try await train.create(in: seeded)
@@ -46,7 +46,7 @@ struct SQLiteStorageTests {
 
             // A new storage on the same file, and a new store: nothing in memory.
             let store = ResourceStore(
-                configuration: .init(apiRootURL: running.baseURL, retryPolicy: .none),
+                configuration: .testing(running.baseURL),
                 storage: try SQLiteStorage(path: path))
             #expect(store.count == 0)
             let offline = try await Seed.Train.response(where: [:], include: ["cars"], policy: .cacheOnly, in: store)

@@ -14,7 +14,7 @@ struct SignOutTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent("account.sqlite").path
             try await withHarness { harness in
-                var configuration = MonoRail.Configuration(apiRootURL: harness.server.baseURL, retryPolicy: .none)
+                var configuration = MonoRail.Configuration.testing(harness.server.baseURL)
                 configuration.writePolicy = .queued
                 configuration.models.register(Train.self)
                 let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: path))

@@ -114,8 +114,7 @@ extension APIClient {
         }
         let parsed =
             result.body.isEmpty ? nil : try? responseDecoder.parse(result.body, response: result.response)
-        let reason =
-            status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
+        let reason = status.reasonPhraseOrStandard
         let validationStatuses = request.options.validationStatuses ?? configuration.validationStatuses
         // A 400 is validation errors too when its body says so with an `errors` member, at the top or
         // under the record's root (ApiModel); the bare `{field: [message]}` shape only at the

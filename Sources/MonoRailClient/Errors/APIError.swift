@@ -135,8 +135,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
 
     /// The status's reason phrase, such as `"Not Found"` (the seed's `domain`).
     public var domain: String? {
-        guard let status = response?.status else { return nil }
-        return status.reasonPhrase.isEmpty ? HTTPResponse.Status(code: status.code).reasonPhrase : status.reasonPhrase
+        response?.status.reasonPhraseOrStandard
     }
 
     /// The parsed error body (the seed's `data`).

@@ -32,6 +32,16 @@ struct ErrorTests {
         #expect(APIError.Code.httpStatus ~= error)
     }
 
+    @Test("a status without its reason phrase (HTTP/2, FoundationNetworking) still has its domain")
+    func bareStatus() {
+        let response = HTTPResponse(status: .init(code: 404))
+        #expect(response.status.reasonPhrase.isEmpty)
+        #expect(APIError(.httpStatus, "the server answered 404", response: response).domain == "Not Found")
+        #expect(HTTPResponse.Status(code: 503).reasonPhraseOrStandard == "Service Unavailable")
+        #expect(HTTPResponse.Status(code: 418, reasonPhrase: "Teapot").reasonPhraseOrStandard == "Teapot")
+        #expect(HTTPResponse.Status(code: 599).reasonPhraseOrStandard == "")
+    }
+
     @Test("an HTML error page with status 500 is an HTTP error with the raw page and no parsed body")
     func htmlError() async throws {
         let server = try await TestServer.shared()

@@ -8,7 +8,7 @@ func withCanned(
     _ body: (CannedServer, ResourceStore) async throws -> Void
 ) async throws {
     let server = try await CannedServer.start()
-    var configuration = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
+    var configuration = MonoRail.Configuration.testing(server.baseURL)
     configuration.conventions = conventions
     let store = ResourceStore(configuration: configuration)
     do {

@@ -20,7 +20,7 @@ func withHarness(
     var serverConfiguration = serverConfiguration
     serverConfiguration.port = 0
     let running = try await ReferenceServer(schema: schema, configuration: serverConfiguration).start()
-    var configuration = MonoRail.Configuration(apiRootURL: running.baseURL, retryPolicy: .none)
+    var configuration = MonoRail.Configuration.testing(running.baseURL)
     configure(&configuration)
     let harness = Harness(server: running, store: ResourceStore(configuration: configuration))
     do {
@@ -30,4 +30,19 @@ func withHarness(
         throw error
     }
     await running.stop()
+}
+
+/// The transport the model-layer tests talk over: the platform's default (AsyncHTTPClient on
+/// Linux), or URLSession when `MONORAIL_TRANSPORT=urlsession` — `.ci/run` runs the tests both ways.
+let transportUnderTest: (any Transport)? =
+    ProcessInfo.processInfo.environment["MONORAIL_TRANSPORT"]?.lowercased() == "urlsession"
+    ? URLSessionTransport.shared : nil
+
+extension MonoRail.Configuration {
+    /// A store configuration for tests: no retries, over ``transportUnderTest``.
+    static func testing(_ apiRootURL: URL?) -> MonoRail.Configuration {
+        var configuration = MonoRail.Configuration(apiRootURL: apiRootURL, retryPolicy: .none)
+        configuration.transport = transportUnderTest
+        return configuration
+    }
 }
