@@ -20,6 +20,30 @@ struct MiddlewareTests {
         #expect(try await client.send(request).decode(Echo.self).headers["user-agent"] == "Custom")
     }
 
+    @Test("an anonymous request goes without default headers, middleware and the networking delegate")
+    func anonymous() async throws {
+        final class Delegate: NetworkingDelegate {
+            func newResponse(headers: HTTPFields) {}
+            func additionalHeaders() -> HTTPFields { [.cookie: "session=delegate"] }
+            func additionalParameters() -> [String: JSONValue] { [:] }
+        }
+        let server = try await TestServer.shared()
+        let client = makeClient(server) {
+            $0.defaultHeaders = [.authorization: "Bearer app-token"]
+            $0.middleware = [.headers([.init("X-App")!: "MonoRail"])]
+            $0.networkingDelegate = Delegate()
+        }
+        let credited: Echo = try await client.get("/echo")
+        #expect(credited.headers["authorization"] == "Bearer app-token")
+        #expect(credited.headers["x-app"] == "MonoRail")
+        #expect(credited.headers["cookie"] == "session=delegate")
+        let request = APIRequest(method: .get, path: "/echo", options: RequestOptions(isAnonymous: true))
+        let anonymous = try await client.send(request).decode(Echo.self)
+        #expect(anonymous.headers["authorization"] == nil)
+        #expect(anonymous.headers["x-app"] == nil)
+        #expect(anonymous.headers["cookie"] == nil)
+    }
+
     @Test("per-user headers are computed for every request")
     func perUserHeaders() async throws {
         let server = try await TestServer.shared()
