@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        // Builds the DocC catalogs (`.ci/run`); a plugin only, nothing links it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Layer 1: transport abstraction and the Foundation URLSession transport.

@@ -5,7 +5,7 @@
 /// The MonoRail namespace: defaults shared by the whole package.
 public enum MonoRail {
     /// The transport MonoRail uses unless told otherwise: `AsyncHTTPClientTransport` on Linux, where
-    /// it measured about twice as fast as FoundationNetworking, and ``URLSessionTransport`` elsewhere.
+    /// it measured about twice as fast as FoundationNetworking, and ``/MonoRailTransport/URLSessionTransport`` elsewhere.
     ///
     /// ```swift
     /// let api = APIClient(baseURL: url, transport: MonoRail.defaultTransport)

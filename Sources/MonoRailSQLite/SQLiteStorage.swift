@@ -30,7 +30,7 @@ import MonoRailTransport
 ///   request that fetched them, and their `ETag` and `Last-Modified`; the answers of reads by their
 ///   path and parameters, as the ordered ids of their records.
 /// - Past ``maxBytes`` the least recently used records go first, except pinned ones
-///   (``ResourceStore/pin(_:)``).
+///   (``/MonoRail/ResourceStore/pin(_:)``).
 /// - ``clear()`` deletes every row with SQLite's `secure_delete` on, rebuilds the file (`VACUUM`) and
 ///   empties the write-ahead log: afterwards no record's bytes are in the file or its log.
 /// - A file that is damaged, of another app, or of a newer MonoRail is refused with a

@@ -131,7 +131,7 @@ extension ActionPipeline {
     /// `probing`, else after the first. A walk of every record that reached the end is the whole
     /// list, and prunes as one.
     ///
-    /// - Throws: ``APIError/Code/tooManyPages`` past the page limit (nothing is pruned then), or
+    /// - Throws: ``/MonoRailClient/APIError/Code/tooManyPages`` past the page limit (nothing is pruned then), or
     ///   what a page's read threw.
     func everyPage(_ action: ModelAction<Model>, probing: Bool = true) async throws -> ResourceResponse<[Model]> {
         guard case .list(let filter) = action.operation else {

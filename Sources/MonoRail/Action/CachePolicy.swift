@@ -32,7 +32,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The network (with validators), and the cache when the server cannot be reached or fails
     /// transiently (a timeout, a lost connection, a 408, 429 or 5xx; see
-    /// ``APIError/isTransient``). Other errors, such as a 404, are thrown.
+    /// ``/MonoRailClient/APIError/isTransient``). Other errors, such as a 404, are thrown.
     public static let networkFirst = CachePolicy(kind: .networkFirst)
 
     /// The cache when it has the records, else the network (with validators).
@@ -44,7 +44,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         CachePolicy(kind: .cacheFirst(maxAge: maxAge))
     }
 
-    /// The cache only; no request. Throws ``APIError/Code/notCached`` when it lacks the records.
+    /// The cache only; no request. Throws ``/MonoRailClient/APIError/Code/notCached`` when it lacks the records.
     public static let cacheOnly = CachePolicy(kind: .cacheOnly)
 
     /// The cache now, and the network in the background: when its answer arrives it merges into

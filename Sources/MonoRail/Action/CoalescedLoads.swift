@@ -36,8 +36,8 @@ extension ResourceModel {
     /// let cars = try await Car.get(ids: [1, 2, 3])   // GET /cars?id[]=1&id[]=2&id[]=3, if coalescing
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``: a missing record is
-    ///   ``APIError/Code/httpStatus`` 404, whichever way it was asked for.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(id:include:parameters:policy:in:)``: a missing record is
+    ///   ``/MonoRailClient/APIError/Code/httpStatus`` 404, whichever way it was asked for.
     public static func get(ids: [some ResourceIDConvertible], in store: ResourceStore = .default) async throws
         -> [Self]
     {

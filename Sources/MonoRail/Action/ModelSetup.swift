@@ -135,7 +135,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// parameter leaves the query, as Rails' nested routes take the parent's id in the path — then
     /// from the fields of `instance` by wire key or by name (a reference gives its id).
     ///
-    /// - Throws: ``APIError/Code/invalidRequest`` before any request when a placeholder has no value,
+    /// - Throws: ``/MonoRailClient/APIError/Code/invalidRequest`` before any request when a placeholder has no value,
     ///   or one that is empty or not a single string or number.
     func path(
         for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil,

@@ -14,7 +14,7 @@
 /// **What is kept.** A queued policy keeps writes in the store's storage, which must keep them
 /// across a restart (an ``OutboxStorage``: `SQLiteStorage` keeps them in its file, beside the
 /// records). With storage that cannot — the default ``InMemoryRecordCache``, or none — the first
-/// write throws ``APIError/Code/invalidConfiguration`` (and the store logs it when configured),
+/// write throws ``/MonoRailClient/APIError/Code/invalidConfiguration`` (and the store logs it when configured),
 /// unless ``MonoRail/Configuration/allowsQueuedWritesLostOnQuit`` keeps them in memory, lost when
 /// the app quits.
 public enum WritePolicy: Sendable, Hashable {

@@ -58,7 +58,7 @@ public final class FileCache: Sendable {
 
     /// Opens (or creates) a cache in a directory.
     ///
-    /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when the directory cannot be created.
+    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/invalidRequest`` when the directory cannot be created.
     public init(directory: URL, maxBytes: Int64) throws {
         self.directory = directory
         self.maxBytes = maxBytes
@@ -110,7 +110,7 @@ public final class FileCache: Sendable {
     /// Stores bytes for a URL, replacing what was there, then evicts the least recently used
     /// entries until the cache fits. Bytes larger than the whole cache are not stored.
     ///
-    /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when the file cannot be written.
+    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/invalidRequest`` when the file cannot be written.
     public func store(_ data: Data, for url: URL, etag: String? = nil) throws {
         guard Int64(data.count) <= maxBytes else { return }
         let name = UUID().uuidString.lowercased()
@@ -185,8 +185,8 @@ public final class FileCache: Sendable {
     /// `If-None-Match` when the server gave an `ETag` (a `304` keeps the cached copy). When the
     /// request fails and a copy is kept, the copy is returned.
     ///
-    /// - Throws: ``APIError`` when nothing is cached and the request fails.
-    /// A URL another origin serves goes without the app's credentials (``RequestOptions/isAnonymous``):
+    /// - Throws: ``/MonoRailClient/APIError`` when nothing is cached and the request fails.
+    /// A URL another origin serves goes without the app's credentials (``/MonoRailClient/RequestOptions/isAnonymous``):
     /// a file URL is often the server's data, and a CDN must not see the app's tokens.
     public func data(
         from path: APIPath, using client: APIClient, options: RequestOptions = RequestOptions()
@@ -205,9 +205,9 @@ public final class FileCache: Sendable {
     /// let avatar = try await cache.file(user.avatarPath, named: "user/7/avatar", using: api)
     /// ```
     ///
-    /// ``ResourceModel/file(name:url:)`` calls it with the record's store and a name of its own.
+    /// ``ResourceModel/file(name:url:)-(_,String?)`` calls it with the record's store and a name of its own.
     ///
-    /// - Throws: ``APIError`` when nothing is kept and the request fails.
+    /// - Throws: ``/MonoRailClient/APIError`` when nothing is kept and the request fails.
     public func file(
         _ path: APIPath, named name: String, using client: APIClient, options: RequestOptions = RequestOptions()
     ) async throws -> Data {

@@ -22,7 +22,7 @@ extension MonoRail {
         /// How requests are sent and bodies read: base URL (``apiRootURL``), transport, coding,
         /// format, middleware, retries, de-duplication, timeouts, headers, logging and the clock.
         ///
-        /// One ``APIClient`` is made from it per store configuration and shared by every model
+        /// One ``/MonoRailClient/APIClient`` is made from it per store configuration and shared by every model
         /// whose ``ResourceModel/configure(_:)`` leaves it alone; a model that changes it gets a
         /// client of its own. Models send ``coding``, ``format`` and ``timeout`` with each request,
         /// so changing those alone shares the client too. The properties below (``apiRootURL``,
@@ -83,7 +83,7 @@ extension MonoRail {
         ///
         /// A queued policy needs a ``storage`` that keeps writes across a restart (an
         /// ``OutboxStorage``, such as `SQLiteStorage`): with any other, the first write throws
-        /// ``APIError/Code/invalidConfiguration``, unless ``allowsQueuedWritesLostOnQuit`` says to
+        /// ``/MonoRailClient/APIError/Code/invalidConfiguration``, unless ``allowsQueuedWritesLostOnQuit`` says to
         /// keep them in memory.
         public var writePolicy: WritePolicy = .direct
         /// Where the store tells the app of changes — Observation, the update streams, live
@@ -137,9 +137,9 @@ extension MonoRail {
             get { storedClient.coding }
             set { storedClient.coding = newValue }
         }
-        /// The body format and the `Accept` asked for: ``WireFormat/json`` (default),
-        /// ``WireFormat/messagePack``, ``WireFormat/formURLEncoded`` or ``WireFormat/multipart``.
-        /// Models with a ``FileUpload`` to send go out as `multipart/form-data` whatever this says.
+        /// The body format and the `Accept` asked for: ``/MonoRailClient/WireFormat/json`` (default),
+        /// ``/MonoRailClient/WireFormat/messagePack``, ``/MonoRailClient/WireFormat/formURLEncoded`` or ``/MonoRailClient/WireFormat/multipart``.
+        /// Models with a ``/MonoRailClient/FileUpload`` to send go out as `multipart/form-data` whatever this says.
         ///
         /// Conventions with a format of their own (``ServerConventions/objects``: MessagePack) use it
         /// unless this is set, before or after them: `$0.conventions = .objects; $0.format = .json`
@@ -163,7 +163,7 @@ extension MonoRail {
             get { client.networkingDelegate }
             set { client.networkingDelegate = newValue }
         }
-        /// When to retry. Default ``RetryPolicy/default``: idempotent requests on transient failures.
+        /// When to retry. Default ``/MonoRailClient/RetryPolicy/default``: idempotent requests on transient failures.
         public var retryPolicy: RetryPolicy {
             get { client.retryPolicy }
             set { client.retryPolicy = newValue }
@@ -243,13 +243,13 @@ extension MonoRail {
         /// defaulted to ``MonoRail/defaultTransport`` and the envelope and validation statuses of
         /// the ``conventions``.
         ///
-        /// - Throws: ``APIError`` with ``APIError/Code/invalidRequest`` when ``apiRootURL`` is not set.
+        /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/invalidRequest`` when ``apiRootURL`` is not set.
         public func clientConfiguration() throws -> APIClient.Configuration {
             guard apiRootURL != nil else { throw Self.noAPIRoot }
             return resolvedClient
         }
 
-        /// ``client`` as the store's ``APIClient`` is made from it, with or without an API root.
+        /// ``client`` as the store's ``/MonoRailClient/APIClient`` is made from it, with or without an API root.
         var resolvedClient: APIClient.Configuration {
             var resolved = client
             resolved.transport = resolved.transport ?? MonoRail.defaultTransport

@@ -23,7 +23,7 @@ public enum Delivery: Sendable, Hashable {
     /// an action returns once everything it changed has been told, so main-actor code after
     /// `try await train.save()` sees its observers up to date. The app's own `train.company = …`
     /// still tells that property's observers at once, where it is set. The blocking variants
-    /// (``ResourceModel/blocking``) do not wait for the main actor, which may be the thread they
+    /// (`blocking`) do not wait for the main actor, which may be the thread they
     /// block.
     case mainActor
 }

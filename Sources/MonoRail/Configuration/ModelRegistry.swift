@@ -83,9 +83,9 @@ public struct ModelRegistry: Sendable {
     ///     (``ResourceModel/merge(json:in:)``), as Objects' `add: true`. Default `false`, an
     ///     instance of its own (``ResourceModel/init(json:using:)``).
     ///   - store: Whose configuration reads the record, and whose identity map it may join.
-    /// - Throws: ``APIError/Code/invalidRequest`` when no registered model has the name,
-    ///   ``APIError/Code/invalidConfiguration`` when two have it (``ambiguousNames``);
-    ///   ``APIError/Code/decodingFailed`` as for a response.
+    /// - Throws: ``/MonoRailClient/APIError/Code/invalidRequest`` when no registered model has the name,
+    ///   ``/MonoRailClient/APIError/Code/invalidConfiguration`` when two have it (``ambiguousNames``);
+    ///   ``/MonoRailClient/APIError/Code/decodingFailed`` as for a response.
     public func instance(
         named name: String, from json: JSONValue, adding: Bool = false, in store: ResourceStore = .default
     ) throws -> any ResourceModel {

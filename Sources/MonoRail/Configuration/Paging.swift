@@ -41,7 +41,7 @@ public struct Paging: Sendable, Hashable {
     /// page by ``style``'s parameters, for a server whose links are wrong.
     public var followsLinks = true
     /// The most pages a read of every page (``ResourceModel/getAll(where:include:in:)``) asks for
-    /// before it gives up with ``APIError/Code/tooManyPages``. Default 1,000.
+    /// before it gives up with ``/MonoRailClient/APIError/Code/tooManyPages``. Default 1,000.
     public var maximumPages = 1_000
 
     /// Creates paging conventions.

@@ -6,7 +6,7 @@ import Foundation
 extension ModelSetup {
     /// One cached record, decoded; `nil` when the model's `customDeserialize` drops it.
     ///
-    /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` for a body that is not one
+    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed`` for a body that is not one
     ///   record.
     func decode(stored record: StoredRecord, with decoder: RecordDecoder<Model>) throws -> RecordPatch<Model>? {
         let location = RecordLocation(base: "cache(\(record.key))")

@@ -33,7 +33,7 @@ struct RecordDecoder<Model: ResourceModel> {
 
     /// Decodes one record where one must be: the answer to `get(id:)`, `fetch()` or `save()`.
     ///
-    /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` naming the model, the field and the
+    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed`` naming the model, the field and the
     ///   JSON path; also when `customDeserialize` dropped the record.
     ///
     /// - Parameter allowsMissingID: Whether a record without an id is the instance that was sent

@@ -17,7 +17,7 @@ extension Repository {
     /// ```
     ///
     /// The request goes through the store's configuration (its base URL, middleware and record
-    /// cache), which a model reads with, not through the repository's ``client``.
+    /// cache), which a model reads with, not through the repository's `client`.
     ///
     /// - Parameters:
     ///   - method: `GET`: a model's records are written through the model (`create()`, `save()`,
@@ -25,8 +25,8 @@ extension Repository {
     ///   - path: A path under the API's root; interpolated values are percent-encoded.
     ///   - parameters: Query parameters.
     ///   - store: The identity map to merge into.
-    /// - Returns: A handle that can be awaited or cancelled; it throws ``APIError``, with
-    ///   ``APIError/Code/invalidRequest`` for any method but `GET`.
+    /// - Returns: A handle that can be awaited or cancelled; it throws ``/MonoRailClient/APIError``, with
+    ///   ``/MonoRailClient/APIError/Code/invalidRequest`` for any method but `GET`.
     public func request<Model: ResourceModel>(
         _ method: HTTPRequest.Method, _ path: APIPath, parameters: [String: JSONValue] = [:],
         in store: ResourceStore = .default

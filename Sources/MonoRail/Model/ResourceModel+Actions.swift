@@ -21,10 +21,10 @@ extension ResourceModel {
     ///     model's ``MonoRail/Configuration/cachePolicy``.
     ///   - store: The identity map to merge into; default ``ResourceStore/default``.
     /// - Returns: The live instance, updated with the response.
-    /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` (404 and others), a transport code,
-    ///   ``APIError/Code/decodingFailed`` naming the field and JSON path,
-    ///   ``APIError/Code/inconsistentResponse`` when the server answers with another record, or
-    ///   ``APIError/Code/notCached`` for ``CachePolicy/cacheOnly`` when the cache lacks it.
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/httpStatus`` (404 and others), a transport code,
+    ///   ``/MonoRailClient/APIError/Code/decodingFailed`` naming the field and JSON path,
+    ///   ``/MonoRailClient/APIError/Code/inconsistentResponse`` when the server answers with another record, or
+    ///   ``/MonoRailClient/APIError/Code/notCached`` for ``CachePolicy/cacheOnly`` when the cache lacks it.
     public static func get(
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
         policy: CachePolicy? = nil, in store: ResourceStore = .default
@@ -50,7 +50,7 @@ extension ResourceModel {
     /// answer.etag              // "\"a1b2\""
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(id:include:parameters:policy:in:)``.
     public static func response(
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
         policy: CachePolicy? = nil, in store: ResourceStore = .default
@@ -80,7 +80,7 @@ extension ResourceModel {
     ///   - include: Related models to side-load, as in ``get(id:include:parameters:policy:in:)``.
     ///   - parameters: More query parameters.
     ///   - store: The identity map to merge into.
-    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` when the model's show route needs an
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/invalidRequest`` when the model's show route needs an
     ///   id, or as ``get(id:include:parameters:policy:in:)``.
     public static func current(
         include: [String] = [], parameters: [String: JSONValue] = [:], in store: ResourceStore = .default
@@ -97,8 +97,8 @@ extension ResourceModel {
     ///     cached list answers only when every record it held is still cached.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(id:include:parameters:policy:in:)``; a list naming one id
-    ///   twice is ``APIError/Code/inconsistentResponse``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(id:include:parameters:policy:in:)``; a list naming one id
+    ///   twice is ``/MonoRailClient/APIError/Code/inconsistentResponse``.
     public static func get(policy: CachePolicy? = nil, in store: ResourceStore = .default) async throws -> [Self] {
         try await get(where: [:], policy: policy, in: store)
     }
@@ -115,7 +115,7 @@ extension ResourceModel {
     ///   - policy: Where to look for the list, as in ``get(policy:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(policy:in:)``.
     public static func get(
         where parameters: [String: JSONValue], include: [String] = [], policy: CachePolicy? = nil,
         in store: ResourceStore = .default
@@ -131,7 +131,7 @@ extension ResourceModel {
     /// let next = page.links["next"]   // from `Link: <…?page=2>; rel="next"`
     /// ```
     ///
-    /// - Throws: ``APIError``, as ``get(policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(policy:in:)``.
     public static func response(
         where parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
         in store: ResourceStore = .default
@@ -160,7 +160,7 @@ extension ResourceModel {
     ///   - policy: Where to look for the list, as in ``get(policy:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` before any request for a URL off the
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/invalidRequest`` before any request for a URL off the
     ///   API's origin or a path with a `.` or `..` segment; otherwise as ``get(policy:in:)``.
     public static func get(
         path: APIPath, parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
@@ -172,7 +172,7 @@ extension ResourceModel {
     /// ``get(path:parameters:include:policy:in:)``, with the status, header fields, links and source
     /// of the answer.
     ///
-    /// - Throws: ``APIError``, as ``get(path:parameters:include:policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(path:parameters:include:policy:in:)``.
     public static func response(
         path: APIPath, parameters: [String: JSONValue] = [:], include: [String] = [], policy: CachePolicy? = nil,
         in store: ResourceStore = .default
@@ -203,7 +203,7 @@ extension ResourceModel {
     ///   - include: Related models to side-load on every page.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in page order, each once.
-    /// - Throws: ``APIError``, as ``get(policy:in:)``; ``APIError/Code/tooManyPages`` after
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(policy:in:)``; ``/MonoRailClient/APIError/Code/tooManyPages`` after
     ///   ``Paging/maximumPages`` pages with more to come.
     public static func getAll(
         where parameters: [String: JSONValue] = [:], include: [String] = [], in store: ResourceStore = .default
@@ -221,7 +221,7 @@ extension ResourceModel {
     ///   - policy: Where to look for the results, as in ``get(policy:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in response order.
-    /// - Throws: ``APIError``, as ``get(policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(policy:in:)``.
     public static func search(_ term: String, policy: CachePolicy? = nil, in store: ResourceStore = .default)
         async throws -> [Self]
     {
@@ -235,7 +235,7 @@ extension ResourceModel {
     /// Creates the record on the server (`POST /trains` with `{"train": {…}}`); the instance takes the
     /// new id and joins the store.
     ///
-    /// A record with a ``FileUpload`` to send goes out as `multipart/form-data`
+    /// A record with a ``/MonoRailClient/FileUpload`` to send goes out as `multipart/form-data`
     /// (`train[photo]` file parts beside `train[company]` fields).
     ///
     /// - Parameters:
@@ -244,7 +244,7 @@ extension ResourceModel {
     /// - Returns: The answer's metadata — status, header fields, ``ResourceResponse/etag``, the
     ///   request — with the instance as its value; ``ResponseSource/outbox`` when the outbox kept
     ///   the write.
-    /// - Throws: ``APIError``: ``APIError/Code/validationFailed`` with ``APIError/errors`` for a 422 (the
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/validationFailed`` with ``/MonoRailClient/APIError/errors`` for a 422 (the
     ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:policy:in:)``.
     @discardableResult
     public func create(
@@ -260,7 +260,7 @@ extension ResourceModel {
     /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
     ///
     /// Edits made while the request is in flight stay pending; the ones sent become the saved state.
-    /// A ``FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
+    /// A ``/MonoRailClient/FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
     /// server answers with the stored file it is not sent again.
     ///
     /// A record the server has and the app did not change (``hasChanges`` is `false`) is not sent:
@@ -269,7 +269,7 @@ extension ResourceModel {
     ///
     /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Returns: The answer's metadata with the instance as its value, as ``create(in:uploadProgress:)``.
-    /// - Throws: ``APIError``, as ``create(in:uploadProgress:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``create(in:uploadProgress:)``.
     @discardableResult
     public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws
         -> ResourceResponse<Self>
@@ -295,7 +295,7 @@ extension ResourceModel {
     /// Reloads the record in place (`GET /trains/1`); unsaved edits are kept.
     ///
     /// - Returns: The answer's metadata with the instance as its value, as ``get(id:include:parameters:policy:in:)``'s response.
-    /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:policy:in:)``.
     @discardableResult
     public func fetch() async throws -> ResourceResponse<Self> {
@@ -309,7 +309,7 @@ extension ResourceModel {
     ///
     /// - Returns: The answer's metadata (status, header fields, the request); ``ResponseSource/outbox``
     ///   when the outbox kept the delete.
-    /// - Throws: ``APIError``: ``APIError/Code/notPersisted`` when the record has no id, or as
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/notPersisted`` when the record has no id, or as
     ///   ``get(id:include:parameters:policy:in:)``.
     @discardableResult
     public func delete() async throws -> ResourceResponse<Void> {
@@ -327,7 +327,7 @@ extension ResourceModel {
     ///
     /// - Parameter route: Which of the store's ``ServerConventions/routes`` (as the model's
     ///   ``configure(_:)`` leaves them): `\.show` (the default), `\.update`, `\.destroy`, …
-    /// - Throws: ``APIError/Code/invalidRequest`` when a placeholder has no value (a new record
+    /// - Throws: ``/MonoRailClient/APIError/Code/invalidRequest`` when a placeholder has no value (a new record
     ///   has no id) or no API root is configured.
     public func apiURL(for route: KeyPath<ResourceRoutes, RouteTemplate> = \.show) throws -> URL {
         let store = _$state.snapshot().store ?? .default

@@ -16,7 +16,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/get(id:include:parameters:policy:in:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async get(id:) from async code")
     public func get(id: some ResourceIDConvertible) throws -> Model {
         let id = id.resourceID
@@ -26,7 +26,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/get(policy:in:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async get() from async code")
     public func get() throws -> [Model] {
         let store = store
@@ -35,7 +35,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/get(where:include:policy:in:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async get(where:) from async code")
     public func get(where parameters: [String: JSONValue]) throws -> [Model] {
         let store = store
@@ -44,7 +44,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/search(_:policy:in:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async search(_:) from async code")
     public func search(_ term: String) throws -> [Model] {
         let store = store
@@ -56,18 +56,18 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 public struct BlockingInstanceActions<Model: ResourceModel>: Sendable {
     let instance: Model
 
-    /// ``ResourceModel/create(in:)``, blocking.
+    /// ``ResourceModel/create(in:uploadProgress:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async create() from async code")
     public func create() throws {
         let instance = instance
         try waitFor { try await instance.create() }
     }
 
-    /// ``ResourceModel/save()``, blocking.
+    /// ``ResourceModel/save(uploadProgress:)``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async save() from async code")
     public func save() throws {
         let instance = instance
@@ -76,7 +76,7 @@ public struct BlockingInstanceActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/fetch()``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async fetch() from async code")
     public func fetch() throws {
         let instance = instance
@@ -85,7 +85,7 @@ public struct BlockingInstanceActions<Model: ResourceModel>: Sendable {
 
     /// ``ResourceModel/delete()``, blocking.
     ///
-    /// - Throws: ``APIError``.
+    /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async delete() from async code")
     public func delete() throws {
         let instance = instance

@@ -114,7 +114,7 @@ extension ResourceModel {
     // The same actions for a `failure:` closure typed as the seed wrote it,
     // `{ (error: ActiveNetworkError) in … }`; an untyped closure gets the `APIError` forms.
 
-    /// ``get(id:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``get(id:in:success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public static func get(
         id: some ResourceIDConvertible, in store: ResourceStore = .default,
@@ -123,7 +123,7 @@ extension ResourceModel {
         get(id: id, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``get(in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``get(in:success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public static func get(
         in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
@@ -132,7 +132,7 @@ extension ResourceModel {
         get(in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``get(where:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``get(where:in:success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public static func get(
         where parameters: [String: JSONValue], in store: ResourceStore = .default,
@@ -141,7 +141,7 @@ extension ResourceModel {
         get(where: parameters, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``search(_:in:success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``search(_:in:success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public static func search(
         _ term: String, in store: ResourceStore = .default, success: @escaping @Sendable ([Self]) -> Void,
@@ -150,7 +150,7 @@ extension ResourceModel {
         search(term, in: store, success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``create(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``create(success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public func create(
         success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
@@ -158,7 +158,7 @@ extension ResourceModel {
         create(success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``save(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``save(success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public func save(
         success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
@@ -166,7 +166,7 @@ extension ResourceModel {
         save(success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``fetch(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``fetch(success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public func fetch(
         success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void
@@ -174,7 +174,7 @@ extension ResourceModel {
         fetch(success: success, failure: { failure(ActiveNetworkError($0)) })
     }
 
-    /// ``delete(success:failure:)`` calling back with an ``ActiveNetworkError``.
+    /// ``delete(success:failure:)`` calling back with an ``/MonoRailClient/ActiveNetworkError``.
     @_disfavoredOverload @discardableResult
     public func delete(
         success: @escaping @Sendable (Self) -> Void, failure: @escaping @Sendable (ActiveNetworkError) -> Void

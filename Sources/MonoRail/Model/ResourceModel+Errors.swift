@@ -12,7 +12,7 @@ extension ResourceModel {
     /// }
     /// ```
     ///
-    /// The same errors are on the thrown ``APIError/errors``. Observation tracks this property like a
+    /// The same errors are on the thrown ``/MonoRailClient/APIError/errors``. Observation tracks this property like a
     /// field, so a form shows the messages as they arrive.
     public var errors: ValidationErrors { _$state.errors(of: self) }
 

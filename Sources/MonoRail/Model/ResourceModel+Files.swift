@@ -2,7 +2,7 @@ public import Foundation
 
 extension ResourceModel {
     /// The file a URL of this record names — its image, its attachment — kept in the store's
-    /// ``Configuration/fileCache`` under a name of the record's own (Objects' `file(name:url:)`).
+    /// ``MonoRail/Configuration/fileCache`` under a name of the record's own (Objects' `file(name:url:)`).
     ///
     /// ```swift
     /// @Resource final class User {
@@ -19,7 +19,7 @@ extension ResourceModel {
     ///   keeps one copy per name however often it changes.
     /// - A path, or a URL on the API's origin, is fetched as any request of the model is, with the
     ///   app's headers and middleware. A URL of another origin is fetched without them
-    ///   (``RequestOptions/isAnonymous``): the URL is the server's data, and a CDN — or whoever a
+    ///   (``/MonoRailClient/RequestOptions/isAnonymous``): the URL is the server's data, and a CDN — or whoever a
     ///   hostile server names — must not see the app's tokens.
     /// - A record the server has not given an id yet fetches the file but names nothing.
     ///
@@ -27,8 +27,8 @@ extension ResourceModel {
     ///   - name: Which of the record's files: `"image"`, `"avatar"`.
     ///   - url: A path under the API root or an absolute URL; `nil` (no image) returns `nil`.
     /// - Returns: The file's bytes; `nil` when `url` is `nil`.
-    /// - Throws: ``APIError/Code/invalidConfiguration`` when the store has no file cache;
-    ///   ``APIError`` as a request does when nothing is kept and the file cannot be fetched.
+    /// - Throws: ``/MonoRailClient/APIError/Code/invalidConfiguration`` when the store has no file cache;
+    ///   ``/MonoRailClient/APIError`` as a request does when nothing is kept and the file cannot be fetched.
     public func file(name: String, url: String?) async throws -> Data? {
         guard let url else { return nil }
         let store = _$state.snapshot().store ?? .default

@@ -16,7 +16,7 @@ extension ResourceModel {
     ///     (`application/x-msgpack`).
     ///   - store: The identity map to merge into.
     /// - Returns: The live instances, in body order.
-    /// - Throws: ``APIError``: ``APIError/Code/decodingFailed`` or ``APIError/Code/inconsistentResponse``;
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/decodingFailed`` or ``/MonoRailClient/APIError/Code/inconsistentResponse``;
     ///   nothing is merged when it throws.
     public static func merge(
         listBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
@@ -35,7 +35,7 @@ extension ResourceModel {
     ///   - contentType: How the bytes are written, as in ``merge(listBody:contentType:in:)``.
     ///   - store: The identity map to merge into.
     /// - Returns: The live instance.
-    /// - Throws: ``APIError``, as ``merge(listBody:contentType:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``merge(listBody:contentType:in:)``.
     public static func merge(
         recordBody body: Data, contentType: String = "application/json", in store: ResourceStore = .default
     ) throws -> Self {
@@ -57,8 +57,8 @@ extension ResourceModel {
     /// - Parameters:
     ///   - json: The record, with its id.
     ///   - store: The identity map to merge into.
-    /// - Throws: ``APIError``: ``APIError/Code/decodingFailed`` as for a response;
-    ///   ``APIError/Code/inconsistentResponse``; nothing is merged when it throws.
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/decodingFailed`` as for a response;
+    ///   ``/MonoRailClient/APIError/Code/inconsistentResponse``; nothing is merged when it throws.
     public static func merge(json: JSONValue, in store: ResourceStore = .default) throws -> Self {
         let pipeline = ActionPipeline<Self>(store: store)
         let coder = FieldCoder(options: pipeline.setup.coding)
@@ -97,7 +97,7 @@ extension ResourceModel {
     /// - Parameters:
     ///   - json: The record; the id may be left out.
     ///   - store: Whose configuration reads the record; the instance does not enter its identity map.
-    /// - Throws: ``APIError/Code/decodingFailed``, naming the field and path, as for a response.
+    /// - Throws: ``/MonoRailClient/APIError/Code/decodingFailed``, naming the field and path, as for a response.
     public init(json: JSONValue, using store: ResourceStore = .default) throws {
         self.init()
         let setup = store.setup(for: Self.self)
@@ -121,7 +121,7 @@ extension ResourceModel {
     /// Creates an instance from a Foundation dictionary, as ``init(json:using:)`` does from JSON:
     /// Apic's `init(dictionary:)`.
     ///
-    /// - Throws: ``APIError/Code/encodingFailed`` for a value with no JSON form, or as
+    /// - Throws: ``/MonoRailClient/APIError/Code/encodingFailed`` for a value with no JSON form, or as
     ///   ``init(json:using:)``.
     public init(dictionary: [String: Any], using store: ResourceStore = .default) throws {
         try self.init(json: JSONValue(foundation: dictionary), using: store)
@@ -138,7 +138,7 @@ extension ResourceModel {
     /// try train.json   // {"id": 1, "company": "MonoRail Co.", "number_of_cars": 5, …}
     /// ```
     ///
-    /// - Throws: ``APIError/Code/encodingFailed``, naming the field, as a save would.
+    /// - Throws: ``/MonoRailClient/APIError/Code/encodingFailed``, naming the field, as a save would.
     public var json: JSONValue {
         get throws {
             let snapshot = _$state.snapshot()
@@ -153,7 +153,7 @@ extension ResourceModel {
 
     /// ``json`` as a Foundation dictionary (`NSNull` for null): Objects' `var dictionary`.
     ///
-    /// - Throws: ``APIError/Code/encodingFailed``, as ``json``.
+    /// - Throws: ``/MonoRailClient/APIError/Code/encodingFailed``, as ``json``.
     public var dictionary: [String: Any] {
         get throws {
             guard case .object(let object) = try json else {

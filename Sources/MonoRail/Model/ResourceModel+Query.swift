@@ -25,7 +25,7 @@ extension ResourceModel {
     ///     unfiltered query always is.
     ///   - store: The store whose instances the query holds.
     /// - Returns: The query, holding the server's answer (the first page, for a paged query).
-    /// - Throws: ``APIError``, as ``get(where:include:policy:in:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``get(where:include:policy:in:)``.
     public static func query(
         where filter: [String: QueryCondition] = [:], order: [QueryOrder] = [], pageSize: Int? = nil,
         include: [String] = [], policy: CachePolicy? = nil, authoritative: Bool = false,

@@ -23,7 +23,7 @@ extension InstanceState {
     /// again. Only the fields the write changed: its body may carry every field, as it was then.
     /// Returns the edit numbers of the fields.
     ///
-    /// - Throws: ``APIError`` when the body cannot be read as the model's record.
+    /// - Throws: ``/MonoRailClient/APIError`` when the body cannot be read as the model's record.
     func applyEdits(of write: PendingWrite, queued: Bool, to model: Model, in store: ResourceStore) throws
         -> [UInt64]
     {

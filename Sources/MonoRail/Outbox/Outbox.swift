@@ -49,7 +49,7 @@ import MonoRailTransport
 /// of a direct write: the values the app gave stay, unsaved again (``ResourceModel/hasChanges``),
 /// with the error in ``ResourceModel/rejection`` and ``ResourceModel/errors``. The writes that
 /// depend on it — later writes of the same record, writes naming a record it creates — park with
-/// it (``APIError/Code/dependencyRejected``); every other write goes on. A parked write waits for
+/// it (``/MonoRailClient/APIError/Code/dependencyRejected``); every other write goes on. A parked write waits for
 /// the app: saving the record again sends the parked write with the new values in its place,
 /// ``retry(_:)`` sends it as it is, ``discard(_:)`` drops it and its dependents and rolls their
 /// instances back. Parked writes are kept in storage like the others.
@@ -204,7 +204,7 @@ public final class Outbox: Sendable {
     /// Sends every kept write, in order, and returns when none is left but the ``parked`` ones;
     /// writes the server refuses are parked and reported, not thrown.
     ///
-    /// - Throws: ``APIError`` when the server cannot be reached, or answered a write with a failure
+    /// - Throws: ``/MonoRailClient/APIError`` when the server cannot be reached, or answered a write with a failure
     ///   (the writes stay kept and are tried again later), or the storage's error when it cannot be
     ///   read.
     public func flush() async throws {

@@ -43,9 +43,9 @@ public struct PendingWrite: Sendable, Hashable {
     /// Why a write waits for the app (``Outbox/retry(_:)`` or ``Outbox/discard(_:)``, or a new save
     /// of its record) instead of being sent.
     public struct Parking: Sendable, Hashable {
-        /// The error's code: ``APIError/Code/validationFailed`` for a 422, ``APIError/Code/httpStatus``
+        /// The error's code: ``/MonoRailClient/APIError/Code/validationFailed`` for a 422, ``/MonoRailClient/APIError/Code/httpStatus``
         /// for another refusal or a server failing past ``OutboxLimits``,
-        /// ``APIError/Code/dependencyRejected`` for a write parked with one it depends on.
+        /// ``/MonoRailClient/APIError/Code/dependencyRejected`` for a write parked with one it depends on.
         public var code: APIError.Code
         /// The status of the answer, if one came.
         public var statusCode: Int?

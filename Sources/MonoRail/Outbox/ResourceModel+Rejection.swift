@@ -16,7 +16,7 @@ extension ResourceModel {
     ///
     /// A save under ``WritePolicy/queued`` is kept again; the read is always sent.
     ///
-    /// - Throws: ``APIError`` of the read or of the write; the rejection stays then.
+    /// - Throws: ``/MonoRailClient/APIError`` of the read or of the write; the rejection stays then.
     public func resolve(keepLocal: Bool) async throws {
         let (rejected, id, store) = _$state.state.withLock { ($0.rejectedWrites, $0.id, $0.store ?? .default) }
         if let parked = store.outbox.parked.first(where: { $0.model == Self.resourceName && $0.id == id }) {

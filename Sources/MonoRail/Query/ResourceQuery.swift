@@ -143,7 +143,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     /// Asks the server again and shows its answer: the first page, for a paged query.
     ///
-    /// - Throws: ``APIError``, as ``ResourceModel/get(where:include:policy:in:)``; the query keeps
+    /// - Throws: ``/MonoRailClient/APIError``, as ``ResourceModel/get(where:include:policy:in:)``; the query keeps
     ///   what it showed.
     public func refresh() async throws {
         let generation = state.withLock { state in
@@ -194,7 +194,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     ///
     /// Calls made while a page loads wait for that page: they share one request.
     ///
-    /// - Throws: ``APIError``, as ``refresh()``; the query keeps what it showed, and the next call
+    /// - Throws: ``/MonoRailClient/APIError``, as ``refresh()``; the query keeps what it showed, and the next call
     ///   asks for the same page again.
     public func loadNextPage() async throws {
         let task = state.withLock { state -> Task<Void, any Error>? in

@@ -361,7 +361,7 @@ public struct Related<Owner: ResourceModel, Value: Sendable>: Sendable {
     /// relationships fetch the index filtered by the foreign key; embedded ones re-fetch the owner.
     /// Concurrent loads of the same relationship share one request.
     ///
-    /// - Throws: ``APIError``, as the request it makes.
+    /// - Throws: ``/MonoRailClient/APIError``, as the request it makes.
     @discardableResult
     public func load() async throws -> Value {
         guard let loader = Owner.resourceSchema.loader(named: name) else {

@@ -111,7 +111,7 @@ enum PolymorphicReference {
 
     /// The registered model a type name denotes.
     ///
-    /// - Throws: ``APIError/Code/invalidRequest`` naming the field and the name, when no registered
+    /// - Throws: ``/MonoRailClient/APIError/Code/invalidRequest`` naming the field and the name, when no registered
     ///   model has it.
     static func model<Owner: ResourceModel>(
         named typeName: String, for owner: Owner.Type, field: String, in store: ResourceStore

@@ -14,8 +14,8 @@ extension Related {
     ///   - filter: More conditions, beside the foreign key.
     ///   - order: Sort keys, as in ``ResourceModel/query(where:order:pageSize:include:policy:authoritative:in:)``.
     ///   - pageSize: Records per page, or `nil` for one unpaged list.
-    /// - Throws: ``APIError``: ``APIError/Code/invalidRequest`` when the property is not a `@Has`
-    ///   relationship, ``APIError/Code/notPersisted`` when the owner has no id yet, or as the request.
+    /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/invalidRequest`` when the property is not a `@Has`
+    ///   relationship, ``/MonoRailClient/APIError/Code/notPersisted`` when the owner has no id yet, or as the request.
     public func query<Target: ResourceModel>(
         where filter: [String: QueryCondition] = [:], order: [QueryOrder] = [], pageSize: Int? = nil
     ) async throws -> ResourceQuery<Target> where Value == [Target] {

@@ -29,7 +29,7 @@
 public macro Resource(name: String? = nil, plural: String? = nil, path: String? = nil, primaryKey: String? = nil) =
     #externalMacro(module: "MonoRailMacros", type: "ResourceMacro")
 
-/// Routes one stored property through its record's storage. Added by ``Resource(name:plural:path:)``;
+/// Routes one stored property through its record's storage. Added by ``Resource(name:plural:path:primaryKey:)``;
 /// not for direct use.
 @attached(accessor, names: named(init), named(get), named(set))
 public macro _ResourceProperty() = #externalMacro(module: "MonoRailMacros", type: "ResourcePropertyMacro")
@@ -74,7 +74,7 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 /// An embedded reference arrives as the related record itself and goes back as its id, under
 /// `idKey` (the seed's `referenceIdField`): `depot_id`, or `depot_ids` / `depots` for `.embedsMany` by
 /// ``ServerConventions/referenceIDsKey``. Saving one that points at a record not yet created is an
-/// ``APIError/Code/encodingFailed`` error, unless the model lists it in
+/// ``/MonoRailClient/APIError/Code/encodingFailed`` error, unless the model lists it in
 /// ``ResourceModel/nestedAttributes``, which sends the record itself instead.
 ///
 /// - Parameters:
@@ -82,7 +82,7 @@ public macro Ignored() = #externalMacro(module: "MonoRailMacros", type: "MarkerM
 ///   - key: The JSON key (the seed's `aliasing`); default `<name>_id`, `<singular>_ids` (or the name,
 ///     by ``ServerConventions/referenceIDsKey``), or the
 ///     snake_cased name for embedded records.
-///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:)``.
+///   - foreignKey: Unused by references; accepted for symmetry with ``Has(_:key:foreignKey:inverse:route:)``.
 ///   - inverse: The related model's property that points back (the seed's `inverseOf`).
 ///   - idKey: For `.embedsOne` and `.embedsMany`, the key the ids are sent as.
 ///   - polymorphic: A reference to a record of any registered model (Rails' polymorphic

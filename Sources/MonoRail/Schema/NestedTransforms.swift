@@ -1,5 +1,3 @@
-public import Foundation
-
 /// Reads a nested object as a `Codable` value: ApiModel's `ModelTransform()` for values that are
 /// not records of their own (an address, a price with its currency).
 ///
@@ -20,8 +18,10 @@ public struct ModelTransform<Value: Codable & Sendable>: FieldTransform {
     /// How the value's keys, dates and numbers are read and written.
     public var options: CodingOptions
 
-    /// - Parameter options: Key mapping and formats for the nested value; default `snake_case` keys,
-    ///   as ``CodingOptions`` defaults.
+    /// - Parameters:
+    ///   - type: The value's type.
+    ///   - options: Key mapping and formats for the nested value; default `snake_case` keys, as
+    ///     ``/MonoRailClient/CodingOptions`` defaults.
     public init(_ type: Value.Type = Value.self, options: CodingOptions = CodingOptions()) {
         self.options = options
     }
@@ -54,7 +54,9 @@ public struct ArrayTransform<Element: Codable & Sendable>: FieldTransform {
     /// How each element's keys, dates and numbers are read and written.
     public var options: CodingOptions
 
-    /// - Parameter options: Key mapping and formats for the elements; default `snake_case` keys.
+    /// - Parameters:
+    ///   - type: The elements' type.
+    ///   - options: Key mapping and formats for the elements; default `snake_case` keys.
     public init(of type: Element.Type = Element.self, options: CodingOptions = CodingOptions()) {
         self.options = options
     }

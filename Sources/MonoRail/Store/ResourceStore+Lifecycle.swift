@@ -11,7 +11,7 @@ extension ResourceStore {
     /// try await ResourceStore.default.pin(currentUser)
     /// ```
     ///
-    /// - Throws: ``APIError/Code/notPersisted`` for an instance without an id; what the storage
+    /// - Throws: ``/MonoRailClient/APIError/Code/notPersisted`` for an instance without an id; what the storage
     ///   throws.
     public func pin<Model: ResourceModel>(_ instance: Model) async throws {
         let key = try cacheKey(of: instance, toward: "pin")

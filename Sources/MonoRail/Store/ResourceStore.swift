@@ -176,7 +176,7 @@ public final class ResourceStore: Observable, Sendable {
         }
     }
 
-    /// The ``APIClient`` of this store's configuration, shared by every model that does not
+    /// The ``/MonoRailClient/APIClient`` of this store's configuration, shared by every model that does not
     /// change the client settings in its ``ResourceModel/configure(_:)``: one connection pool, one
     /// set of middleware, and de-duplication across models. Use it for endpoints that are not
     /// models:
@@ -233,7 +233,7 @@ public final class ResourceStore: Observable, Sendable {
     ///   - sideloaded: Related records that came beside them.
     ///   - target: The instance a create, save or fetch answers for; it takes the record's id.
     ///   - mode: Whether the records answer a save.
-    /// - Throws: ``APIError/Code/inconsistentResponse`` when an id changed type or `target` would
+    /// - Throws: ``/MonoRailClient/APIError/Code/inconsistentResponse`` when an id changed type or `target` would
     ///   take an id a live instance already has.
     ///   - fetched: When the request that fetched the records was sent; a record read back from a
     ///     cache carries its own.

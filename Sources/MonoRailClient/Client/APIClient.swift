@@ -29,7 +29,7 @@ public final class APIClient: Sendable {
         /// The URL paths are joined to: `https://host/api/v1` + `/trains`. Without one, only
         /// absolute URLs can be sent; a relative path is an ``APIError/Code/invalidRequest``.
         public var baseURL: URL?
-        /// Sends the requests; `nil` uses ``URLSessionTransport/shared``. The `MonoRail` module's
+        /// Sends the requests; `nil` uses `URLSessionTransport.shared`. The `MonoRail` module's
         /// `MonoRail.defaultTransport` picks AsyncHTTPClient on Linux.
         public var transport: (any Transport)?
         /// Key mapping, date formats and coercion for bodies sent and received.
@@ -134,7 +134,7 @@ public final class APIClient: Sendable {
     ///
     /// - Parameters:
     ///   - baseURL: The URL paths are joined to.
-    ///   - transport: The transport; `nil` for ``URLSessionTransport/shared``.
+    ///   - transport: The transport; `nil` for `URLSessionTransport.shared`.
     public convenience init(baseURL: URL, transport: (any Transport)? = nil) {
         self.init(configuration: Configuration(baseURL: baseURL, transport: transport))
     }

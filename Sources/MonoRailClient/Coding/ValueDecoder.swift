@@ -43,7 +43,7 @@ public struct ValueDecoder: Sendable {
     /// Decodes a value from JSON bytes.
     ///
     /// The text is checked as ``parser`` checks it and decoded where it lies, without a tree
-    /// (``JSONTape``): the same values and errors as parsing first and decoding the tree, in a
+    /// (a `JSONTape`): the same values and errors as parsing first and decoding the tree, in a
     /// fraction of the time.
     ///
     /// - Throws: ``JSONSyntaxError`` for malformed JSON, `DecodingError` for a value of the wrong shape.

@@ -6,7 +6,7 @@ public import HTTPTypes
 /// A non-2xx response carries its status code, the reason phrase (``domain``), the raw body and the
 /// parsed body (the seed's `ActiveNetworkError`). A 422 carries ``errors``. A decoding failure names
 /// the type, the key and the JSON path (``decodingFailure``). Transport failures carry the
-/// ``TransportError`` as ``underlyingError``.
+/// `TransportError` as ``underlyingError``.
 ///
 /// ```swift
 /// do {

@@ -29,7 +29,7 @@ public struct RequestOptions: Sendable {
     /// Whether the request goes out without the app's credentials: none of the client's default
     /// headers, middleware or networking delegate, only retries, limits and the request log. For a
     /// URL another origin serves (an image on a CDN a record names), which must not see the app's
-    /// tokens. Default `false`; ``FileCache`` sets it for a URL off the client's origin.
+    /// tokens. Default `false`; MonoRail's `FileCache` sets it for a URL off the client's origin.
     public var isAnonymous: Bool
 
     /// Creates options.
