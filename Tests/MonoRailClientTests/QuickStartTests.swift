@@ -3,13 +3,14 @@ import MonoRail
 import TestServer
 import Testing
 
-/// The README's quick start, compiled and run against the test server. The only difference from the
-/// README is the base URL; a test checks the two stay the same otherwise.
-@Suite("README quick start", .timeLimit(.minutes(1)))
+/// The client layer's quick start (the article "Using the client layer"), compiled and run against
+/// the test server. The only difference from the article is the base URL; a test checks the two
+/// stay the same otherwise.
+@Suite("Client layer quick start", .timeLimit(.minutes(1)))
 struct QuickStartTests {
-    static let readme = URL(fileURLWithPath: #filePath)
+    static let article = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md")
+        .appendingPathComponent("Sources/MonoRailClient/Documentation.docc/ClientLayer.md")
 
     @Test("runs against a real server")
     func runs() async throws {
@@ -21,9 +22,9 @@ struct QuickStartTests {
         #expect(output.listed >= 1)
     }
 
-    @Test("matches the README")
-    func matchesReadme() throws {
-        let readme = try String(contentsOf: Self.readme, encoding: .utf8)
+    @Test("matches the article")
+    func matchesArticle() throws {
+        let readme = try String(contentsOf: Self.article, encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map {
             $0.components(separatedBy: "```")[0]
@@ -36,12 +37,12 @@ struct QuickStartTests {
                 .map { $0.replacingOccurrences(of: "print(", with: "record(") }
         }
         let expected = normalise(quickStart)
-        let body = source.components(separatedBy: "// README BEGIN\n")[1].components(separatedBy: "// README END")[0]
+        let body = source.components(separatedBy: "// ARTICLE BEGIN\n")[1].components(separatedBy: "// ARTICLE END")[0]
         #expect(normalise(body) == expected)
 
         let repositoryBlock = try #require(blocks.first { $0.hasPrefix("struct TrainsRepository") })
-        let repositorySource = source.components(separatedBy: "// README REPOSITORY BEGIN\n")[1]
-            .components(separatedBy: "// README REPOSITORY END")[0]
+        let repositorySource = source.components(separatedBy: "// ARTICLE REPOSITORY BEGIN\n")[1]
+            .components(separatedBy: "// ARTICLE REPOSITORY END")[0]
         #expect(normalise(repositorySource) == normalise(repositoryBlock))
     }
 
@@ -76,7 +77,7 @@ struct QuickStartTests {
                 output.createdID = items.last as? Int
             }
         }
-        // README BEGIN
+        // ARTICLE BEGIN
         struct Train: Codable, Sendable {
             var id: Int?
             var company: String
@@ -106,12 +107,12 @@ struct QuickStartTests {
             record(error.errors["company"])  // ["can't be blank"]
             record(error.errors.fullMessages)  // ["Company can't be blank"]
         }
-        // README END
+        // ARTICLE END
         return output
     }
 }
 
-/// The README's repository example, in a namespace of its own so its `Train` is the README's.
+/// The article's repository example, in a namespace of its own so its `Train` is the article's.
 enum ReadmeExample {
     struct Train: Codable, Sendable {
         var id: Int?
@@ -119,12 +120,12 @@ enum ReadmeExample {
         var numberOfCars: Int
     }
 
-    // README REPOSITORY BEGIN
+    // ARTICLE REPOSITORY BEGIN
     struct TrainsRepository: Repository {
         let client: APIClient
         func trains(of company: String) -> RequestHandle<[Train]> {
             request(.get, "/trains", parameters: ["company": .string(company)], root: "trains")
         }
     }
-    // README REPOSITORY END
+    // ARTICLE REPOSITORY END
 }

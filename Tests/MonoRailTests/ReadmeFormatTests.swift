@@ -3,21 +3,30 @@ import MonoRail
 import MonoRailServer
 import Testing
 
-/// The README's "Formats, uploads, downloads and the file cache" examples, compiled here and run
-/// where they do not touch the default store (other suites own it); a test checks each one still
-/// reads as in the README.
+/// The examples of the article "Formats, uploads and files", compiled here and run where they do
+/// not touch the default store (other suites own it); a test checks each one still reads as in the
+/// article. ``readmeBlocks()`` serves every suite that checks README and article examples.
 @Suite("README formats and uploads")
 struct ReadmeFormatTests {
     /// Each README block of the section, as marked regions of this file read in order.
     static let blocks = [["FORMAT CONFIG"], ["FORMAT MODEL"], ["CODEC"], ["UPLOAD MODEL", "UPLOAD"], ["DOWNLOAD"]]
 
-    /// Every Swift block of the README, normalised.
+    /// Every Swift block of the README and of the DocC articles, normalised: the README links to
+    /// the articles, which hold the longer examples.
     static func readmeBlocks() throws -> [[String]] {
-        let readmeURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let readme = try String(contentsOf: readmeURL, encoding: .utf8)
-        return readme.components(separatedBy: "```swift\n").dropFirst().map {
-            normalise($0.components(separatedBy: "```")[0])
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var documents = [root.appendingPathComponent("README.md")]
+        let sources = root.appendingPathComponent("Sources")
+        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let catalog = sources.appendingPathComponent(module).appendingPathComponent("Documentation.docc")
+            let articles = (try? FileManager.default.contentsOfDirectory(atPath: catalog.path)) ?? []
+            documents += articles.sorted().filter { $0.hasSuffix(".md") }.map { catalog.appendingPathComponent($0) }
+        }
+        return try documents.flatMap { document in
+            try String(contentsOf: document, encoding: .utf8).components(separatedBy: "```swift\n").dropFirst().map {
+                normalise($0.components(separatedBy: "```")[0])
+            }
         }
     }
 

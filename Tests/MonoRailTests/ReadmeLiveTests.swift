@@ -3,8 +3,8 @@ import MonoRail
 import MonoRailServer
 import Testing
 
-/// The README's "Live lists and paging" example, run against the reference server; a test checks
-/// it still reads as in the README.
+/// The example of the article "Live lists and paging", run against the reference server; a test
+/// checks it still reads as in the article.
 @Suite("README live lists")
 struct ReadmeLiveTests {
     @Test("the example matches the README")

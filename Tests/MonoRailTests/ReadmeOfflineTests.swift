@@ -4,8 +4,8 @@ import MonoRailSQLite
 import MonoRailServer
 import Testing
 
-/// The README's "Offline: the outbox" example, run against the reference server; a test checks it
-/// still reads as in the README.
+/// The examples of the article "Offline writes: the outbox", run against the reference server; a
+/// test checks they still read as in the article.
 @Suite("README offline")
 struct ReadmeOfflineTests {
     @Test("the example matches the README")

@@ -4,8 +4,8 @@ import MonoRailSQLite
 import MonoRailServer
 import Testing
 
-/// The README's "Caching, storage and offline" example, run against the reference server; a test
-/// checks it still reads as in the README.
+/// The example of the article "Caching, storage and offline", run against the reference server; a
+/// test checks it still reads as in the article.
 @Suite("README caching and storage")
 struct ReadmeStorageTests {
     @Test("the example matches the README")
