@@ -175,6 +175,31 @@ struct FileCacheTests {
         }
     }
 
+    @Test("a named file's name goes with its file: names never outgrow the files kept")
+    func namesFollowFiles() async throws {
+        try await withHarness { harness in
+            let (api, first) = try await Self.upload(UploadModelTests.randomData(600), to: harness)
+            let (_, second) = try await Self.upload(UploadModelTests.randomData(600), to: harness)
+            let directory = Self.directory()
+            let cache = try FileCache(directory: directory, maxBytes: 1000)
+            _ = try await cache.file(APIPath(verbatim: first), named: "train/1/photo", using: api)
+            _ = try await cache.file(APIPath(verbatim: second), named: "train/2/photo", using: api)
+            // The second file evicted the first, and the first's name with it.
+            #expect(cache.count == 1)
+            let index = try Data(contentsOf: directory.appendingPathComponent("index.json"))
+            let names = (try JSONSerialization.jsonObject(with: index) as? [String: Any])?["names"]
+            #expect(
+                names as? [String: String] == [
+                    "train/2/photo": try api.url(for: APIPath(verbatim: second)).absoluteString
+                ])
+            // Reopened, the name still finds its file with no request.
+            let requests = harness.journal.count
+            let reopened = try FileCache(directory: directory, maxBytes: 1000)
+            _ = try await reopened.file(APIPath(verbatim: second), named: "train/2/photo", using: api)
+            #expect(harness.journal.count == requests)
+        }
+    }
+
     @Test("revalidated with the ETag: a 304 keeps the cached copy")
     func revalidation() async throws {
         let uploads = Self.directory()

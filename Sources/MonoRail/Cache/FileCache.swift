@@ -40,6 +40,12 @@ public final class FileCache: Sendable {
 
         init() {}
 
+        /// Drops a URL's entry and the names that hold it, so names never outgrow the files kept.
+        mutating func forget(_ key: String) -> Entry? {
+            names = names.filter { $0.value != key }
+            return entries.removeValue(forKey: key)
+        }
+
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             entries = try container.decode([String: Entry].self, forKey: .entries)
@@ -77,6 +83,7 @@ public final class FileCache: Sendable {
             UUID(uuidString: $0.value.file) != nil
                 && Self.fileSize(directory.appendingPathComponent($0.value.file)) == $0.value.size
         }
+        loaded.names = loaded.names.filter { loaded.entries[$0.value] != nil }
         let named = Set(loaded.entries.values.map(\.file))
         let present = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in present where name != "index.json" && !named.contains(name) {
@@ -137,7 +144,7 @@ public final class FileCache: Sendable {
                 file: name, size: Int64(data.count), etag: etag, lastUse: index.clock)
             var total = index.totalBytes
             while total > maxBytes, let oldest = index.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-                index.entries[oldest.key] = nil
+                _ = index.forget(oldest.key)
                 total -= oldest.value.size
                 removed.append(oldest.value.file)
             }
@@ -151,7 +158,7 @@ public final class FileCache: Sendable {
     /// Forgets a URL and deletes its file.
     public func remove(_ url: URL) {
         let file = index.withLock { index -> String? in
-            let removed = index.entries.removeValue(forKey: url.absoluteString)?.file
+            let removed = index.forget(url.absoluteString)?.file
             save(index)
             index.isDirty = false
             return removed
@@ -185,9 +192,11 @@ public final class FileCache: Sendable {
     /// `If-None-Match` when the server gave an `ETag` (a `304` keeps the cached copy). When the
     /// request fails and a copy is kept, the copy is returned.
     ///
+    /// A URL another origin serves goes without the app's credentials
+    /// (``/MonoRailClient/RequestOptions/isAnonymous``): a file URL is often the server's data, and a
+    /// CDN must not see the app's tokens.
+    ///
     /// - Throws: ``/MonoRailClient/APIError`` when nothing is cached and the request fails.
-    /// A URL another origin serves goes without the app's credentials (``/MonoRailClient/RequestOptions/isAnonymous``):
-    /// a file URL is often the server's data, and a CDN must not see the app's tokens.
     public func data(
         from path: APIPath, using client: APIClient, options: RequestOptions = RequestOptions()
     ) async throws -> Data {
@@ -277,7 +286,7 @@ public final class FileCache: Sendable {
             // Damaged or removed behind our back: forget it so it is fetched again.
             index.withLock { index in
                 if index.entries[key]?.file == entry.file {
-                    index.entries[key] = nil
+                    _ = index.forget(key)
                     save(index)
                     index.isDirty = false
                 }
