@@ -52,19 +52,13 @@ struct ArticleExampleTests {
             // ARTICLE DELIVERY END
             #expect(store.configuration.delivery == .mainActor)
 
-            let saved: Double? = try await withCheckedThrowingContinuation { continuation in
-                Thread {
-                    do {
-                        // ARTICLE BLOCKING BEGIN
-                        let train = try Train.blocking(in: store).get(id: 1)  // Train.blocking for the default store
-                        train.maxSpeed = 55.5
-                        try train.blocking.save()
-                        // ARTICLE BLOCKING END
-                        continuation.resume(returning: train.maxSpeed)
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
-                }.start()
+            let saved: Double? = try await onPlainThread {
+                // ARTICLE BLOCKING BEGIN
+                let train = try Train.blocking(in: store).get(id: 1)  // Train.blocking for the default store
+                train.maxSpeed = 55.5
+                try train.blocking.save()
+                // ARTICLE BLOCKING END
+                return train.maxSpeed
             }
             #expect(saved == 55.5)
             #expect(train.maxSpeed == 55.5)

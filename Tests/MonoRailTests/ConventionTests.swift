@@ -116,17 +116,11 @@ struct CallbackTests {
     func blocking() async throws {
         try await withHarness { harness in
             let store = harness.store
-            let company: String? = try await withCheckedThrowingContinuation { continuation in
-                Thread {
-                    do {
-                        let train = try Train.blocking(in: store).get(id: 2)
-                        train.maxSpeed = 301
-                        try train.blocking.save()
-                        continuation.resume(returning: train.company)
-                    } catch {
-                        continuation.resume(throwing: error)
-                    }
-                }.start()
+            let company: String? = try await onPlainThread {
+                let train = try Train.blocking(in: store).get(id: 2)
+                train.maxSpeed = 301
+                try train.blocking.save()
+                return train.company
             }
             #expect(company == "Deutsche Bahn AG")
             #expect(try harness.server.store.find("trains", id: "2")?["max_speed"] == 301.0)

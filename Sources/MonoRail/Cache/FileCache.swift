@@ -227,17 +227,17 @@ public final class FileCache: Sendable {
         } else {
             data = try await fetch(url, cached: nil, using: client, options: options)
         }
+        let key = url.absoluteString
         let replaced: String? = index.withLock { index in
-            let previous = index.names.updateValue(url.absoluteString, forKey: name)
-            guard let previous, previous != url.absoluteString else {
-                if previous == nil { save(index) }
-                return nil
+            // Names hold only files kept: one too large for the cache is served, not named.
+            guard index.entries[key] != nil, index.names[name] != key else { return nil }
+            let previous = index.names.updateValue(key, forKey: name)
+            let dropped = previous.flatMap {
+                index.names.values.contains($0) ? nil : index.entries.removeValue(forKey: $0)?.file
             }
-            let stillNamed = index.names.values.contains(previous)
-            let file = stillNamed ? nil : index.entries.removeValue(forKey: previous)?.file
             save(index)
             index.isDirty = false
-            return file
+            return dropped
         }
         if let replaced { try? FileManager.default.removeItem(at: directory.appendingPathComponent(replaced)) }
         return data
