@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MonoRailAsyncHTTPClient", targets: ["MonoRailAsyncHTTPClient"]),
         .library(name: "MonoRailSQLite", targets: ["MonoRailSQLite"]),
         .library(name: "MonoRailServer", targets: ["MonoRailServer"]),
+        .library(name: "MonoRailTesting", targets: ["MonoRailTesting"]),
         .executable(name: "monorail", targets: ["monorail"]),
     ],
     dependencies: [
@@ -119,6 +120,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // For an app's own tests: the reference server and a scripted server, each on a free port with
+        // a store pointed at it.
+        .target(
+            name: "MonoRailTesting",
+            dependencies: [
+                "MonoRail",
+                "MonoRailServer",
+                "MonoRailTransport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // Layer 5: `monorail scaffold`'s engine, writing models from a sample response.
         .target(
             name: "MonoRailScaffold",
@@ -149,6 +164,7 @@ let package = Package(
         .target(
             name: "TestServer",
             dependencies: [
+                "MonoRailTesting",
                 "MonoRailTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -161,14 +177,14 @@ let package = Package(
         .testTarget(
             name: "MonoRailTransportTests",
             dependencies: [
-                "MonoRailTransport", "MonoRailAsyncHTTPClient", "TestServer",
+                "MonoRailTransport", "MonoRailAsyncHTTPClient", "MonoRailTesting", "TestServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(
             name: "MonoRailServerTests",
             dependencies: [
-                "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "TestServer",
+                "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "MonoRailTesting", "TestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -189,7 +205,7 @@ let package = Package(
             name: "MonoRailTests",
             dependencies: [
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
-                "MonoRailSQLite", "MonoRailTransport", "TestServer", "OutboxCrashHarness",
+                "MonoRailSQLite", "MonoRailTesting", "MonoRailTransport", "TestServer", "OutboxCrashHarness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -199,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "MonoRailClientTests",
             dependencies: [
-                "MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "TestServer",
+                "MonoRail", "MonoRailClient", "MonoRailAsyncHTTPClient", "MonoRailTesting", "TestServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

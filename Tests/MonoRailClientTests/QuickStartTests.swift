@@ -6,7 +6,7 @@ import Testing
 /// The client layer's quick start (the article "Using the client layer"), compiled and run against
 /// the test server. The only difference from the article is the base URL; a test checks the two
 /// stay the same otherwise.
-@Suite("Client layer quick start", .timeLimit(.minutes(1)))
+@Suite("Client layer quick start", .timeLimit(.minutes(5)))
 struct QuickStartTests {
     static let article = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
 /// Runs the real `monorail serve` binary, kills it with SIGKILL, and checks that every write it had
 /// acknowledged is there when it comes back.
-@Suite("Reference server: crash safety", .timeLimit(.minutes(2)))
+@Suite("Reference server: crash safety", .timeLimit(.minutes(5)))
 struct CrashSafetyTests {
     /// `swift build --build-tests` (and `swift test`) put the `monorail` executable next to the test bundle.
     static var binary: URL {

@@ -3,7 +3,7 @@ import MonoRailServer
 import Testing
 
 /// Runs the real `monorail demo` binary, as the README tells people to.
-@Suite("monorail demo", .timeLimit(.minutes(2)))
+@Suite("monorail demo", .timeLimit(.minutes(5)))
 struct DemoCommandTests {
     @Test("walks the README's story against its own server and exits 0")
     func demo() async throws {
@@ -58,7 +58,7 @@ struct DemoCommandTests {
     }
 }
 
-@Suite("monorail scaffold command", .timeLimit(.minutes(2)))
+@Suite("monorail scaffold command", .timeLimit(.minutes(5)))
 struct ScaffoldCommandTests {
     @Test("writes models for a sample file, and for a URL of the reference server")
     func scaffold() async throws {

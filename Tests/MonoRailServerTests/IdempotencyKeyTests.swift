@@ -7,7 +7,7 @@ import Testing
 
 /// The reference server's `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header) and
 /// `If-Match` handling, over HTTP.
-@Suite("Reference server: Idempotency-Key and If-Match", .timeLimit(.minutes(2)))
+@Suite("Reference server: Idempotency-Key and If-Match", .timeLimit(.minutes(5)))
 struct IdempotencyKeyTests {
     static let keyHeader = HTTPField.Name("Idempotency-Key") ?? .accept
 

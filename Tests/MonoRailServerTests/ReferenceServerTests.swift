@@ -52,7 +52,7 @@ func withServer(
     await running.stop()
 }
 
-@Suite("Reference server: Rails conventions", .timeLimit(.minutes(2)))
+@Suite("Reference server: Rails conventions", .timeLimit(.minutes(5)))
 struct ReferenceServerTests {
     @Test("show answers the singular root with embedded relationships")
     func show() async throws {

@@ -7,7 +7,7 @@ import NIOCore
 import TestServer
 import Testing
 
-@Suite("Reference server: schema files and storage", .timeLimit(.minutes(2)))
+@Suite("Reference server: schema files and storage", .timeLimit(.minutes(5)))
 struct SchemaAndStorageTests {
     func temporaryFile(_ name: String, _ contents: String? = nil) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)-\(name)")

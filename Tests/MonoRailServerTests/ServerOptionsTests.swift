@@ -4,7 +4,7 @@ import MonoRailServer
 import TestServer
 import Testing
 
-@Suite("Reference server: options", .timeLimit(.minutes(2)))
+@Suite("Reference server: options", .timeLimit(.minutes(5)))
 struct ServerOptionsTests {
     @Test("pages with page and per_page, with Link and X-Total-Count")
     func pagination() async throws {

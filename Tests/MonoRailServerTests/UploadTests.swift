@@ -18,7 +18,7 @@ func multipartBody(boundary: String, parts: [(disposition: String, contentType: 
     return body
 }
 
-@Suite("Reference server: uploads", .timeLimit(.minutes(2)))
+@Suite("Reference server: uploads", .timeLimit(.minutes(5)))
 struct UploadTests {
     @Test("a multi-MB file streamed from disk is stored byte for byte, with its SHA-256")
     func largeUpload() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// A cache that holds nothing and cannot keep anything, like a full disk.
@@ -20,7 +21,7 @@ private final class FullCache: RecordCache {
     func clear() async throws { throw Full() }
 }
 
-@Suite("The action pipeline: response metadata, include, and the cache and outbox stages", .timeLimit(.minutes(2)))
+@Suite("The action pipeline: response metadata, include, and the cache and outbox stages", .timeLimit(.minutes(5)))
 struct ActionPipelineTests {
     @Test("a response carries the status, header fields, ETag, Date and source of the answer")
     func metadata() async throws {

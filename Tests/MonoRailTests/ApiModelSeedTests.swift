@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -154,10 +155,10 @@ enum ApiModelSeed {
         ])
 }
 
-@Suite("ApiModel's README, against the reference server in its conventions", .timeLimit(.minutes(2)))
+@Suite("ApiModel's README, against the reference server in its conventions", .timeLimit(.minutes(5)))
 struct ApiModelSeedTests {
     func withApiModelServer(
-        configure: (inout MonoRail.Configuration) -> Void = { _ in }, _ body: (Harness) async throws -> Void
+        configure: (inout MonoRail.Configuration) -> Void = { _ in }, _ body: (TestAPI) async throws -> Void
     ) async throws {
         try await withHarness(
             schema: ApiModelSeed.schema, server: .init(envelope: .apiModel), configure: configure, body)

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
@@ -103,7 +104,7 @@ enum ApicSeed {
         ])
 }
 
-@Suite("Apic's README: init(dictionary:), policies and type resolution", .timeLimit(.minutes(2)))
+@Suite("Apic's README: init(dictionary:), policies and type resolution", .timeLimit(.minutes(5)))
 struct ApicSeedTests {
     @Test("init(dictionary:) reads a record with the response's rules and stays out of the store")
     func initDictionary() throws {

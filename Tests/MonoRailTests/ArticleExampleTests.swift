@@ -1,24 +1,25 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The examples of the Concurrency and Testing-your-app articles, run here; a test checks each one
 /// still reads as in its article.
-@Suite("DocC article examples", .timeLimit(.minutes(2)))
+@Suite("DocC article examples", .timeLimit(.minutes(5)))
 struct ArticleExampleTests {
-    static let articles = ["Concurrency", "TestingYourApp"]
+    static let articles = [
+        "MonoRail/Documentation.docc/Concurrency", "MonoRailTesting/Documentation.docc/TestingYourApp",
+    ]
     static let regions = [
-        "CONCURRENT TASKS", "DELIVERY", "BLOCKING", "TEST STORE", "TEST SCHEMA", "TEST FAULTS",
+        "CONCURRENT TASKS", "DELIVERY", "BLOCKING", "TEST STORE", "TEST SCHEMA", "TEST FAULTS", "TEST SCRIPTED",
     ]
 
     @Test("the examples match the articles")
     func matchArticles() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         var blocks: [[String]] = []
         for article in Self.articles {
-            let url = root.appendingPathComponent("Sources/MonoRail/Documentation.docc/\(article).md")
+            let url = repositoryRoot.appendingPathComponent("Sources/\(article).md")
             let text = try String(contentsOf: url, encoding: .utf8)
             blocks += text.components(separatedBy: "```swift\n").dropFirst().map {
                 ReadmeFormatTests.normalise($0.components(separatedBy: "```")[0])
@@ -66,56 +67,63 @@ struct ArticleExampleTests {
         }
     }
 
-    @Test("Testing your app: a server and a store per test, a schema of your own, faults")
+    @Test("Testing your app: a server and a store per test, a schema of your own, faults, scripted answers")
     func testingYourApp() async throws {
-        do {
-            // ARTICLE TEST STORE BEGIN
-            let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
-            let store = ResourceStore(configuration: .init(apiRootURL: server.baseURL, retryPolicy: .none))
-
-            let train = try await Train.get(id: 1, in: store)
+        // ARTICLE TEST STORE BEGIN
+        try await withReferenceServer(schema: .trains) { api in
+            let train = try await Train.get(id: 1, in: api.store)
             train.maxSpeed = 99
             try await train.save()
 
-            #expect(server.journal.entries.last == "PUT /trains/1")
-            #expect(try server.store.find("trains", id: "1")?["max_speed"] == 99)
-            await server.stop()
-            // ARTICLE TEST STORE END
+            #expect(api.journal.entries.last == "PUT /trains/1")
+            #expect(try api.server.store.find("trains", id: "1")?["max_speed"] == 99)
         }
+        // ARTICLE TEST STORE END
 
-        do {
-            // ARTICLE TEST SCHEMA BEGIN
-            let schema = ServerSchema(
-                resources: [
-                    ResourceSchema(name: "post", fields: [FieldSchema(name: "title", type: .string, required: true)])
-                ],
-                seed: ["posts": [["title": "Hello"]]])
-            let server = try await ReferenceServer(schema: schema, configuration: .init(port: 0)).start()
-            // ARTICLE TEST SCHEMA END
-            let store = ResourceStore(configuration: .init(apiRootURL: server.baseURL, retryPolicy: .none))
-            #expect(try await ArticlePost.get(id: 1, in: store).title == "Hello")
-            let untitled = ArticlePost()
-            let refused = await #expect(throws: APIError.self) { try await untitled.create(in: store) }
-            #expect(refused?.code == .validationFailed)
+        // ARTICLE TEST SCHEMA BEGIN
+        let schema = ServerSchema(
+            resources: [
+                ResourceSchema(name: "note", fields: [FieldSchema(name: "title", type: .string, required: true)])
+            ],
+            seed: ["notes": [["title": "Hello"]]])
+        try await withReferenceServer(schema: schema) { api in
+            let untitled = Note()
+            await #expect(throws: APIError.self) { try await untitled.create(in: api.store) }
             #expect(untitled.errors["title"].isEmpty == false)
-            await server.stop()
+        }
+        // ARTICLE TEST SCHEMA END
+        try await withReferenceServer(schema: schema) { api in
+            let note = try await Note.get(id: 1, in: api.store)
+            #expect(note.title == "Hello")
         }
 
         // ARTICLE TEST FAULTS BEGIN
         let faults = FaultInjection(latency: .milliseconds(200), failFirst: 2)
-        let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0, faults: faults)).start()
-        // ARTICLE TEST FAULTS END
-        let faulty = ResourceStore(configuration: .init(apiRootURL: server.baseURL, retryPolicy: .none))
-        for _ in 0..<2 {
-            let error = await #expect(throws: APIError.self) { try await Train.get(id: 1, in: faulty) }
-            #expect(error?.statusCode == 503)
+        try await withReferenceServer(schema: .trains, configuration: .init(faults: faults)) { api in
+            await #expect(throws: APIError.self) { try await Train.get(id: 1, in: api.store) }
         }
-        #expect(try await Train.get(id: 1, in: faulty).company == "MonoRail Co.")
-        await server.stop()
+        // ARTICLE TEST FAULTS END
+        try await withReferenceServer(schema: .trains, configuration: .init(faults: faults)) { api in
+            for _ in 0..<2 {
+                let error = await #expect(throws: APIError.self) { try await Train.get(id: 1, in: api.store) }
+                #expect(error?.statusCode == 503)
+            }
+            let train = try await Train.get(id: 1, in: api.store)
+            #expect(train.company == "MonoRail Co.")
+        }
+
+        // ARTICLE TEST SCRIPTED BEGIN
+        try await withScriptedServer { server, store in
+            server.respond(to: "GET /trains/1", status: 404, body: #"{"detail": "Train not found"}"#)
+            let error = await #expect(throws: APIError.self) { try await Train.get(id: 1, in: store) }
+            #expect(error?.statusCode == 404)
+            #expect(server.requests == ["GET /trains/1"])
+        }
+        // ARTICLE TEST SCRIPTED END
     }
 }
 
-@Resource(name: "post")
-final class ArticlePost {
+@Resource
+final class Note {
     var title: String?
 }

@@ -1,11 +1,12 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Every hostile or inconsistent response gives a typed error and leaves the store and every live
 /// instance exactly as they were.
-@Suite("Bad responses change nothing", .timeLimit(.minutes(2)))
+@Suite("Bad responses change nothing", .timeLimit(.minutes(5)))
 struct BadInputTests {
     static let good = #"{"train": {"id": 1, "company": "MonoRail Co.", "number_of_cars": 5, "max_speed": 46.8}}"#
 

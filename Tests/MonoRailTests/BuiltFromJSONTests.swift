@@ -1,10 +1,11 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// `Model(json:)` with an id is the same record as the store's live instance of it.
-@Suite("Instances built from JSON", .timeLimit(.minutes(2)))
+@Suite("Instances built from JSON", .timeLimit(.minutes(5)))
 struct BuiltFromJSONTests {
     static let record: JSONValue = [
         "id": 1, "company": "From JSON", "number_of_cars": 9, "max_speed": 99.5, "in_service": true, "tags": ["x"],

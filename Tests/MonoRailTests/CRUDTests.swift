@@ -1,9 +1,10 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
-@Suite("CRUD against the reference server", .timeLimit(.minutes(2)))
+@Suite("CRUD against the reference server", .timeLimit(.minutes(5)))
 struct CRUDTests {
     @Test("get(id:) reads every field and returns the store's one instance")
     func getByID() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import TestServer
 import Testing
 
 /// Freshness and lifecycle: answers out of order, time to live, pins, unloading, damaged cached
 /// records, and observers of a background revalidation.
-@Suite("Record cache lifecycle: order, age, pins, unload", .timeLimit(.minutes(2)))
+@Suite("Record cache lifecycle: order, age, pins, unload", .timeLimit(.minutes(5)))
 struct CacheLifecycleTests {
     @Test("an answer to an older request does not overwrite the newer one, in the instance or the cache")
     func outOfOrder() async throws {
@@ -217,7 +218,7 @@ final class CachedFirstTrain {
     }
 }
 
-@Suite("Conditional requests with Last-Modified", .timeLimit(.minutes(1)))
+@Suite("Conditional requests with Last-Modified", .timeLimit(.minutes(5)))
 struct LastModifiedTests {
     @Test("a record's Last-Modified is kept and sent back as If-Modified-Since; the server's 304 keeps the copy")
     func ifModifiedSince() async throws {

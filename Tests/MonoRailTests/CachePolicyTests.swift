@@ -1,13 +1,14 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// Every cache policy against the reference server while it is up (and has changed the record
 /// since it was cached), answering 304 (unchanged), down (stopped) and slow (its latency fault,
 /// past the client's timeout): the value, where it came from, its age, and the requests the
 /// server's journal saw — for a record by id and for a list.
-@Suite("Cache policies × network conditions, against the reference server", .timeLimit(.minutes(3)))
+@Suite("Cache policies × network conditions, against the reference server", .timeLimit(.minutes(5)))
 struct CachePolicyTests {
     enum Shape: String, CaseIterable, Sendable {
         case record, list

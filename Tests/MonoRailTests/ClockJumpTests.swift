@@ -3,13 +3,14 @@ import MonoRail
 import MonoRailClient
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import MonoRailTransport
 import TestServer
 import Testing
 
 /// A device clock set back — by hand, or by a bad NTP step — between two reads: the second answer
 /// is still the newer one, in memory and in the SQLite file, in the same launch and in the next.
-@Suite("A clock set back", .timeLimit(.minutes(2)))
+@Suite("A clock set back", .timeLimit(.minutes(5)))
 struct ClockJumpTests {
     static let dayBack: TimeInterval = -86_400
 
@@ -21,7 +22,7 @@ struct ClockJumpTests {
     }
 
     /// Changes train 1's company on the server, through a store of its own.
-    static func rename(to company: String, on harness: Harness) async throws {
+    static func rename(to company: String, on harness: TestAPI) async throws {
         let train = try await Spec.Train.get(id: 1, in: harness.store)
         train.company = company
         try await train.save()

@@ -1,14 +1,15 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 @testable import MonoRail
 
-@Suite("Coalesced loads: one GET /trains?id[]=… for records wanted together", .timeLimit(.minutes(2)))
+@Suite("Coalesced loads: one GET /trains?id[]=… for records wanted together", .timeLimit(.minutes(5)))
 struct CoalescedLoadTests {
     /// A window long enough that tasks started together join one batch even on a busy machine.
-    func withCoalescing(_ body: (Harness) async throws -> Void) async throws {
+    func withCoalescing(_ body: (TestAPI) async throws -> Void) async throws {
         try await withHarness(
             schema: SavedRelationshipTests.schema,
             configure: { $0.conventions.coalescedLoads = CoalescedLoads(window: .milliseconds(300)) }, body)

@@ -1,12 +1,13 @@
 import Foundation
 import MonoRailClient
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
 
 /// Eight tasks read, edit and merge the same instances at once. Run under the thread sanitizer too:
 /// `swift test --sanitize=thread --filter ConcurrencyTests`.
-@Suite("Concurrency", .timeLimit(.minutes(2)))
+@Suite("Concurrency", .timeLimit(.minutes(5)))
 struct ConcurrencyTests {
     /// Merges server records into `store` the way a response does, without the network, so that
     /// thousands of merges race with readers and writers.

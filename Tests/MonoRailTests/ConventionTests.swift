@@ -1,10 +1,11 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
-@Suite("Conventions and presets", .timeLimit(.minutes(2)))
+@Suite("Conventions and presets", .timeLimit(.minutes(5)))
 struct ConventionTests {
     @Test("a compound class name becomes train_car, /train_cars")
     func naming() async throws {
@@ -91,7 +92,7 @@ struct ConventionTests {
     }
 }
 
-@Suite("Callbacks and blocking calls", .timeLimit(.minutes(2)))
+@Suite("Callbacks and blocking calls", .timeLimit(.minutes(5)))
 struct CallbackTests {
     @Test("success and failure callbacks, as in the seed")
     func callbacks() async throws {

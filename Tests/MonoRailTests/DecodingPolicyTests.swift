@@ -1,9 +1,10 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
-@Suite("Decoding policies and hooks", .timeLimit(.minutes(2)))
+@Suite("Decoding policies and hooks", .timeLimit(.minutes(5)))
 struct DecodingPolicyTests {
     @Test("lenient coercion reads numbers and Booleans given as strings")
     func lenient() async throws {

@@ -3,12 +3,13 @@ import Logging
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Lists from servers that page every index by default: a first page proves nothing about the
 /// records it lacks; a walk through every page does.
-@Suite("Servers that page by default", .timeLimit(.minutes(3)))
+@Suite("Servers that page by default", .timeLimit(.minutes(5)))
 struct DefaultPagingTests {
     /// The reference server as Rails apps with Kaminari run: pages of 25 unless asked.
     static let paged = ReferenceServer.Configuration(defaultPageSize: 25)
@@ -21,7 +22,7 @@ struct DefaultPagingTests {
     }
 
     /// 98 more trains on the server, 100 in all.
-    static func fill(_ harness: Harness) throws {
+    static func fill(_ harness: TestAPI) throws {
         let store = harness.server.store
         let trains = try #require(store.schema.resource(plural: "trains"))
         for index in 0..<98 {
@@ -30,7 +31,7 @@ struct DefaultPagingTests {
         }
     }
 
-    static func deleteOnServer(_ ids: [Int], _ harness: Harness) throws {
+    static func deleteOnServer(_ ids: [Int], _ harness: TestAPI) throws {
         let store = harness.server.store
         let trains = try #require(store.schema.resource(plural: "trains"))
         for id in ids { #expect(try store.delete(trains, id: String(id))) }

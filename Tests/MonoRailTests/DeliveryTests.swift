@@ -2,13 +2,14 @@ import Foundation
 import Logging
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import TestServer
 import Testing
 
 /// The store tells the app of changes — Observation, update streams, callbacks — where
 /// `configuration.delivery` says.
-@Suite("Delivery", .timeLimit(.minutes(1)))
+@Suite("Delivery", .timeLimit(.minutes(5)))
 struct DeliveryTests {
     /// Waits for a callback, which reports through `done`.
     static func callback(_ call: (@escaping @Sendable (Bool) -> Void) -> Void) async -> Bool {

@@ -3,7 +3,7 @@ import MonoRail
 import Testing
 
 /// MonoRail's models against a real Django REST framework app with the `.djangoREST` preset.
-@Suite("Django REST framework interop", .timeLimit(.minutes(2)))
+@Suite("Django REST framework interop", .timeLimit(.minutes(5)))
 struct DjangoInteropTests {
     func withDjango(
         extraTrains: Int = 0, configure: (inout MonoRail.Configuration) -> Void = { _ in },

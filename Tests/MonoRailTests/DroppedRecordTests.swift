@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// Trains as the MonoRail seed's `customDeserialize` returning `nil` would leave them: Deutsche
@@ -26,7 +27,7 @@ final class ListedCar {
     }
 }
 
-@Suite("customDeserialize may drop a record", .timeLimit(.minutes(2)))
+@Suite("customDeserialize may drop a record", .timeLimit(.minutes(5)))
 struct DroppedRecordTests {
     @Test("a list leaves dropped records out, in JSON and in MessagePack", arguments: [WireFormat.json, .messagePack])
     func list(format: WireFormat) async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
-@Suite("Field types", .timeLimit(.minutes(2)))
+@Suite("Field types", .timeLimit(.minutes(5)))
 struct FieldTypeTests {
     static let specimen = """
         {"specimen": {"id": "s-1", "text": "hello", "int8": -128, "int16": 32767, "int32": -2147483648,

@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @Suite("Downloads and the file cache")
@@ -13,7 +14,7 @@ struct FileCacheTests {
     static func url(_ name: String) -> URL { URL(string: "http://example.test/files/\(name)") ?? URL(filePath: name) }
 
     /// Uploads bytes to the reference server and returns the path it serves them at.
-    static func upload(_ bytes: Data, to harness: Harness) async throws -> (APIClient, String) {
+    static func upload(_ bytes: Data, to harness: TestAPI) async throws -> (APIClient, String) {
         let api = APIClient(configuration: .init(baseURL: harness.server.baseURL, transport: MonoRail.defaultTransport))
         var form = MultipartFormData()
         form.append(FileUpload(fileName: "file.bin", data: bytes), name: "file")

@@ -1,12 +1,13 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import Testing
 
 @Suite(
     "Form errors: kept on the instance, read at ApiModel's 400, and on a response read without throwing",
-    .timeLimit(.minutes(2)))
+    .timeLimit(.minutes(5)))
 struct FormErrorsTests {
     @Test("a refused create keeps the errors on the instance; the next successful create clears them")
     func create() async throws {

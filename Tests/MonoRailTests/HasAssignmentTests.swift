@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -23,9 +24,9 @@ enum Unkeyed {
     }
 }
 
-@Suite("@Has assignments and keys", .timeLimit(.minutes(2)))
+@Suite("@Has assignments and keys", .timeLimit(.minutes(5)))
 struct HasAssignmentTests {
-    static func storedTrainID(ofCar id: Int, _ harness: Harness) throws -> JSONValue? {
+    static func storedTrainID(ofCar id: Int, _ harness: TestAPI) throws -> JSONValue? {
         try harness.server.store.find("cars", id: String(id))?["train_id"]
     }
 

@@ -1,13 +1,14 @@
 import Foundation
 import MonoRailClient
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import TestServer
 import Testing
 
 @testable import MonoRail
 
-@Suite("Identity map", .timeLimit(.minutes(2)))
+@Suite("Identity map", .timeLimit(.minutes(5)))
 struct IdentityMapTests {
     @Test("two get(id:) calls return one instance, and a holder sees every later merge")
     func oneInstance() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Paged live queries against the reference server: `Link` headers, page numbers, cursors, shared
 /// page loads, and answers that arrive out of order.
-@Suite("Live queries: paging", .timeLimit(.minutes(2)))
+@Suite("Live queries: paging", .timeLimit(.minutes(5)))
 struct LivePagingTests {
     static func pageNumbersWorkedOut(_ configuration: inout MonoRail.Configuration) {
         configuration.conventions.paging.followsLinks = false
@@ -20,7 +21,7 @@ struct LivePagingTests {
 
     /// Adds trains to the server directly, as another client would; returns their ids.
     @discardableResult
-    static func addTrains(_ count: Int, to harness: Harness, speed: (Int) -> Double = { Double($0 % 300) }) throws
+    static func addTrains(_ count: Int, to harness: TestAPI, speed: (Int) -> Double = { Double($0 % 300) }) throws
         -> [Int]
     {
         let store = harness.server.store
@@ -37,7 +38,7 @@ struct LivePagingTests {
     }
 
     /// Every train's id on the server, in its order.
-    static func serverIDs(_ harness: Harness) throws -> [Int] {
+    static func serverIDs(_ harness: TestAPI) throws -> [Int] {
         let store = harness.server.store
         let resource = try #require(store.schema.resource(plural: "trains"))
         return try store.list(resource, filters: [:]).records.compactMap { $0["id"]?.intValue }
@@ -45,7 +46,7 @@ struct LivePagingTests {
 
     /// Pages through every train while other clients add some between pages, and checks the query
     /// ends holding each record once, in the server's order, with the total up to date.
-    func pageThrough(_ harness: Harness) async throws -> [String] {
+    func pageThrough(_ harness: TestAPI) async throws -> [String] {
         try Self.addTrains(998, to: harness)
         let trains = try await Train.query(pageSize: 100, in: harness.store)
         #expect(trains.records.count == 100)
@@ -143,7 +144,7 @@ struct LivePagingTests {
 
     @Test("a refresh answered after a later one, and a page asked for before a refresh, are dropped")
     func staleAnswers() async throws {
-        let canned = try await CannedServer.start()
+        let canned = try await ScriptedServer.start()
         defer { Task { await canned.stop() } }
         let store = ResourceStore(configuration: .testing(canned.baseURL))
         let line = "GET /trains?company=A&page=1&per_page=2"
@@ -211,7 +212,7 @@ struct LivePagingTests {
 
     @Test("a server that ignores page parameters ends the list; one that cannot sort is sorted here")
     func unpagingServer() async throws {
-        let canned = try await CannedServer.start()
+        let canned = try await ScriptedServer.start()
         defer { Task { await canned.stop() } }
         var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.conventions.orderParameter = nil
@@ -236,7 +237,7 @@ struct LivePagingTests {
 
     @Test("a record that joins while a refresh is in flight stays when the older answer arrives")
     func joinDuringRefresh() async throws {
-        let canned = try await CannedServer.start()
+        let canned = try await ScriptedServer.start()
         defer { Task { await canned.stop() } }
         let store = ResourceStore(configuration: .testing(canned.baseURL))
         let line = "GET /trains?company=A"

@@ -1,11 +1,12 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Live queries under concurrent change: run under the thread sanitizer in CI.
-@Suite("Live queries: concurrency", .timeLimit(.minutes(2)))
+@Suite("Live queries: concurrency", .timeLimit(.minutes(5)))
 struct LiveQueryConcurrencyTests {
     @Test("8 tasks edit, revert, create and refetch while 8 queries are iterated; each ends true")
     func eightByEight() async throws {

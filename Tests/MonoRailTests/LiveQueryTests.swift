@@ -1,11 +1,12 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// Live queries against the reference server: membership and order kept true by local changes,
 /// with the server's journal showing no request beyond the changes' own.
-@Suite("Live queries", .timeLimit(.minutes(2)))
+@Suite("Live queries", .timeLimit(.minutes(5)))
 struct LiveQueryTests {
     @Test("creates, records first seen elsewhere, edits in and out of the filter, and deletes, with no extra request")
     func membership() async throws {

@@ -7,11 +7,9 @@ import Testing
 /// The README's model quick start, compiled and run against the reference server (Rails
 /// conventions) and against a Django REST framework app (`.djangoREST`). It uses the default store,
 /// as the README does, so the runs are serialized and no other test uses that store.
-@Suite("README model quick start", .serialized, .timeLimit(.minutes(3)))
+@Suite("README model quick start", .serialized, .timeLimit(.minutes(5)))
 struct ModelQuickStartTests {
-    static let readme = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md")
+    static let readme = repositoryRoot.appendingPathComponent("README.md")
 
     @Test("runs against the reference server")
     func reference() async throws {

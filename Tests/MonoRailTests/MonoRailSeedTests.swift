@@ -1,12 +1,13 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
 
 /// MonoRail's first README, from its models to "Relationships are Persisted too", against the
 /// reference server: its `Car`, `Conductor` and `Train` are ``Spec``'s.
-@Suite("MonoRail's README, word for word", .timeLimit(.minutes(2)))
+@Suite("MonoRail's README, word for word", .timeLimit(.minutes(5)))
 struct MonoRailSeedTests {
     @Test("\"Thats it\": a train with its embedded cars")
     func thatsIt() async throws {

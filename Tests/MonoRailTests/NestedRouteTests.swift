@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -58,7 +59,7 @@ struct CarsRepository: Repository {
     }
 }
 
-@Suite("Nested routes and any path", .timeLimit(.minutes(2)))
+@Suite("Nested routes and any path", .timeLimit(.minutes(5)))
 struct NestedRouteTests {
     @Test("a model on Rails' nested routes takes :train_id from the filter, the parameters, or the record's reference")
     func childRoutes() async throws {

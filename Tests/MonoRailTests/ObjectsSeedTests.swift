@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
@@ -64,7 +65,7 @@ enum ObjectsSeed {
         ])
 }
 
-@Suite("Objects' README, over MessagePack, against the reference server speaking Objects", .timeLimit(.minutes(2)))
+@Suite("Objects' README, over MessagePack, against the reference server speaking Objects", .timeLimit(.minutes(5)))
 struct ObjectsSeedTests {
     /// - Parameters:
     ///   - destroy: The delete route, when not the preset's.
@@ -72,7 +73,7 @@ struct ObjectsSeedTests {
     ///   - fileCache: The store's file cache; default none.
     func withObjectsServer(
         destroy: RouteTemplate? = nil, session: Session? = nil, fileCache: FileCache? = nil,
-        _ body: (Harness) async throws -> Void
+        _ body: (TestAPI) async throws -> Void
     ) async throws {
         try await withHarness(
             schema: ObjectsSeed.schema, server: .init(envelope: .objects, bearerToken: "objects-secret"),

@@ -1,13 +1,14 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import Testing
 
 /// `.networkFirst` on a dead network answers from the cache in seconds: a refused or unroutable
 /// connection at once, with no retries; a black-holed one at the offline deadline, the request going
 /// on in the background. A read the cache cannot answer still retries.
-@Suite("Offline in seconds", .timeLimit(.minutes(1)))
+@Suite("Offline in seconds", .timeLimit(.minutes(5)))
 struct OfflineDeadlineTests {
     /// Counts the retries' waits and ends each at once; a wait of about an hour — the offline
     /// deadline these tests set when it is not what they are about — lasts until it is cancelled.
@@ -42,7 +43,7 @@ struct OfflineDeadlineTests {
     }
 
     /// Reads train 1 from the harness's server into a new cache.
-    static func warmCache(_ harness: Harness) async throws -> InMemoryRecordCache {
+    static func warmCache(_ harness: TestAPI) async throws -> InMemoryRecordCache {
         let cache = InMemoryRecordCache()
         var configuration = harness.store.configuration
         configuration.storage = cache

@@ -1,15 +1,16 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Authoritative lists remove what the server no longer lists, when a model opts in.
-@Suite("Orphan pruning", .timeLimit(.minutes(2)))
+@Suite("Orphan pruning", .timeLimit(.minutes(5)))
 struct OrphanPruningTests {
     static func pruning(_ configuration: inout MonoRail.Configuration) { configuration.prunesOrphans = true }
 
-    static func deleteOnServer(_ id: Int, _ harness: Harness) throws {
+    static func deleteOnServer(_ id: Int, _ harness: TestAPI) throws {
         let store = harness.server.store
         let resource = try #require(store.schema.resource(plural: "trains"))
         #expect(try store.delete(resource, id: String(id)))
@@ -94,7 +95,7 @@ struct OrphanPruningTests {
 
     @Test("a record fetched after the list was asked for stays; one fetched before goes")
     func fetchedAfter() async throws {
-        let canned = try await CannedServer.start()
+        let canned = try await ScriptedServer.start()
         defer { Task { await canned.stop() } }
         var configuration = MonoRail.Configuration.testing(canned.baseURL)
         configuration.prunesOrphans = true

@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import MonoRailTransport
 import TestServer
 import Testing
@@ -20,7 +21,7 @@ final class QueuedCar {
 
 /// The outbox against the reference server: kept writes shown at once, sent once under their
 /// `Idempotency-Key`, in order; refusals rolled back; local ids replaced.
-@Suite("The outbox: queued writes, exactly once, rollback, local ids", .timeLimit(.minutes(2)))
+@Suite("The outbox: queued writes, exactly once, rollback, local ids", .timeLimit(.minutes(5)))
 struct OutboxTests {
     /// Writes kept in memory: these tests are about sending them, not about a restart.
     static func queued(_ configuration: inout MonoRail.Configuration) {
@@ -247,7 +248,7 @@ struct OutboxTests {
 }
 
 /// Order, dependent refusals, a `409`, replay without `flush()`, and many tasks at once.
-@Suite("The outbox: order, 409, automatic replay, concurrency", .timeLimit(.minutes(2)))
+@Suite("The outbox: order, 409, automatic replay, concurrency", .timeLimit(.minutes(5)))
 struct OutboxReplayTests {
     @Test("a record's writes go in the order they were made; other records' go beside them")
     func order() async throws {
@@ -299,7 +300,7 @@ struct OutboxReplayTests {
 
     @Test("a 409 on the first attempt is a refusal: parked, the edit kept unsaved")
     func conflictStatus() async throws {
-        let canned = try await CannedServer.start()
+        let canned = try await ScriptedServer.start()
         canned.respond(to: "GET /trains/7", body: #"{"train": {"id": 7, "company": "Canned", "number_of_cars": 2}}"#)
         canned.respond(
             to: "PUT /trains/7", status: 409, body: #"{"error": "Conflict", "message": "the train is in service"}"#)
@@ -375,8 +376,8 @@ struct OutboxReplayTests {
     }
 
     /// A server of trains 1 to 6 whose saves take 300 ms to answer: long enough to see what is in flight.
-    static func slowTrains() async throws -> CannedServer {
-        let canned = try await CannedServer.start()
+    static func slowTrains() async throws -> ScriptedServer {
+        let canned = try await ScriptedServer.start()
         for id in 1...6 {
             canned.respond(to: "GET /trains/\(id)", body: #"{"train": {"id": \#(id), "number_of_cars": 1}}"#)
             canned.respond(
@@ -500,7 +501,7 @@ struct OutboxReplayTests {
 }
 
 /// `If-Match` on kept writes, `412`, and `resolve(keepLocal:)`.
-@Suite("The outbox: conflicts", .timeLimit(.minutes(2)))
+@Suite("The outbox: conflicts", .timeLimit(.minutes(5)))
 struct OutboxConflictTests {
     static func conditional(_ configuration: inout MonoRail.Configuration) {
         configuration.writePolicy = .queued
@@ -564,7 +565,7 @@ struct OutboxConflictTests {
 }
 
 /// Kept writes across a restart on one SQLite file.
-@Suite("The outbox in SQLite storage", .timeLimit(.minutes(2)))
+@Suite("The outbox in SQLite storage", .timeLimit(.minutes(5)))
 struct OutboxStorageTests {
     static func configuration(_ url: URL?) -> MonoRail.Configuration {
         var configuration = MonoRail.Configuration.testing(url)

@@ -2,12 +2,13 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Writes the server refuses or keeps failing: parked with their dependents while every other
 /// write goes on, kept parked across a restart, retried or discarded by the app.
-@Suite("The outbox: parked writes", .timeLimit(.minutes(2)))
+@Suite("The outbox: parked writes", .timeLimit(.minutes(5)))
 struct ParkedWriteTests {
     static func configuration(_ url: URL?, limits: OutboxLimits = OutboxLimits(maximumFailures: 2))
         -> MonoRail.Configuration
@@ -240,7 +241,7 @@ struct ParkedWriteTests {
 }
 
 /// A refusal looks the same to the app whether the write was sent at once or kept in the outbox.
-@Suite("Refusals: direct and queued side by side", .timeLimit(.minutes(2)))
+@Suite("Refusals: direct and queued side by side", .timeLimit(.minutes(5)))
 struct RefusalParityTests {
     enum Refusal: String, CaseIterable, Sendable {
         case validation = "422"

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -13,7 +14,7 @@ final class Remark {
     @References(polymorphic: true) var subject: (any ResourceModel)?
 }
 
-@Suite("Polymorphic references: subject_type and subject_id, resolved through the registry", .timeLimit(.minutes(2)))
+@Suite("Polymorphic references: subject_type and subject_id, resolved through the registry", .timeLimit(.minutes(5)))
 struct PolymorphicReferenceTests {
     /// The trains example with comments on trains and cars.
     static let schema: ServerSchema = {
@@ -29,7 +30,7 @@ struct PolymorphicReferenceTests {
         return schema
     }()
 
-    func withComments(_ body: (Harness) async throws -> Void) async throws {
+    func withComments(_ body: (TestAPI) async throws -> Void) async throws {
         try await withHarness(
             schema: Self.schema, configure: { $0.models.register(Seed.Train.self, Seed.Car.self) }, body)
     }

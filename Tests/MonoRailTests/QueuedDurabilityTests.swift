@@ -3,11 +3,12 @@ import Logging
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// `.queued` means kept across a restart, or refused: never a silent fall back to memory.
-@Suite("Queued writes are durable or refused", .timeLimit(.minutes(2)))
+@Suite("Queued writes are durable or refused", .timeLimit(.minutes(5)))
 struct QueuedDurabilityTests {
     static func configuration(_ url: URL, _ policy: WritePolicy, log: LogCapture) -> MonoRail.Configuration {
         var configuration = MonoRail.Configuration.testing(url)

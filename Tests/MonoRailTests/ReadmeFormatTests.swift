@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The examples of the article "Formats, uploads and files", compiled here and run where they do
@@ -14,8 +15,7 @@ struct ReadmeFormatTests {
     /// Every Swift block of the README and of the DocC articles, normalised: the README links to
     /// the articles, which hold the longer examples.
     static func readmeBlocks() throws -> [[String]] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = repositoryRoot
         var documents = [root.appendingPathComponent("README.md")]
         let sources = root.appendingPathComponent("Sources")
         for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {

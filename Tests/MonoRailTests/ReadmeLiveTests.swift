@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The example of the article "Live lists and paging", run against the reference server; a test

@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The examples of the article "Offline writes: the outbox", run against the reference server; a

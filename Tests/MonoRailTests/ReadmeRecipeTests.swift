@@ -1,10 +1,11 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The README's "Your server" recipes: each compiled here, and run against a server of its family.
-@Suite("README recipes per server family", .timeLimit(.minutes(2)))
+@Suite("README recipes per server family", .timeLimit(.minutes(5)))
 struct ReadmeRecipeTests {
     static let regions = ["RECIPE RAILS", "RECIPE DJANGO", "RECIPE BARE"]
 

@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import Testing
 
@@ -40,7 +41,7 @@ enum ReadmeLibrary {
 
 /// The README's relationship examples, run against the reference server; a test checks they still
 /// read as in the README.
-@Suite("README relationships", .timeLimit(.minutes(2)))
+@Suite("README relationships", .timeLimit(.minutes(5)))
 struct ReadmeRelationshipTests {
     @Test("the examples match the README")
     func matchesReadme() throws {

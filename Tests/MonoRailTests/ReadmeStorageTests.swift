@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The example of the article "Caching, storage and offline", run against the reference server; a

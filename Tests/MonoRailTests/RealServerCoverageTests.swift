@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail

@@ -4,7 +4,7 @@ import MonoRailSQLite
 import Testing
 
 /// What every record cache promises, checked on the in-memory one and on SQLite files.
-@Suite("Record caches: the contract both implementations keep", .timeLimit(.minutes(2)))
+@Suite("Record caches: the contract both implementations keep", .timeLimit(.minutes(5)))
 struct RecordCacheContractTests {
     enum Kind: String, CaseIterable, Sendable {
         case memory, sqlite

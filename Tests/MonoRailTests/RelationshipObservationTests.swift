@@ -1,13 +1,14 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import TestServer
 import Testing
 
 /// Relationships are observed as fields are: a screen reading `train.cars`, `train.conductor` or
 /// `car.train` is told whenever the members or the target change, whatever changed them.
-@Suite("Observing relationships", .timeLimit(.minutes(2)))
+@Suite("Observing relationships", .timeLimit(.minutes(5)))
 struct RelationshipObservationTests {
     /// Counts the changes `read` sees, watching again after each, as SwiftUI does.
     final class Watch: Sendable {
@@ -35,7 +36,7 @@ struct RelationshipObservationTests {
         }
     }
 
-    static func serverResource(_ plural: String, _ harness: Harness) throws -> ResourceSchema {
+    static func serverResource(_ plural: String, _ harness: TestAPI) throws -> ResourceSchema {
         try #require(harness.server.store.schema.resource(plural: plural))
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
-@Suite("Relationships", .timeLimit(.minutes(2)))
+@Suite("Relationships", .timeLimit(.minutes(5)))
 struct RelationshipTests {
     @Test("embedded records merge into the identity map, and references resolve from it")
     func embedded() async throws {
@@ -375,7 +376,7 @@ struct RelationshipTests {
 }
 
 /// Relationships whose wire key is not their Swift name.
-@Suite("Relationships under keys of their own", .timeLimit(.minutes(1)))
+@Suite("Relationships under keys of their own", .timeLimit(.minutes(5)))
 struct KeyedRelationshipTests {
     @Resource(name: "car")
     final class KeyedCar {

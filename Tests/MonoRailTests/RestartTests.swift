@@ -3,12 +3,13 @@ import MonoRail
 import MonoRailClient
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// What an app finds in its SQLite file after a restart, with the server gone: the second launch is
 /// this test binary run again as a process of its own, so nothing of the first is in memory.
-@Suite("After a restart", .timeLimit(.minutes(2)))
+@Suite("After a restart", .timeLimit(.minutes(5)))
 struct RestartTests {
     /// Set for the second launch: the SQLite file the first one left.
     static let secondLaunchFile = ProcessInfo.processInfo.environment["MONORAIL_RESTART_FILE"]
@@ -18,7 +19,7 @@ struct RestartTests {
 
     /// Runs a first launch: `body` gets the reference server and the path of a new SQLite file, which
     /// a second launch (``launchAgain(_:file:api:)``) reads.
-    static func withServerAndFile(_ body: (Harness, String) async throws -> Void) async throws {
+    static func withServerAndFile(_ body: (TestAPI, String) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let path = directory.appendingPathComponent("app.sqlite").path

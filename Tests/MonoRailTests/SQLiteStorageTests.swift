@@ -3,6 +3,7 @@ import GRDB
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// A directory of its own under the temporary directory, removed after `body`.
@@ -12,7 +13,7 @@ func withTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
     try await body(directory)
 }
 
-@Suite("SQLite storage: restarts, bad files, a real wipe", .timeLimit(.minutes(2)))
+@Suite("SQLite storage: restarts, bad files, a real wipe", .timeLimit(.minutes(5)))
 struct SQLiteStorageTests {
     /// Fetches trains with their cars side-loaded through a store on `path`; every instance and the
     /// store are gone when it returns.

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
@@ -52,7 +53,7 @@ struct SavedRelationshipTests {
     }()
 
     /// The server's copy of a record, read with a plain client.
-    func stored(_ path: String, root: String, in harness: Harness) async throws -> [String: JSONValue] {
+    func stored(_ path: String, root: String, in harness: TestAPI) async throws -> [String: JSONValue] {
         let api = APIClient(configuration: .init(baseURL: harness.server.baseURL, retryPolicy: .none))
         return try await api.get(APIPath(verbatim: path), as: [String: JSONValue].self, root: root)
     }

@@ -4,7 +4,7 @@ import MonoRailScaffold
 import TestServer
 import Testing
 
-@Suite("monorail scaffold", .timeLimit(.minutes(3)))
+@Suite("monorail scaffold", .timeLimit(.minutes(5)))
 struct ScaffoldTests {
     static let sample: JSONValue = [
         "trains": [

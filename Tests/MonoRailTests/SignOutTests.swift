@@ -2,11 +2,12 @@ import Foundation
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import Observation
 import Testing
 
 /// `store.clear()` for sign-out: nothing of the last account stays, on screen or on disk.
-@Suite("Sign-out", .timeLimit(.minutes(2)))
+@Suite("Sign-out", .timeLimit(.minutes(5)))
 struct SignOutTests {
     @Test("held instances are emptied and marked deleted, observers are told, caches and outbox are empty")
     func clearEmptiesHeldInstances() async throws {

@@ -3,10 +3,11 @@ import GRDB
 import MonoRail
 import MonoRailSQLite
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// The SQLite storage under concurrent use; CI runs this suite under the thread sanitizer.
-@Suite("Storage under concurrency", .timeLimit(.minutes(3)))
+@Suite("Storage under concurrency", .timeLimit(.minutes(5)))
 struct StorageConcurrencyTests {
     @Test("8 tasks read, merge, write and clear one SQLite store at once; every answer is whole")
     func readMergeClear() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 @testable import MonoRail
@@ -28,7 +29,7 @@ final class CountedTrain {
     }
 }
 
-@Suite("One APIClient per store configuration", .timeLimit(.minutes(2)))
+@Suite("One APIClient per store configuration", .timeLimit(.minutes(5)))
 struct StoreClientTests {
     @Test("models that change no client setting share the store's client")
     func shared() throws {

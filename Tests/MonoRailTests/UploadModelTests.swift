@@ -2,12 +2,13 @@ import Crypto
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import TestServer
 import Testing
 
 /// Files travel in models and forms as `multipart/form-data`, checked by real parsers: the
 /// reference server's streaming parser and Python's MIME parser.
-@Suite("Uploads", .timeLimit(.minutes(3)))
+@Suite("Uploads", .timeLimit(.minutes(5)))
 struct UploadModelTests {
     static func randomData(_ count: Int) -> Data {
         var generator = SystemRandomNumberGenerator()
@@ -139,8 +140,7 @@ struct UploadModelTests {
         for try await chunk in try form.body().chunks(size: 4096) { try handle.write(contentsOf: chunk) }
         try handle.close()
 
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Support/parse_multipart.py")
+        let script = repositoryRoot.appendingPathComponent("Tests/MonoRailTests/Support/parse_multipart.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, bodyFile.path, form.contentType]
@@ -256,8 +256,7 @@ final class PythonMultipartServer {
     private let input: Pipe
 
     init() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Support/parse_multipart.py")
+        let script = repositoryRoot.appendingPathComponent("Tests/MonoRailTests/Support/parse_multipart.py")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, "--serve"]

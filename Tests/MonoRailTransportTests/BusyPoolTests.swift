@@ -5,7 +5,7 @@ import MonoRailTransport
 import TestServer
 import Testing
 
-@Suite("A busy connection pool", .timeLimit(.minutes(2)))
+@Suite("A busy connection pool", .timeLimit(.minutes(5)))
 struct BusyPoolTests {
     /// AsyncHTTPClient fails a request that waits for a pooled connection longer than the connect
     /// timeout (10 s) as if the server could not be reached.

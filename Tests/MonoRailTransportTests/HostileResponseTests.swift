@@ -6,7 +6,7 @@ import Testing
 
 /// Responses no HTTP server library would send, played byte for byte by a raw TCP server: each must
 /// come back as a typed error, never a crash.
-@Suite("Hostile responses", .timeLimit(.minutes(2)))
+@Suite("Hostile responses", .timeLimit(.minutes(5)))
 struct HostileResponseTests {
     static let chunkedBody = "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
 

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
+import MonoRailTesting
 import MonoRailTransport
 import TestServer
 import Testing
 
-@Suite("Transport conformance", .timeLimit(.minutes(2)))
+@Suite("Transport conformance", .timeLimit(.minutes(5)))
 struct TransportConformanceTests {
     @Test("a GET returns the status, the headers and the body", arguments: TransportKind.allCases)
     func getReturnsResponse(kind: TransportKind) async throws {

@@ -1,8 +1,7 @@
 public import Foundation
 import Hummingbird
-import Logging
+import MonoRailTesting
 import MonoRailTransport
-import NIOCore
 
 /// A Hummingbird server on 127.0.0.1 with endpoints that produce every response the client tests need:
 /// echoes, canned statuses and bodies, delays, truncated bodies, redirects, flaky endpoints and counters.
@@ -51,28 +50,6 @@ public final class TestServer: Sendable {
     }
 }
 
-/// Serves `router` on 127.0.0.1 on an ephemeral port, in the background.
-///
-/// - Returns: The port once the server listens, and the task serving (cancel it to stop).
-func serve(_ router: Router<BasicRequestContext>, name: String) async throws -> (Int, Task<Void, any Error>) {
-    let (stream, continuation) = AsyncStream<Int>.makeStream()
-    var logger = Logger(label: name)
-    logger.logLevel = .critical
-    let app = Application(
-        router: router,
-        configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: name),
-        onServerRunning: { channel in
-            continuation.yield(channel.localAddress?.port ?? 0)
-            continuation.finish()
-        },
-        logger: logger)
-    let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-    for await port in stream {
-        return (port, task)
-    }
-    throw CancellationError()
-}
-
 private let sharedServer = Task { try await TestServer.start() }
 private let otherServer = Task { try await TestServer.start() }
 
@@ -89,16 +66,4 @@ final class ServerState: Sendable {
             return table[key] ?? 0
         }
     }
-}
-
-/// Waits until `condition` holds, checking every 20 ms for at most `limit`: a bound on waiting for
-/// something another task or the server does, not a timing assertion. Generous, because on two
-/// busy cores (the 100 MB upload test runs two processes at once) a task can wait seconds for CPU.
-public func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }

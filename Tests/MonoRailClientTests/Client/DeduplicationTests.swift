@@ -1,9 +1,10 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
-@Suite("Request de-duplication", .timeLimit(.minutes(1)))
+@Suite("Request de-duplication", .timeLimit(.minutes(5)))
 struct DeduplicationTests {
     @Test("concurrent identical GETs share one request")
     func shared() async throws {

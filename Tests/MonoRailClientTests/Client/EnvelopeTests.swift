@@ -8,7 +8,7 @@ struct Car: Codable, Equatable, Sendable {
     var occupancy: Int
 }
 
-@Suite("Envelopes", .timeLimit(.minutes(1)))
+@Suite("Envelopes", .timeLimit(.minutes(5)))
 struct EnvelopeTests {
     func respond(_ body: String) -> APIPath { "/respond?body=\(verbatim: q(body))" }
 

@@ -4,7 +4,7 @@ import TestServer
 import Testing
 
 /// Every bad input the foundation issue lists, each asserting the exact typed error.
-@Suite("Errors and bad input", .timeLimit(.minutes(1)))
+@Suite("Errors and bad input", .timeLimit(.minutes(5)))
 struct ErrorTests {
     func respond(status: Int = 200, contentType: String = "application/json", body: String, extra: String = "")
         -> APIPath

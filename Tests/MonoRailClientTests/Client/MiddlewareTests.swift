@@ -4,7 +4,7 @@ import MonoRail
 import TestServer
 import Testing
 
-@Suite("Middleware", .timeLimit(.minutes(1)))
+@Suite("Middleware", .timeLimit(.minutes(5)))
 struct MiddlewareTests {
     @Test("default headers are added unless the request sets them")
     func defaultHeaders() async throws {

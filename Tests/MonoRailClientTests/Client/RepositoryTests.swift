@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -26,7 +27,7 @@ struct GistsRepository: Repository {
     }
 }
 
-@Suite("Repositories", .timeLimit(.minutes(1)))
+@Suite("Repositories", .timeLimit(.minutes(5)))
 struct RepositoryTests {
     @Test("an endpoint returns a handle whose value is the decoded result")
     func handleValue() async throws {

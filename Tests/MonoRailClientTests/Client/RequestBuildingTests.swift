@@ -3,7 +3,7 @@ import MonoRail
 import TestServer
 import Testing
 
-@Suite("Request building", .timeLimit(.minutes(1)))
+@Suite("Request building", .timeLimit(.minutes(5)))
 struct RequestBuildingTests {
     @Test(
         "joins paths to a base URL that has a path of its own",

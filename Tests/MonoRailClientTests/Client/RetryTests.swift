@@ -9,7 +9,7 @@ struct FixedGenerator: RandomNumberGenerator {
     mutating func next() -> UInt64 { value }
 }
 
-@Suite("Retries", .timeLimit(.minutes(1)))
+@Suite("Retries", .timeLimit(.minutes(5)))
 struct RetryTests {
     @Test("an idempotent GET is retried until it succeeds")
     func retriesGet() async throws {
@@ -151,7 +151,7 @@ struct RetryTests {
     }
 }
 
-@Suite("Retries after a reset", .timeLimit(.minutes(1)))
+@Suite("Retries after a reset", .timeLimit(.minutes(5)))
 struct ResetRetryTests {
     @Test("a reset connection is retried like a closed one")
     func resetIsRetried() async throws {

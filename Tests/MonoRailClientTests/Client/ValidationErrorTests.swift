@@ -3,7 +3,7 @@ import MonoRail
 import TestServer
 import Testing
 
-@Suite("Validation errors", .timeLimit(.minutes(1)))
+@Suite("Validation errors", .timeLimit(.minutes(5)))
 struct ValidationErrorTests {
     @Test(
         "reads the Rails, Django REST framework and ApiModel shapes",

@@ -3,7 +3,7 @@ import MonoRailClient
 import TestServer
 import Testing
 
-@Suite("Rails forms", .timeLimit(.minutes(1)))
+@Suite("Rails forms", .timeLimit(.minutes(5)))
 struct FormCodingTests {
     @Test("bracket names and the WHATWG form escaping")
     func encoding() {

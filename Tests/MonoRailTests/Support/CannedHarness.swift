@@ -1,26 +1,21 @@
 import Foundation
 import MonoRail
-import TestServer
+import MonoRailTesting
 
-/// A canned server and a store pointed at it.
+/// `withScriptedServer` over the transport under test, with the server conventions given.
 func withCanned(
     conventions: ServerConventions = .rails,
-    _ body: (CannedServer, ResourceStore) async throws -> Void
+    _ body: (ScriptedServer, ResourceStore) async throws -> Void
 ) async throws {
-    let server = try await CannedServer.start()
-    var configuration = MonoRail.Configuration.testing(server.baseURL)
-    configuration.conventions = conventions
-    let store = ResourceStore(configuration: configuration)
-    do {
+    try await withScriptedServer {
+        $0.transport = transportUnderTest
+        $0.conventions = conventions
+    } _: { server, store in
         try await body(server, store)
-    } catch {
-        await server.stop()
-        throw error
     }
-    await server.stop()
 }
 
-/// Parses a request body the canned server recorded (`"POST /trains {…}"`).
+/// Parses a request body the scripted server recorded (`"POST /trains {…}"`).
 func recordedBody(_ line: String) throws -> JSONValue {
     guard let brace = line.firstIndex(of: "{") else { return .null }
     return try JSONParser().parse(Data(line[brace...].utf8))

@@ -18,9 +18,7 @@ final class DjangoServer {
         self.input = input
     }
 
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("DjangoInterop")
+    static let directory = repositoryRoot.appendingPathComponent("Tests/DjangoInterop")
 
     struct StartError: Error, CustomStringConvertible {
         var description: String

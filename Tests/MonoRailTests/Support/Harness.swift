@@ -1,35 +1,21 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 
-/// A reference server on a free loopback port and a store of its own pointed at it, so that tests
-/// run in parallel without sharing an identity map.
-struct Harness {
-    let server: RunningReferenceServer
-    let store: ResourceStore
-
-    var journal: RequestJournal { server.journal }
-}
-
+/// `withReferenceServer` over the transport under test, serving the trains schema unless told.
 func withHarness(
     schema: ServerSchema = .trains,
-    server serverConfiguration: ReferenceServer.Configuration = .init(),
+    server configuration: ReferenceServer.Configuration = .init(),
     configure: (inout MonoRail.Configuration) -> Void = { _ in },
-    _ body: (Harness) async throws -> Void
+    _ body: (TestAPI) async throws -> Void
 ) async throws {
-    var serverConfiguration = serverConfiguration
-    serverConfiguration.port = 0
-    let running = try await ReferenceServer(schema: schema, configuration: serverConfiguration).start()
-    var configuration = MonoRail.Configuration.testing(running.baseURL)
-    configure(&configuration)
-    let harness = Harness(server: running, store: ResourceStore(configuration: configuration))
-    do {
-        try await body(harness)
-    } catch {
-        await running.stop()
-        throw error
+    try await withReferenceServer(schema: schema, configuration: configuration) {
+        $0.transport = transportUnderTest
+        configure(&$0)
+    } _: { api in
+        try await body(api)
     }
-    await running.stop()
 }
 
 /// The transport the model-layer tests talk over: the platform's default (AsyncHTTPClient on
