@@ -201,16 +201,35 @@ let package = Package(
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
             ]
         ),
+        // The models most suites share (the trains example, SPEC.md's and the seeds'), public so every
+        // test target reads the same ones.
+        .target(
+            name: "TestModels",
+            dependencies: ["MonoRail", "MonoRailServer"],
+            path: "Tests/TestModels"
+        ),
         .testTarget(
             name: "MonoRailTests",
             dependencies: [
-                "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold", "MonoRailAsyncHTTPClient",
-                "MonoRailSQLite", "MonoRailTesting", "MonoRailTransport", "TestServer", "OutboxCrashHarness",
+                "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailSQLite", "MonoRailTesting",
+                "MonoRailTransport", "TestModels", "TestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Support/parse_multipart.py"]
+        ),
+        .testTarget(
+            name: "MonoRailSQLiteTests",
+            dependencies: [
+                "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailSQLite", "MonoRailTesting", "TestModels",
+                "MonoRailTransport", "TestServer", "OutboxCrashHarness",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "MonoRailScaffoldTests",
+            dependencies: ["MonoRail", "MonoRailScaffold", "TestModels", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

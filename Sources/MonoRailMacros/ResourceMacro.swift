@@ -51,9 +51,10 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 
         let storedLines = fields.flatMap { field in
             let initial = field.relationship?.storage.initial ?? field.initializer?.trimmedDescription ?? "nil"
-            var lines = ["    var \(field.name): \(field.type) = \(initial)"]
+            // As visible as the model: a public model's values are read from other modules.
+            var lines = ["    \(access)var \(field.name): \(field.type) = \(initial)"]
             if field.relationship?.isPolymorphic == true {
-                lines.append("    var \(RelationshipSpec.typeStorage(of: field.name)): String? = nil")
+                lines.append("    \(access)var \(RelationshipSpec.typeStorage(of: field.name)): String? = nil")
             }
             return lines
         }
@@ -300,8 +301,6 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         return ""
     }
 
-    /// Whether the class declares initializers but no `init()`: the protocol needs one to create
-    /// instances for records the server sends.
     /// Whether the class body declares `static func <name>` (or `class func`).
     static func declaresStaticFunction(_ name: String, in classDecl: ClassDeclSyntax) -> Bool {
         classDecl.memberBlock.members.contains { member in
@@ -314,9 +313,12 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
         }
     }
 
+    /// Whether the class lacks an `init()` the protocol can use to create instances for records the
+    /// server sends: it declares initializers but no `init()`, or it is public (or package) and its
+    /// implicit `init()` is internal, which a public protocol requirement cannot use.
     static func needsEmptyInitializer(_ classDecl: ClassDeclSyntax) -> Bool {
         let initializers = classDecl.memberBlock.members.compactMap { $0.decl.as(InitializerDeclSyntax.self) }
-        if initializers.isEmpty { return false }
+        if initializers.isEmpty { return !accessLevel(of: classDecl).isEmpty }
         return !initializers.contains { $0.signature.parameterClause.parameters.isEmpty }
     }
 

@@ -103,7 +103,7 @@ public func withScriptedServer<Result>(
 ) async throws -> Result {
     try await ServerSlots.withSlot {
         let server = try await ScriptedServer.start()
-        var configuration = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(apiRootURL: server.baseURL)
         configure(&configuration)
         do {
             let result = try await body(server, ResourceStore(configuration: configuration))

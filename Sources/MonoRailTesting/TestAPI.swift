@@ -50,7 +50,7 @@ public func withReferenceServer<Result>(
         var serverConfiguration = configuration
         serverConfiguration.port = 0
         let server = try await ReferenceServer(schema: schema, configuration: serverConfiguration).start()
-        var storeConfiguration = MonoRail.Configuration(apiRootURL: server.baseURL, retryPolicy: .none)
+        var storeConfiguration = MonoRail.Configuration.testing(apiRootURL: server.baseURL)
         configure(&storeConfiguration)
         let api = TestAPI(server: server, store: ResourceStore(configuration: storeConfiguration))
         do {
@@ -61,5 +61,13 @@ public func withReferenceServer<Result>(
             await server.stop()
             throw error
         }
+    }
+}
+
+extension MonoRail.Configuration {
+    /// A store configuration for tests: the API at `apiRootURL` and no retries, so a failure shows
+    /// at once. The configuration ``withReferenceServer(schema:configuration:store:_:)`` starts from.
+    public static func testing(apiRootURL: URL?) -> MonoRail.Configuration {
+        MonoRail.Configuration(apiRootURL: apiRootURL, retryPolicy: .none)
     }
 }

@@ -163,6 +163,16 @@ struct ResourceMacroTests {
         #expect(actual.contains("public static func customDeserialize(_ record: JSONValue)"))
     }
 
+    @Test("a public class without initializers gets a public init(): its implicit one is internal")
+    func publicWithoutInitializers() {
+        let exposed = expansionFailures(
+            "@Resource\npublic final class Train {\n    public var company: String?\n}", expandsTo: "")
+        // The class's members are indented once; the values' twice.
+        #expect(exposed.joined(separator: "\n").contains("\n    public init() {"))
+        let plain = expansionFailures("@Resource\nfinal class Train {\n    var company: String?\n}", expandsTo: "")
+        #expect(!plain.joined(separator: "\n").contains("\n    init() {"))
+    }
+
     @Test("a class that declares customDeserialize keeps it, and its schema says records are rewritten")
     func declaredHook() {
         let source = """

@@ -27,7 +27,7 @@ let transportUnderTest: (any Transport)? =
 extension MonoRail.Configuration {
     /// A store configuration for tests: no retries, over ``transportUnderTest``.
     static func testing(_ apiRootURL: URL?) -> MonoRail.Configuration {
-        var configuration = MonoRail.Configuration(apiRootURL: apiRootURL, retryPolicy: .none)
+        var configuration = MonoRail.Configuration.testing(apiRootURL: apiRootURL)
         configuration.transport = transportUnderTest
         return configuration
     }

@@ -1,0 +1,301 @@
+import Foundation
+import GRDB
+import MonoRail
+import MonoRailSQLite
+import MonoRailServer
+import MonoRailTesting
+import TestModels
+import Testing
+
+@Suite("SQLite storage: restarts, bad files, a real wipe", .timeLimit(.minutes(5)))
+struct SQLiteStorageTests {
+    /// Fetches trains with their cars side-loaded through a store on `path`; every instance and the
+    /// store are gone when it returns.
+    func fetchTrainsWithCars(server: URL, path: String) async throws -> (trainIDs: [String], companies: [String]) {
+        let storage = try SQLiteStorage(path: path)
+        let store = ResourceStore(configuration: .testing(apiRootURL: server), storage: storage)
+        let trains = try await Seed.Train.get(where: [:], include: ["cars"], in: store)
+        _ = try await Seed.Train.get(id: try #require(trains.first?.id), in: store)
+        // What an app does before it quits: the last answers are on disk.
+        try await storage.flush()
+        return (trains.compactMap { $0.id?.description }, trains.compactMap(\.company))
+    }
+
+    @Test("restart: records, lists and their side-loaded relationships read back offline from the same file")
+    func restart() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            let running = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
+            let seeded = ResourceStore(configuration: .testing(apiRootURL: running.baseURL))
+            let train = Seed.Train()
+            train.company = "Written before the restart"
+            try await train.create(in: seeded)
+            for occupancy in [12, 34] {
+                let car = Seed.Car()
+                car.occupancy = occupancy
+                car.train = train
+                try await car.create(in: seeded)
+            }
+            let fetched = try await fetchTrainsWithCars(server: running.baseURL, path: path)
+            await running.stop()
+
+            // A new storage on the same file, and a new store: nothing in memory.
+            let store = ResourceStore(
+                configuration: .testing(apiRootURL: running.baseURL),
+                storage: try SQLiteStorage(path: path))
+            #expect(store.count == 0)
+            let offline = try await Seed.Train.response(where: [:], include: ["cars"], policy: .cacheOnly, in: store)
+            #expect(offline.source == .cache)
+            #expect(offline.value.compactMap { $0.id?.description } == fetched.trainIDs)
+            #expect(offline.value.compactMap(\.company) == fetched.companies)
+            let restored = try #require(offline.value.first { $0.company == "Written before the restart" })
+            // The side-loaded cars came back with their records, and the relationship resolves to them.
+            #expect(restored.cars.compactMap(\.occupancy).sorted() == [12, 34])
+            let carID = try #require(restored.cars.first?.id)
+            let car = try await Seed.Car.get(id: carID, policy: .cacheOnly, in: store)
+            #expect(car === restored.cars.first && car.train === restored)
+            // networkFirst with the server gone: the cache, not the error.
+            let fallback = try await Seed.Train.response(
+                id: try #require(restored.id), policy: .networkFirst, in: store)
+            #expect(fallback.source == .cache && fallback.value === restored)
+            await #expect(throws: APIError.self) {
+                try await Seed.Train.get(id: 424_242, policy: .cacheOnly, in: store)
+            }
+        }
+    }
+
+    @Test("an embedded record is cached as a record of its own model")
+    func embeddedRecords() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withReferenceServer(schema: .trainsEmbeddedInCars) { harness in
+                let train = Seed.Train()
+                train.company = "Embedded"
+                try await train.create(in: harness.store)
+                let car = Seed.Car()
+                car.occupancy = 7
+                car.train = train
+                try await car.create(in: harness.store)
+                let trainID = try #require(train.id)
+                let carID = try #require(car.id)
+                do {
+                    // The server embeds the train in a car it shows.
+                    let storage = try SQLiteStorage(path: path)
+                    let store = ResourceStore(configuration: harness.store.configuration, storage: storage)
+                    let shown = try await CarEmbeddingTrain.get(id: carID, in: store)
+                    #expect(shown.train?.company == "Embedded")
+                    try await storage.flush()
+                }
+                let store = ResourceStore(
+                    configuration: harness.store.configuration, storage: try SQLiteStorage(path: path))
+                let requests = harness.journal.count
+                let cached = try await Seed.Train.get(id: trainID, policy: .cacheOnly, in: store)
+                #expect(cached.company == "Embedded")
+                let cachedCar = try await CarEmbeddingTrain.get(id: carID, policy: .cacheOnly, in: store)
+                #expect(cachedCar.occupancy == 7 && cachedCar.train === cached)
+                #expect(harness.journal.count == requests)
+            }
+        }
+    }
+
+    @Test("the file is the owner's only, in a directory made for it")
+    func permissions() async throws {
+        try await withTemporaryDirectory { directory in
+            let folder = directory.appendingPathComponent("Caches/MonoRail")
+            let path = folder.appendingPathComponent("app.sqlite").path
+            let storage = try SQLiteStorage(path: path)
+            try await storage.write(
+                [StoredRecord(key: RecordKey(model: "train", id: "1"), body: Data([0x80]), fetchedAt: Date())],
+                query: nil)
+            try await storage.flush()
+            func mode(_ path: String) throws -> Int {
+                try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)
+                    .intValue
+            }
+            #expect(try mode(path) == 0o600)
+            #expect(try mode(folder.path) == 0o700)
+            if FileManager.default.fileExists(atPath: path + "-wal") { #expect(try mode(path + "-wal") == 0o600) }
+        }
+    }
+
+    // MARK: - Bad files
+
+    enum BadFile: String, CaseIterable, Sendable {
+        case truncated, damaged, randomBytes, foreign, newerSchema
+    }
+
+    /// Writes the bad file at `path`.
+    func make(_ kind: BadFile, at path: String) async throws {
+        switch kind {
+        case .truncated, .damaged:
+            do {
+                let storage = try SQLiteStorage(path: path)
+                let records = (0..<2000).map {
+                    StoredRecord(
+                        key: RecordKey(model: "train", id: String($0)), body: Data(repeating: 0x90, count: 200),
+                        fetchedAt: Date())
+                }
+                try await storage.write(records, query: nil)
+                try await storage.flush()
+            }
+            var data = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(data.count > 100_000)
+            if kind == .truncated {
+                data = data.prefix(data.count / 2)
+            } else {
+                // Garbage over pages of records, the header and schema intact.
+                let start = data.count / 2
+                data.replaceSubrange(start..<start + 8192, with: (0..<8192).map { _ in UInt8.random(in: 0...255) })
+            }
+            try data.write(to: URL(fileURLWithPath: path))
+        case .randomBytes:
+            try Data((0..<65_536).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: path))
+        case .foreign:
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(
+                    sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes VALUES (1, 'mine')")
+            }
+            try queue.close()
+        case .newerSchema:
+            _ = try SQLiteStorage(path: path)
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99-from-the-future')")
+            }
+            try queue.close()
+        }
+    }
+
+    static func expectedCode(_ kind: BadFile) -> SQLiteStorageError.Code {
+        switch kind {
+        case .truncated, .damaged, .randomBytes: .unreadable
+        case .foreign: .foreign
+        case .newerSchema: .newerSchema
+        }
+    }
+
+    @Test("a file whose creation was killed before the first migration opens as a new one")
+    func interruptedCreation() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            // What GRDB's migrator leaves when the process dies between making its table and
+            // committing the first migration (found by the outbox crash harness).
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            }
+            try queue.close()
+            let storage = try SQLiteStorage(path: path)
+            try await storage.enqueue(
+                PendingWrite(
+                    sequence: 1, idempotencyKey: "k", model: "train", verb: .destroy, id: 1, body: nil, fields: []))
+            #expect(try storage.pendingWrites().map(\.idempotencyKey) == ["k"])
+        }
+    }
+
+    @Test("a bad file is a typed error and stays byte for byte as it was", arguments: BadFile.allCases)
+    func badFile(_ kind: BadFile) async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await make(kind, at: path)
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let error = #expect(throws: SQLiteStorageError.self) { try SQLiteStorage(path: path) }
+            #expect(error?.code == Self.expectedCode(kind), "\(String(describing: error))")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+            // Opening again refuses it again: nothing was half-done to it.
+            #expect(throws: SQLiteStorageError.self) { try SQLiteStorage(path: path) }
+        }
+    }
+
+    @Test("the documented recovery moves the bad file aside, intact, and starts empty", arguments: BadFile.allCases)
+    func recovery(_ kind: BadFile) async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await make(kind, at: path)
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let storage = try SQLiteStorage(path: path, recovery: .moveAside)
+            let moved = try #require(storage.movedAsidePath)
+            #expect(moved.hasPrefix(path + ".unreadable-"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: moved)) == before)
+            #expect(try await storage.count == 0)
+            let key = RecordKey(model: "train", id: "1")
+            try await storage.write([StoredRecord(key: key, body: Data([0x80]), fetchedAt: Date())], query: nil)
+            #expect(try await storage.records([key])[key]?.body == Data([0x80]))
+        }
+    }
+
+    @Test("a good file opens as it is: nothing moved, records kept")
+    func goodFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            let key = RecordKey(model: "train", id: "1")
+            do {
+                let storage = try SQLiteStorage(path: path)
+                try await storage.write([StoredRecord(key: key, body: Data([0x80]), fetchedAt: Date())], query: nil)
+                try await storage.flush()
+            }
+            let storage = try SQLiteStorage(path: path, recovery: .moveAside)
+            #expect(storage.movedAsidePath == nil)
+            #expect(try await storage.records([key])[key] != nil)
+        }
+    }
+
+    // MARK: - Clear
+
+    /// Every file of the database: the file, its log, and its index.
+    func databaseBytes(_ path: String) throws -> Data {
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            bytes += try Data(contentsOf: URL(fileURLWithPath: path + suffix))
+        }
+        return bytes
+    }
+
+    @Test("clear() leaves no record bytes in the file, its write-ahead log, or the file cache")
+    func clear() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            let marker = "Sign-out-marker-\(UUID().uuidString)"
+            try await withReferenceServer(schema: .trains) { harness in
+                let fileCache = try FileCache(directory: directory.appendingPathComponent("files"), maxBytes: 1 << 20)
+                var configuration = harness.store.configuration
+                configuration.fileCache = fileCache
+                let storage = try SQLiteStorage(path: path)
+                let store = ResourceStore(configuration: configuration, storage: storage)
+                for index in 0..<50 {
+                    let train = Train()
+                    train.company = "\(marker) \(index)"
+                    try await train.create(in: store)
+                }
+                let trains = try await Train.get(in: store)
+                #expect(trains.count >= 50)
+                try fileCache.store(Data(marker.utf8), for: URL(string: "https://example.com/avatar")!)
+                try await storage.flush()
+                #expect(try databaseBytes(path).range(of: Data(marker.utf8)) != nil)
+
+                try await store.clear()
+                #expect(store.count == 0)
+                #expect(try databaseBytes(path).range(of: Data(marker.utf8)) == nil)
+                let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?
+                    .intValue
+                #expect(walSize == nil || walSize == 0)
+                #expect(fileCache.count == 0)
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: fileCache.directory.path)
+                    .filter { $0 != "index.json" }
+                #expect(leftovers.isEmpty)
+                let index = try String(
+                    contentsOf: fileCache.directory.appendingPathComponent("index.json"), encoding: .utf8)
+                #expect(!index.contains("avatar"))
+                // The store works on: the next read asks the server and keeps the answer again.
+                await #expect(throws: APIError.self) { try await Train.get(policy: .cacheOnly, in: store) }
+                let again = try await Train.get(in: store)
+                #expect(again.count == trains.count)
+                #expect(again.first !== trains.first)
+            }
+        }
+    }
+}

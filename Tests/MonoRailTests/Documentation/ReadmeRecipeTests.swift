@@ -1,0 +1,85 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import MonoRailTesting
+import TestModels
+import Testing
+
+/// The README's "Your server" recipes: each compiled here, and run against a server of its family.
+@Suite("README recipes per server family", .timeLimit(.minutes(5)))
+struct ReadmeRecipeTests {
+    static let regions = ["RECIPE RAILS", "RECIPE DJANGO", "RECIPE BARE"]
+
+    @Test("the recipes match the README")
+    func matchReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let blocks = try ReadmeFormatTests.readmeBlocks()
+        for region in Self.regions {
+            let parts = source.components(separatedBy: "// README \(region) BEGIN\n")
+            try #require(parts.count == 2, "no region \(region)")
+            let code = ReadmeFormatTests.normalise(parts[1].components(separatedBy: "// README \(region) END")[0])
+            #expect(blocks.contains(code), "README block \(region) differs from the tested code")
+        }
+    }
+
+    // Compiled, not run: they change the default store, which other suites own. The tests below run
+    // the same settings on stores of their own.
+    // swift-format-ignore: NeverForceUnwrap
+    func rails() async throws {
+        // README RECIPE RAILS BEGIN
+        MonoRail.register(apiRootURL: URL(string: "https://api.example.com")!)  // Rails is the default
+        let trains = try await Train.getAll()  // an index Kaminari or pagy pages: every page, by its links
+        // README RECIPE RAILS END
+        _ = trains
+    }
+
+    func django() {
+        // README RECIPE DJANGO BEGIN
+        MonoRail.configure { $0.conventions = .djangoREST }
+        // README RECIPE DJANGO END
+    }
+
+    func bare() {
+        // README RECIPE BARE BEGIN
+        MonoRail.configure {
+            $0.conventions.wrapsRequestBody = false  // send {"company": …}, not {"train": {"company": …}}
+            $0.conventions.responseRoot = .bare  // read the record, or the array, as it is
+            $0.conventions.updateMethod = .patch  // if updates are PATCH
+        }
+        // README RECIPE BARE END
+    }
+
+    @Test("Rails, paging by default: getAll() reads every page")
+    func railsPaged() async throws {
+        try await withHarness(server: .init(defaultPageSize: 2)) { harness in
+            let third = Train()
+            third.company = "Third"
+            try await third.create(in: harness.store)
+            #expect(try await Train.get(in: harness.store).count == 2)
+            #expect(try await Train.getAll(in: harness.store).count == 3)
+        }
+    }
+
+    @Test("bare JSON: bodies sent bare, answers read bare, updates by PATCH")
+    func bareJSON() async throws {
+        try await withHarness(
+            server: .init(envelope: .bare),
+            configure: {
+                $0.conventions.wrapsRequestBody = false
+                $0.conventions.responseRoot = .bare
+                $0.conventions.updateMethod = .patch
+            },
+            { harness in
+                let train = Train()
+                train.company = "Bare Rail"
+                try await train.create(in: harness.store)
+                let id = try #require(train.id)
+                train.maxSpeed = 88
+                try await train.save()
+                #expect(harness.journal.entries.suffix(2) == ["POST /trains", "PATCH /trains/\(id)"])
+                #expect(try harness.server.store.find("trains", id: id.description)?["max_speed"] == 88)
+                let all = try await Train.get(in: harness.store)
+                #expect(all.contains { $0 === train })
+            })
+    }
+}
