@@ -56,10 +56,10 @@ public final class SQLiteStorage: RecordCache {
     /// requests are ordered after it.
     public let highestOrder: Int64
 
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// Uses of records and queries since the last write, written with the next one: a read costs
     /// no write.
-    private let uses: Locked<Uses>
+    let uses: Locked<Uses>
     /// Writes accepted and not yet committed, which reads see first.
     private let pending = Locked(Pending())
 
@@ -76,7 +76,7 @@ public final class SQLiteStorage: RecordCache {
         var failure: (any Error)?
     }
 
-    private struct Uses {
+    struct Uses {
         var clock: Int64
         var records: [RecordKey: Int64] = [:]
         var queries: [QueryKey: Int64] = [:]
@@ -489,99 +489,6 @@ public final class SQLiteStorage: RecordCache {
                 }
                 try db.execute(sql: "VACUUM")
                 try db.checkpoint(.truncate)
-            }
-        } catch let error as DatabaseError {
-            throw StorageFile.classify(error, path: path)
-        }
-    }
-
-    // MARK: - Sizes and eviction
-
-    /// The bytes the records and queries kept take up, as counted against ``maxBytes``, once every
-    /// write is committed.
-    public var byteCount: Int {
-        get async throws {
-            try await flush()
-            return try reading { db in try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0 }
-        }
-    }
-
-    /// The number of records kept, once every write is committed.
-    public var count: Int {
-        get async throws {
-            try await flush()
-            return try reading { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM record") ?? 0 }
-        }
-    }
-
-    private static func size(of record: StoredRecord) -> Int {
-        record.body.count + record.key.model.utf8.count + record.key.id.utf8.count + (record.etag?.utf8.count ?? 0)
-            + (record.lastModified?.utf8.count ?? 0) + 48
-    }
-
-    /// Removes the least recently used records and queries that are not pinned until they take up
-    /// nine tenths of ``maxBytes``, so a full cache does not evict on every write.
-    private func evictIfFull(_ db: Database) throws {
-        guard let maxBytes else { return }
-        var total = try Int.fetchOne(db, sql: "SELECT bytes FROM total") ?? 0
-        guard total > maxBytes else { return }
-        let target = maxBytes / 10 * 9
-        let deleteRecord = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
-        let deleteQuery = try db.cachedStatement(sql: "DELETE FROM query WHERE model = ? AND key = ?")
-        while total > target {
-            let oldest = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT 0, model, id, size, used_at FROM record
-                        WHERE NOT EXISTS (SELECT 1 FROM pin WHERE pin.model = record.model AND pin.id = record.id)
-                    UNION ALL SELECT 1, model, key, size, used_at FROM query
-                    ORDER BY used_at LIMIT 256
-                    """)
-            if oldest.isEmpty { break }
-            for row in oldest {
-                guard total > target else { break }
-                let isQuery: Bool = row[0]
-                let model: String = row[1]
-                let id: String = row[2]
-                try (isQuery ? deleteQuery : deleteRecord).execute(arguments: [model, id])
-                total -= row[3]
-            }
-        }
-    }
-
-    // MARK: - Transactions
-
-    func reading<T>(_ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.read(body)
-        } catch let error as DatabaseError {
-            throw StorageFile.classify(error, path: path)
-        }
-    }
-
-    /// One write transaction, which also records the uses since the last one; `body` gets the use
-    /// stamp of what it writes.
-    func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
-        let (use, records, queries) = uses.withLock { uses in
-            defer {
-                uses.records = [:]
-                uses.queries = [:]
-            }
-            return (uses.tick(), uses.records, uses.queries)
-        }
-        do {
-            try await pool.write { db in
-                if !records.isEmpty {
-                    let statement = try db.cachedStatement(
-                        sql: "UPDATE record SET used_at = ? WHERE model = ? AND id = ? AND used_at < ?")
-                    for (key, used) in records { try statement.execute(arguments: [used, key.model, key.id, used]) }
-                }
-                for (key, used) in queries {
-                    try db.execute(
-                        sql: "UPDATE query SET used_at = ? WHERE model = ? AND key = ? AND used_at < ?",
-                        arguments: [used, key.model, key.key, used])
-                }
-                try body(db, use)
             }
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)

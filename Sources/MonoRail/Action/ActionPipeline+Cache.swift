@@ -90,7 +90,7 @@ extension ActionPipeline {
         let merge: @Sendable (APIResponse, Prepared, MergeContext) throws -> Value
         let cached: @Sendable ([Model]) throws -> Value
 
-        private var setup: ModelSetup<Model> { pipeline.setup }
+        var setup: ModelSetup<Model> { pipeline.setup }
 
         // MARK: 1. Read policy
 
@@ -228,7 +228,7 @@ extension ActionPipeline {
         }
 
         /// The value of cached records, merged.
-        private func answer(_ hit: CacheHit) throws -> ResourceResponse<Value> {
+        func answer(_ hit: CacheHit) throws -> ResourceResponse<Value> {
             var response = ResourceResponse(
                 value: try cached(try pipeline.mergeStored(hit, confirmed: nil)), status: .ok, source: .cache)
             response.fetched = hit.fetched

@@ -71,7 +71,7 @@ struct RecordRoutes: Sendable {
 
     /// Where a nested route puts its records: under the owner the path names, through the resource's
     /// `belongs_to` of the owner's resource.
-    private struct Nesting {
+    struct Nesting {
         let foreignKey: String
         /// The owner's id as its record holds it.
         let ownerID: JSONValue
@@ -89,7 +89,7 @@ struct RecordRoutes: Sendable {
 
     /// The owner of a nested route, or `nil` for a route that is not nested; a 404 when the owner's
     /// resource is not one the resource belongs to, or the owner does not exist.
-    private func nesting(_ resource: ResourceSchema, _ context: BasicRequestContext) throws -> Nesting? {
+    func nesting(_ resource: ResourceSchema, _ context: BasicRequestContext) throws -> Nesting? {
         guard context.parameters.get("nested") != nil, let plural = context.parameters.get("resource") else {
             return nil
         }
@@ -108,7 +108,7 @@ struct RecordRoutes: Sendable {
 
     /// The resource a path names: by its plural, or under ApiModel's conventions also by its
     /// singular (`/post/5.json`); a `.json` format suffix is ignored, as Rails ignores it.
-    private func resource(_ context: BasicRequestContext) throws -> ResourceSchema {
+    func resource(_ context: BasicRequestContext) throws -> ResourceSchema {
         guard let raw = context.parameters.get("nested") ?? context.parameters.get("resource") else {
             throw APIProblem(.notFound)
         }
@@ -124,7 +124,7 @@ struct RecordRoutes: Sendable {
     }
 
     /// Route parameters arrive percent-encoded; ids are compared decoded, as Rails does.
-    private func id(_ context: BasicRequestContext) -> String {
+    func id(_ context: BasicRequestContext) -> String {
         let raw = Self.withoutFormat(context.parameters.get("nested_id") ?? context.parameters.get("id") ?? "")
         return raw.removingPercentEncoding ?? raw
     }
@@ -192,7 +192,7 @@ struct RecordRoutes: Sendable {
     }
 
     /// `{"train": {…}}`, with what `?include=` asks for beside it.
-    private func answer(_ request: Request, _ resource: ResourceSchema, showing record: JSONValue) throws -> Response {
+    func answer(_ request: Request, _ resource: ResourceSchema, showing record: JSONValue) throws -> Response {
         var body: [String: JSONValue] = [resource.name: record]
         try sideload(include(request), for: resource, records: [record], into: &body)
         return try respond(request, .ok, wrap(body, main: resource.name), lastModified: Self.lastModified(of: [record]))
@@ -227,7 +227,7 @@ struct RecordRoutes: Sendable {
     }
 
     /// Applies the server's envelope style to a Rails-shaped body.
-    private func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
+    func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
         switch envelope {
         case .rails, .apiModel, .objects: return .object(body)
         case .bare: return body[main] ?? .null
@@ -291,7 +291,7 @@ struct RecordRoutes: Sendable {
     /// Whether the request's `If-Match` holds for the record's current entity tag: `*` for any
     /// record, else one of the listed tags by strong comparison (RFC 9110 §13.1.1). No `If-Match`
     /// always holds.
-    private func preconditionHolds(
+    func preconditionHolds(
         _ request: Request, _ resource: ResourceSchema, id: String, db: Database
     ) throws -> Bool {
         guard let ifMatch = request.headers[.ifMatch] else { return true }
@@ -300,7 +300,7 @@ struct RecordRoutes: Sendable {
             || ifMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == current }
     }
 
-    private static func preconditionFailed(_ request: Request) -> WriteAnswer {
+    static func preconditionFailed(_ request: Request) -> WriteAnswer {
         WriteAnswer(
             .preconditionFailed,
             ["error": "Precondition Failed", "message": "the record changed since the If-Match entity tag"],
@@ -373,145 +373,6 @@ struct RecordRoutes: Sendable {
                 return .validation(error, envelope: envelope, root: resource.name, format: format)
             }
         }
-    }
-
-    // MARK: - Singletons
-
-    /// The singleton's record: the first of its table.
-    private func singletonID(_ resource: ResourceSchema) throws -> String? {
-        guard let record = try store.list(resource, filters: [:], limit: 1).records.first,
-            let id = record[resource.primaryKeyName]
-        else { return nil }
-        return id.intValue.map(String.init) ?? id.stringValue
-    }
-
-    private func showSingleton(_ resource: ResourceSchema, _ request: Request) throws -> Response {
-        guard let id = try singletonID(resource), let record = try store.find(resource, id: id) else {
-            throw APIProblem(.notFound)
-        }
-        return try answer(request, resource, showing: record)
-    }
-
-    /// Creates the singleton's record, or updates it when there is one, whichever the method.
-    private func writeSingleton(_ resource: ResourceSchema, _ request: Request) async throws -> Response {
-        let format = ResponseFormat(request)
-        return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
-            attributes, db in
-            do {
-                let existing = try store.firstID(of: resource, db: db)
-                let (status, record): (HTTPResponse.Status, JSONValue?) =
-                    if let existing {
-                        (.ok, try store.update(resource, id: existing, attributes: attributes ?? [:], db: db))
-                    } else {
-                        (.created, try store.create(resource, attributes: attributes ?? [:], db: db))
-                    }
-                guard let record else { throw APIProblem(.notFound) }
-                return WriteAnswer(status, wrap([resource.name: record], main: resource.name), format: format)
-            } catch let error as RecordValidationError {
-                return .validation(error, envelope: envelope, root: resource.name, format: format)
-            }
-        }
-    }
-
-    private func destroySingleton(_ resource: ResourceSchema, _ request: Request) async throws -> Response {
-        try await writes.run(request, read: nil) { _, db in
-            guard let id = try store.firstID(of: resource, db: db), try store.delete(resource, id: id, db: db) else {
-                throw APIProblem(.notFound)
-            }
-            return WriteAnswer(status: .noContent)
-        }
-    }
-
-    /// Deletes the record when `If-Match` (if sent) still holds.
-    private func destroy(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let resource = try resource(context)
-        let nesting = try nesting(resource, context)
-        let id = id(context)
-        return try await writes.run(request, read: nil) { _, db in
-            if let nesting {
-                guard let record = try store.show(resource, id: id, db: db), nesting.holds(record) else {
-                    throw APIProblem(.notFound)
-                }
-            }
-            guard try preconditionHolds(request, resource, id: id, db: db) else {
-                // No record and no match is a 404, as without the header.
-                guard try store.show(resource, id: id, db: db) != nil else { throw APIProblem(.notFound) }
-                return Self.preconditionFailed(request)
-            }
-            guard try store.delete(resource, id: id, db: db) else { throw APIProblem(.notFound) }
-            return WriteAnswer(status: .noContent)
-        }
-    }
-
-    /// The attributes sent, wrapped in the singular root (`{"train": {…}}`) or bare, read by the
-    /// body's content type: JSON, MessagePack, a Rails form (`train[company]=…`) or
-    /// `multipart/form-data` whose file parts are stored and become file values.
-    func attributes(of request: Request, for resource: ResourceSchema) async throws -> [String: JSONValue] {
-        let contentType = request.headers[.contentType]
-        let tree: JSONValue
-        if MultipartReceiver.isMultipart(contentType) {
-            let received = try await MultipartReceiver(directory: uploadsDirectory, maxSize: maxUploadSize).receive(
-                request)
-            let pairs =
-                received.fields.map { ($0.0, JSONValue.string($0.1)) }
-                + received.files.map { ($0.field, $0.recordValue) }
-            tree = typed(FormDecoder.tree(fromValues: pairs), resource: resource)
-        } else {
-            let buffer: ByteBuffer
-            do {
-                buffer = try await request.body.collect(upTo: maxBodySize)
-            } catch {
-                throw APIProblem(.contentTooLarge, "the body is larger than \(maxBodySize) bytes")
-            }
-            let data = Data(buffer.readableBytesView)
-            if let contentType, WireFormat.isMessagePack(contentType) {
-                do {
-                    tree = try MessagePackReader().readJSON(data)
-                } catch {
-                    throw APIProblem(.badRequest, "the body is not valid MessagePack: \(error)")
-                }
-            } else if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                tree = typed(FormDecoder.decode(String(decoding: data, as: UTF8.self)), resource: resource)
-            } else {
-                do {
-                    tree = try JSONParser().parse(data)
-                } catch {
-                    throw APIProblem(.badRequest, "the body is not valid JSON: \(error)")
-                }
-            }
-        }
-        guard case .object(let object) = tree else {
-            throw APIProblem(.badRequest, "the body must be an object")
-        }
-        if envelope != .bare, object.count == 1, case .object(let wrapped)? = object[resource.name] {
-            return wrapped
-        }
-        return object
-    }
-
-    /// Form values are all text; read them as the schema's types, as Rails does with its columns.
-    func typed(_ tree: JSONValue, resource: ResourceSchema) -> JSONValue {
-        guard case .object(var object) = tree else { return tree }
-        let wrapped = envelope != .bare && object.count == 1 && object[resource.name]?.objectValue != nil
-        var attributes = wrapped ? (object[resource.name]?.objectValue ?? [:]) : object
-        for field in resource.columns(idType: store.schema.idType) {
-            guard case .string(let text)? = attributes[field.name] else { continue }
-            switch field.type {
-            case .integer: if let number = Int64(text) { attributes[field.name] = .int(number) }
-            case .float: if let number = Double(text) { attributes[field.name] = .double(number) }
-            case .boolean:
-                if ["true", "1"].contains(text) { attributes[field.name] = .bool(true) }
-                if ["false", "0"].contains(text) { attributes[field.name] = .bool(false) }
-            case .json: if let parsed = try? JSONParser().parse(Data(text.utf8)) { attributes[field.name] = parsed }
-            case .string, .datetime, .file: break
-            }
-            if text.isEmpty, field.type != .string { attributes[field.name] = .null }
-        }
-        if wrapped {
-            object[resource.name] = .object(attributes)
-            return .object(object)
-        }
-        return .object(attributes)
     }
 }
 

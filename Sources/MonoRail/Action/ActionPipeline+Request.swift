@@ -1,0 +1,167 @@
+import Atomics
+import Foundation
+import HTTPTypes
+import Logging
+
+// The request: an action's HTTP request built, sent, and its failures told apart.
+extension ActionPipeline {
+    /// Works out the request of an action; sends nothing.
+    func prepare(_ action: ModelAction<Model>) throws -> Prepared {
+        let conventions = setup.conventions
+        var query = action.parameters
+        if case .list(let filter) = action.operation { query.merge(filter) { _, filter in filter } }
+        if action.verb.isRead, !query.isEmpty {
+            if case .page = action.operation {} else { query = try Self.serialized(query, for: action.verb) }
+        }
+        if !action.include.isEmpty {
+            query[conventions.includeParameter] = .string(action.include.joined(separator: ","))
+        }
+        func prepared(
+            _ method: HTTPRequest.Method, _ path: APIPath, id: ResourceID? = nil,
+            body: (JSONValue, FileAttachments)? = nil,
+            sent: [UInt64]? = nil
+        ) -> Prepared {
+            Prepared(
+                action: action, method: method, path: path, query: query, body: body?.0,
+                files: body?.1 ?? FileAttachments(), expectedID: id, sentEdits: sent)
+        }
+        switch action.operation {
+        case .get(let id):
+            let path = try setup.path(for: conventions.routes.show, id: id, query: &query)
+            return prepared(.get, path, id: id)
+        case .singleton:
+            guard !conventions.routes.show.placeholders.contains("id") else {
+                throw APIError(
+                    .invalidRequest,
+                    "\(Model.resourceSchema.typeName)'s show route \"\(conventions.routes.show)\" needs an id; a "
+                        + "singleton resource's has none: conventions.routes = .singleton(\"/user.json\")")
+            }
+            let path = try setup.path(for: conventions.routes.show, query: &query)
+            return prepared(.get, path)
+        case .list:
+            let path = try action.path.map(setup.path(at:)) ?? setup.path(for: conventions.routes.index, query: &query)
+            return prepared(.get, path)
+        case .page(let url):
+            return prepared(.get, try setup.path(following: url))
+        case .search(let term):
+            let route = conventions.routes.search
+            if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
+            let path = try setup.path(for: route, term: term, query: &query)
+            return prepared(.get, path)
+        case .fetch(let instance):
+            let id = try Self.id(of: instance, toward: "fetch", route: conventions.routes.show)
+            let path = try setup.path(for: conventions.routes.show, id: id, query: &query, instance: instance)
+            return prepared(.get, path, id: id)
+        case .create(let instance):
+            let snapshot = instance._$state.snapshot()
+            if let id = snapshot.id {
+                throw APIError(
+                    .invalidRequest,
+                    "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
+            }
+            let path = try setup.path(for: conventions.routes.create, query: &query, instance: instance)
+            let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
+            return prepared(.post, path, body: body, sent: snapshot.edits)
+        case .save(let instance):
+            let snapshot = instance._$state.snapshot()
+            let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
+            let path = try setup.path(for: conventions.routes.update, id: id, query: &query, instance: instance)
+            let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
+            var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
+            if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
+            return prepared(conventions.updateMethod, path, id: id, body: body, sent: snapshot.edits)
+        case .delete(let instance):
+            let route = conventions.routes.destroy
+            let id = try Self.id(of: instance, toward: "delete", route: route)
+            // A route with no `:id` for a record with one: the id goes in the body, if the server
+            // family sends ids that way.
+            let body = id.flatMap { id -> (JSONValue, FileAttachments)? in
+                guard conventions.sendsIDInBody, !route.placeholders.contains("id") else { return nil }
+                return (adding(id, to: [:]), FileAttachments())
+            }
+            let path = try setup.path(for: route, id: id, query: &query, instance: instance)
+            return prepared(.delete, path, id: id, body: body)
+        }
+    }
+
+    /// A read's parameters as ``ResourceModel/customSerialize(_:for:)`` rewrites them: the
+    /// MonoRail seed's dictionary "converted to JSON or URL (GET) parameters".
+    private static func serialized(_ parameters: [String: JSONValue], for verb: ActionVerb) throws -> [String:
+        JSONValue]
+    {
+        let rewritten: JSONValue
+        do {
+            rewritten = try Model.customSerialize(.object(parameters), for: verb)
+        } catch {
+            throw APIError(
+                .encodingFailed, "\(Model.resourceSchema.typeName).customSerialize failed: \(error)",
+                underlyingError: error)
+        }
+        guard case .object(let object) = rewritten else {
+            throw APIError(
+                .encodingFailed,
+                "\(Model.resourceSchema.typeName).customSerialize(_:for: .\(verb)) returned \(RecordDecoder<Model>.kind(of: rewritten)) for the query parameters; they need an object"
+            )
+        }
+        return object
+    }
+
+    /// A body with the record's id under the model's primary key.
+    private func adding(_ id: ResourceID, to body: JSONValue) -> JSONValue {
+        guard case .object(var object) = body else { return body }
+        object[setup.idKey] = id.jsonValue
+        return .object(object)
+    }
+
+    /// The id an action on an existing record addresses; `nil` for a record the server has at a
+    /// route with no id (a singleton resource).
+    private static func id(of instance: Model, toward action: String, route: RouteTemplate) throws -> ResourceID? {
+        let (id, isPersisted) = instance._$state.state.withLock { ($0.id, $0.isPersisted) }
+        if let id { return id }
+        guard isPersisted, !route.placeholders.contains("id") else {
+            throw APIError(
+                .notPersisted,
+                "cannot \(action) a \(Model.resourceSchema.typeName) that has not been created on the server")
+        }
+        return nil
+    }
+
+    static var idempotencyKeyField: HTTPField.Name? { HTTPField.Name("Idempotency-Key") }
+
+    /// Sends the request of an action, conditional on `validators` when a cache holds its answer.
+    func send(_ prepared: Prepared, validators: CacheHit? = nil, retries: Bool = true) async throws -> APIResponse {
+        if let sendingError = setup.sendingError { throw sendingError }
+        let conventions = setup.conventions
+        var headers = HTTPFields()
+        if let etag = validators?.etag { headers[.ifNoneMatch] = etag }
+        if let lastModified = validators?.lastModified { headers[.ifModifiedSince] = lastModified }
+        if let key = prepared.idempotencyKey, let name = Self.idempotencyKeyField {
+            // A structured-field string, as the draft writes it.
+            headers[name] = "\"\(key)\""
+        }
+        if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
+        var options = RequestOptions(
+            deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
+            operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
+            uploadProgress: prepared.action.uploadProgress, format: setup.format,
+            validationStatuses: conventions.validationStatuses)
+        if !retries { options.retryPolicy = RetryPolicy.none }
+        let request = APIRequest(
+            method: prepared.method, path: prepared.path, query: prepared.query, headers: headers,
+            body: prepared.body.map { .tree($0, files: prepared.files) },
+            bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
+            options: options)
+        do {
+            let response = try await setup.client.send(request)
+            store.noteReachability(answered: true)
+            return response
+        } catch let error as APIError {
+            if error.response != nil {
+                store.noteReachability(answered: true)
+            } else if error.isUnanswered {
+                store.noteReachability(answered: false)
+            }
+            throw error
+        }
+    }
+}

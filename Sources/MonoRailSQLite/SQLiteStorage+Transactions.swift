@@ -1,0 +1,44 @@
+import Foundation
+import GRDB
+import MonoRail
+import MonoRailTransport
+
+// Transactions: writes committed in the background, in order, several to a transaction.
+extension SQLiteStorage {
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+
+    /// One write transaction, which also records the uses since the last one; `body` gets the use
+    /// stamp of what it writes.
+    func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
+        let (use, records, queries) = uses.withLock { uses in
+            defer {
+                uses.records = [:]
+                uses.queries = [:]
+            }
+            return (uses.tick(), uses.records, uses.queries)
+        }
+        do {
+            try await pool.write { db in
+                if !records.isEmpty {
+                    let statement = try db.cachedStatement(
+                        sql: "UPDATE record SET used_at = ? WHERE model = ? AND id = ? AND used_at < ?")
+                    for (key, used) in records { try statement.execute(arguments: [used, key.model, key.id, used]) }
+                }
+                for (key, used) in queries {
+                    try db.execute(
+                        sql: "UPDATE query SET used_at = ? WHERE model = ? AND key = ? AND used_at < ?",
+                        arguments: [used, key.model, key.key, used])
+                }
+                try body(db, use)
+            }
+        } catch let error as DatabaseError {
+            throw StorageFile.classify(error, path: path)
+        }
+    }
+}
