@@ -9,3 +9,9 @@ public typealias ResourceAction = ActionVerb
 @_documentation(visibility: internal)
 @available(*, deprecated, renamed: "InstanceState")
 public typealias ResourceRecord<Model: ResourceModel> = InstanceState<Model>
+
+extension ResourceQuery {
+    /// The instances, in order: "record" names a server entity's data, and these are live objects.
+    @available(*, deprecated, renamed: "instances")
+    public var records: [Model] { instances }
+}

@@ -3,7 +3,7 @@
 /// timing assertion: generous, because on a busy machine a task can wait seconds for a core.
 ///
 /// ```swift
-/// #expect(try await eventually { query.records.count == 3 })
+/// #expect(try await eventually { query.instances.count == 3 })
 /// ```
 ///
 /// - Returns: Whether `condition` held before the limit passed.

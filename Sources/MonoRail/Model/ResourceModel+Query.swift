@@ -8,7 +8,7 @@ extension ResourceModel {
     /// let trains = try await Train.query(
     ///     where: ["company": "MonoRail Co.", "max_speed": .atLeast(100)],
     ///     order: [.descending("max_speed")], pageSize: 25)
-    /// trains.records                   // the first 25, fastest first
+    /// trains.instances                 // the first 25, fastest first
     /// try await trains.loadNextPage()  // and the next 25
     /// ```
     ///

@@ -7,18 +7,18 @@ public import Observation
 ///
 /// ```swift
 /// let trains = try await Train.query(where: ["company": "MonoRail Co."], order: [.descending("max_speed")])
-/// trains.records            // [Train], live instances, fastest first
+/// trains.instances          // [Train], live instances, fastest first
 ///
 /// let other = Train()
 /// other.company = "MonoRail Co."
-/// try await other.create()  // trains.records now holds it too, in its place
+/// try await other.create()  // trains.instances now holds it too, in its place
 ///
 /// for await records in trains {   // the list now, then each time it changes
 ///     print(records.map(\.company))
 /// }
 /// ```
 ///
-/// It is `Observable`: a SwiftUI view reading ``records`` redraws when membership or order changes.
+/// It is `Observable`: a SwiftUI view reading ``instances`` redraws when membership or order changes.
 ///
 /// **What stays true without a request.** The query evaluates its filter itself for equality, `IN`
 /// and ranges (``QueryCondition``) on keys that name a field or the id, compares values as
@@ -114,8 +114,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     // MARK: - Reading
 
     /// The instances, in order.
-    public var records: [Model] {
-        registrar.access(self, keyPath: \.records)
+    public var instances: [Model] {
+        registrar.access(self, keyPath: \.instances)
         return state.withLock { $0.members }
     }
 
@@ -323,7 +323,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Tells observers, outside the lock: an observer may read the query.
     func announce() {
         store.announcer.announce {
-            self.registrar.withMutation(of: self, keyPath: \.records) {}
+            self.registrar.withMutation(of: self, keyPath: \.instances) {}
             self.registrar.withMutation(of: self, keyPath: \.total) {}
             self.registrar.withMutation(of: self, keyPath: \.hasNextPage) {}
         }

@@ -4,7 +4,7 @@ extension Related {
     ///
     /// ```swift
     /// let cars = try await train.$cars.query(order: [.ascending("occupancy")], pageSize: 20)
-    /// cars.records                   // the first 20 cars of the train
+    /// cars.instances                 // the first 20 cars of the train
     /// try await cars.loadNextPage()  // the next 20
     /// ```
     ///

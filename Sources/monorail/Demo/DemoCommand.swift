@@ -298,10 +298,10 @@ struct Walkthrough {
         }
         let fast = try await Train.query(
             where: ["max_speed": .atLeast(50)], order: [.descending("max_speed")], pageSize: 1, in: store)
-        show("fast.records", describe(fast.records))
+        show("fast.records", describe(fast.instances))
         show("fast.total, fast.hasNextPage", "\(fast.total.map { "\($0)" } ?? "nil"), \(fast.hasNextPage)")
         try await fast.loadNextPage()
-        show("after loadNextPage()", describe(fast.records))
+        show("after loadNextPage()", describe(fast.instances))
         requests()
         if let trains = server.store.schema.resource(plural: "trains") {
             _ = try server.store.update(trains, id: "2", attributes: ["max_speed": 40])
@@ -311,7 +311,7 @@ struct Walkthrough {
         print("   (on the server: train 2 slowed to 40 km/h; another client added Express at 200 km/h)")
         _ = try await Train.get(in: store)
         print("   (another screen of the app lists every train)")
-        show("fast.records", describe(fast.records))
+        show("fast.records", describe(fast.instances))
         show("fast.total", fast.total.map { "\($0)" } ?? "nil")
         requests()
     }

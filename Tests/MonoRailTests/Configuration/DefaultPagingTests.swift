@@ -87,15 +87,15 @@ struct DefaultPagingTests {
             let all = try await Train.getAll(in: store)
             try Self.deleteOnServer([80], harness)
             let trains = try await Train.query(in: store)
-            #expect(trains.records.count == 25)
+            #expect(trains.instances.count == 25)
             #expect(trains.hasNextPage)
             #expect(all.allSatisfy { !$0.isDeleted })
             for _ in 0..<2 { try await trains.loadNextPage() }
-            #expect(trains.records.count == 75)
+            #expect(trains.instances.count == 75)
             #expect(all.allSatisfy { !$0.isDeleted })
             try await trains.loadNextPage()
             #expect(!trains.hasNextPage)
-            #expect(trains.records.count == 99)
+            #expect(trains.instances.count == 99)
             #expect(all.filter(\.isDeleted).map(\.id) == [80])
         }
     }

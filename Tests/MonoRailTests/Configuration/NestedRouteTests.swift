@@ -99,9 +99,9 @@ struct NestedRouteTests {
             try await train.$cars.load()
             #expect(train.cars.map(\.occupancy) == [40, 12])
             let query = try await train.$cars.query(pageSize: 1)
-            #expect(query.records.map(\.occupancy) == [40])
+            #expect(query.instances.map(\.occupancy) == [40])
             try await query.loadNextPage()
-            #expect(query.records.map(\.occupancy) == [40, 12])
+            #expect(query.instances.map(\.occupancy) == [40, 12])
             let paths = harness.journal.entries.dropFirst(before).map { $0.split(separator: "?").first ?? "" }
             #expect(paths.count >= 3)
             #expect(paths.allSatisfy { $0 == "GET /trains/1/cars" }, "\(paths)")

@@ -27,24 +27,24 @@ struct ReadmeLiveTests {
             let trains = try await Train.query(
                 where: ["company": ["MonoRail Co.", "Deutsche Bahn AG"], "max_speed": .atLeast(40)],
                 order: [.descending("max_speed")], pageSize: 25, in: store)
-            print(trains.records.map(\.id), trains.total ?? 0)  // [2, 1] 2: the first page, fastest first
+            print(trains.instances.map(\.id), trains.total ?? 0)  // [2, 1] 2: the first page, fastest first
 
             let fast = Train()
             fast.company = "MonoRail Co."
             fast.maxSpeed = 120
             try await fast.create(in: store)  // joins in its place: no GET
-            print(trains.records.map(\.maxSpeed))  // [300.0, 120.0, 46.8]
+            print(trains.instances.map(\.maxSpeed))  // [300.0, 120.0, 46.8]
             fast.company = "Elsewhere"  // an edit that leaves the filter leaves the list, saved or not
-            print(trains.records.count)  // 2
+            print(trains.instances.count)  // 2
 
             try await trains.loadNextPage()  // nothing more here; concurrent calls share one request
             let cars = try await train.$cars.query(pageSize: 20)  // a @Has(.many) in pages: GET /cars?train_id=1&…
-            print(cars.records.count)  // 2
+            print(cars.instances.count)  // 2
             // README LIVE END
-            #expect(trains.records.map(\.id) == [2, 1])
+            #expect(trains.instances.map(\.id) == [2, 1])
             #expect(trains.total == 2)
             #expect(!trains.hasNextPage)
-            #expect(cars.records.count == 2)
+            #expect(cars.instances.count == 2)
             let gets = harness.journal.entries.filter { $0.hasPrefix("GET /trains") }
             #expect(gets.count == 2, "\(gets)")  // Seed.Train.get(id: 1) and the query's one page
         }

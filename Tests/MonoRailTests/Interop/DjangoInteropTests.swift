@@ -68,7 +68,7 @@ struct DjangoInteropTests {
     /// holding each train once, in id order, with DRF's count.
     func pageThrough(_ store: ResourceStore) async throws {
         let trains = try await Train.query(pageSize: 100, in: store)
-        #expect(trains.records.count == 100)
+        #expect(trains.instances.count == 100)
         #expect(trains.total == 1000)
         let other = ResourceStore(configuration: store.configuration)
         var page = 1
@@ -84,7 +84,7 @@ struct DjangoInteropTests {
             page += 1
             #expect(page < 40)
         }
-        let ids = trains.records.compactMap { $0.id?.description }
+        let ids = trains.instances.compactMap { $0.id?.description }
         #expect(ids.count == 1012)
         #expect(ids == (1...1012).map(String.init), "each once, in order")
         #expect(trains.total == 1012)
@@ -115,13 +115,13 @@ struct DjangoInteropTests {
             let trains = try await Train.query(
                 where: ["company": ["MonoRail Co.", "Deutsche Bahn AG", "Bulk 7"], "max_speed": .atLeast(7)],
                 order: [.descending("max_speed")], in: store)
-            #expect(trains.records.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co.", "Bulk 7"])
-            let bulk = try #require(trains.records.last)
+            #expect(trains.instances.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co.", "Bulk 7"])
+            let bulk = try #require(trains.instances.last)
             bulk.maxSpeed = 6.5
             try await bulk.save()
-            #expect(trains.records.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co."])
+            #expect(trains.instances.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co."])
             try await trains.refresh()
-            #expect(trains.records.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co."])
+            #expect(trains.instances.map(\.company) == ["Deutsche Bahn AG", "MonoRail Co."])
         }
     }
 }

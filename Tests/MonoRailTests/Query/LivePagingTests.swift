@@ -50,7 +50,7 @@ struct LivePagingTests {
     func pageThrough(_ harness: TestAPI) async throws -> [String] {
         try Self.addTrains(998, to: harness)
         let trains = try await Train.query(pageSize: 100, in: harness.store)
-        #expect(trains.records.count == 100)
+        #expect(trains.instances.count == 100)
         #expect(trains.total == 1000)
         var page = 1
         while trains.hasNextPage {
@@ -59,7 +59,7 @@ struct LivePagingTests {
             page += 1
             #expect(page < 40)
         }
-        let ids = trains.records.compactMap { $0.id?.description }
+        let ids = trains.instances.compactMap { $0.id?.description }
         let expected = try Self.serverIDs(harness).map(String.init)
         #expect(Set(ids).count == ids.count, "no duplicates")
         #expect(ids == expected, "no gaps")
@@ -105,11 +105,11 @@ struct LivePagingTests {
                 try await group.waitForAll()
             }
             #expect(harness.journal.count == 1)
-            #expect(trains.records.count == 10)
+            #expect(trains.instances.count == 10)
             try await trains.loadNextPage()
             try await trains.loadNextPage()
             #expect(!trains.hasNextPage)
-            #expect(trains.records.count == 20)
+            #expect(trains.instances.count == 20)
             try await trains.loadNextPage()
             #expect(harness.journal.count == 3)
         }
@@ -121,8 +121,8 @@ struct LivePagingTests {
             try Self.addTrains(30, to: harness) { Double(100 + $0) }
             // Seeded: 46.8 and 300; added: 100…129.
             let trains = try await Train.query(order: [.ascending("max_speed")], pageSize: 10, in: harness.store)
-            #expect(trains.records.first?.id == 1)
-            #expect(trains.records.last?.maxSpeed == 108)
+            #expect(trains.instances.first?.id == 1)
+            #expect(trains.instances.last?.maxSpeed == 108)
             #expect(harness.journal.entries.last?.contains("order=max_speed") == true)
             let slow = Train()
             slow.company = "Slow"
@@ -132,14 +132,14 @@ struct LivePagingTests {
             fast.company = "Fast"
             fast.maxSpeed = 250
             try await fast.create(in: harness.store)
-            #expect(trains.records.map(\.maxSpeed).prefix(3) == [46.8, 50, 100])
-            #expect(!trains.records.contains { $0 === fast })
+            #expect(trains.instances.map(\.maxSpeed).prefix(3) == [46.8, 50, 100])
+            #expect(!trains.instances.contains { $0 === fast })
             #expect(trains.total == 34)
             while trains.hasNextPage { try await trains.loadNextPage() }
-            let speeds = trains.records.compactMap(\.maxSpeed)
+            let speeds = trains.instances.compactMap(\.maxSpeed)
             #expect(speeds == speeds.sorted())
-            #expect(trains.records.count == 34)
-            #expect(trains.records.filter { $0 === fast }.count == 1)
+            #expect(trains.instances.count == 34)
+            #expect(trains.instances.filter { $0 === fast }.count == 1)
         }
     }
 
@@ -152,7 +152,7 @@ struct LivePagingTests {
         canned.respond(
             to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 2, "company": "A"}]}"#)
         let trains = try await Train.query(where: ["company": "A"], pageSize: 2, in: store)
-        #expect(trains.records.map(\.id) == [1, 2])
+        #expect(trains.instances.map(\.id) == [1, 2])
 
         // The older refresh is slow and lists record 3; the newer one answers at once without it.
         canned.respond(
@@ -163,7 +163,7 @@ struct LivePagingTests {
         canned.respond(to: line, body: #"{"trains": [{"id": 1, "company": "A"}, {"id": 2, "company": "A"}]}"#)
         try await trains.refresh()
         try await older.value
-        #expect(trains.records.map(\.id) == [1, 2])
+        #expect(trains.instances.map(\.id) == [1, 2])
 
         // A page asked for before a refresh is not appended after it.
         canned.respond(
@@ -173,7 +173,7 @@ struct LivePagingTests {
         try await Task.sleep(for: .milliseconds(100))
         try await trains.refresh()
         try await page.value
-        #expect(trains.records.map(\.id) == [1, 2])
+        #expect(trains.instances.map(\.id) == [1, 2])
     }
 
     @Test("a @Has(.many) relationship in pages: train.$cars.query(pageSize:)")
@@ -190,24 +190,24 @@ struct LivePagingTests {
             let other = try await Seed.Train.get(id: 2, in: harness.store)
             let paged = try await train.$cars.query(order: [.ascending("occupancy")], pageSize: 10)
             #expect(harness.journal.entries.last == "GET /cars?order=occupancy&page=1&per_page=10&train_id=1")
-            #expect(paged.records.count == 10)
+            #expect(paged.instances.count == 10)
             #expect(paged.total == 25)
             while paged.hasNextPage { try await paged.loadNextPage() }
-            let occupancies = paged.records.compactMap(\.occupancy)
+            let occupancies = paged.instances.compactMap(\.occupancy)
             #expect(occupancies == Array(occupancies.sorted()) && occupancies.count == 25)
             #expect(occupancies.first == 12)
 
             // A car moved to another train leaves; one moved here joins.
-            let moved = try #require(paged.records.first)
+            let moved = try #require(paged.instances.first)
             moved.train = other
             try await moved.save()
-            #expect(paged.records.count == 24)
+            #expect(paged.instances.count == 24)
             #expect(paged.total == 24)
             let otherCars = try await other.$cars.query()
-            let joining = try #require(otherCars.records.first { $0 !== moved })
+            let joining = try #require(otherCars.instances.first { $0 !== moved })
             joining.train = train
-            #expect(paged.records.contains { $0 === joining })
-            #expect(!otherCars.records.contains { $0 === joining })
+            #expect(paged.instances.contains { $0 === joining })
+            #expect(!otherCars.instances.contains { $0 === joining })
         }
     }
 
@@ -222,17 +222,17 @@ struct LivePagingTests {
         canned.respond(to: "GET /trains?page=1&per_page=2", body: two)
         canned.respond(to: "GET /trains?page=2&per_page=2", body: two)
         let repeated = try await Train.query(order: [.descending("max_speed")], pageSize: 2, in: store)
-        #expect(repeated.records.map(\.id) == [2, 1])
+        #expect(repeated.instances.map(\.id) == [2, 1])
         #expect(repeated.hasNextPage)
         try await repeated.loadNextPage()
-        #expect(repeated.records.map(\.id) == [2, 1])
+        #expect(repeated.instances.map(\.id) == [2, 1])
         #expect(!repeated.hasNextPage)
 
         let three = #"{"trains": [{"id": 3, "max_speed": 5}, {"id": 4, "max_speed": 50}, {"id": 5, "max_speed": 20}]}"#
         canned.respond(to: "GET /trains?company=X&page=1&per_page=2", body: three)
         let all = try await Train.query(
             where: ["company": "X"], order: [.ascending("max_speed")], pageSize: 2, in: store)
-        #expect(all.records.map(\.id) == [3, 5, 4])
+        #expect(all.instances.map(\.id) == [3, 5, 4])
         #expect(!all.hasNextPage)
     }
 
@@ -251,8 +251,8 @@ struct LivePagingTests {
         let made = Train()
         made.company = "A"
         try await made.create(in: store)
-        #expect(trains.records.map(\.id) == [1, 2])
+        #expect(trains.instances.map(\.id) == [1, 2])
         try await refresh.value
-        #expect(trains.records.map(\.id) == [1, 2])
+        #expect(trains.instances.map(\.id) == [1, 2])
     }
 }

@@ -64,7 +64,7 @@ struct LiveQueryConcurrencyTests {
             for observer in observers { #expect(await observer.value >= 1) }
             let live = store.instances(of: Train.self)
             for (company, query) in zip(companies, queries) {
-                let records = query.records
+                let records = query.instances
                 let expected = Set(live.filter { $0.company == company && !$0.isDeleted }.map(ObjectIdentifier.init))
                 #expect(Set(records.map(ObjectIdentifier.init)) == expected, "\(company)")
                 #expect(records.count == expected.count, "\(company): each once")

@@ -15,7 +15,7 @@ struct LiveQueryTests {
             let store = harness.store
             let trains = try await Train.query(
                 where: ["company": "MonoRail Co."], order: [.descending("max_speed")], in: store)
-            #expect(trains.records.map(\.id) == [1])
+            #expect(trains.instances.map(\.id) == [1])
             #expect(harness.journal.entries.last?.contains("company=MonoRail") == true)
             #expect(harness.journal.entries.last?.contains("order=-max_speed") == true)
             harness.journal.reset()
@@ -25,7 +25,7 @@ struct LiveQueryTests {
             fast.company = "MonoRail Co."
             fast.maxSpeed = 120
             try await fast.create(in: store)
-            #expect(trains.records.map(\.id) == [fast.id, 1])
+            #expect(trains.instances.map(\.id) == [fast.id, 1])
             #expect(harness.journal.entries == ["POST /trains"])
 
             // Created through another store: joins once this store sees it in any response.
@@ -35,31 +35,31 @@ struct LiveQueryTests {
             elsewhere.maxSpeed = 80
             try await elsewhere.create(in: other)
             let elsewhereID = try #require(elsewhere.id)
-            #expect(trains.records.count == 2)
+            #expect(trains.instances.count == 2)
             harness.journal.reset()
             let seen = try await Train.get(id: elsewhereID, in: store)
-            #expect(trains.records.map(\.id) == [fast.id, seen.id, 1])
+            #expect(trains.instances.map(\.id) == [fast.id, seen.id, 1])
             #expect(harness.journal.count == 1)
 
             // An edit that moves a record out leaves at once, saved or not; one that moves it in joins.
             harness.journal.reset()
             let first = try #require(store.instance(of: Train.self, id: 1))
             first.company = "Elsewhere"
-            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+            #expect(trains.instances.map(\.id) == [fast.id, seen.id])
             try await first.save()
-            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+            #expect(trains.instances.map(\.id) == [fast.id, seen.id])
             let second = try await Train.get(id: 2, in: store)
             second.company = "MonoRail Co."
-            #expect(trains.records.map(\.id) == [second.id, fast.id, seen.id])  // 300 km/h
+            #expect(trains.instances.map(\.id) == [second.id, fast.id, seen.id])  // 300 km/h
             // An edit of the sort key moves it.
             second.maxSpeed = 10
-            #expect(trains.records.map(\.id) == [fast.id, seen.id, second.id])
+            #expect(trains.instances.map(\.id) == [fast.id, seen.id, second.id])
             second.revert()
-            #expect(trains.records.map(\.id) == [fast.id, seen.id])
+            #expect(trains.instances.map(\.id) == [fast.id, seen.id])
 
             // A delete leaves.
             try await fast.delete()
-            #expect(trains.records.map(\.id) == [seen.id])
+            #expect(trains.instances.map(\.id) == [seen.id])
             #expect(
                 harness.journal.entries == [
                     "PUT /trains/1", "GET /trains/2", "DELETE /trains/\(fast.id?.description ?? "")",
@@ -67,7 +67,7 @@ struct LiveQueryTests {
 
             // What the server answers agrees.
             try await trains.refresh()
-            #expect(trains.records.map(\.id) == [seen.id])
+            #expect(trains.instances.map(\.id) == [seen.id])
         }
     }
 
@@ -78,25 +78,25 @@ struct LiveQueryTests {
             let trains = try await Train.query(
                 where: ["company": ["MonoRail Co.", "Deutsche Bahn AG"], "max_speed": .between(40, 200)],
                 order: [.ascending("max_speed")], in: store)
-            #expect(trains.records.map(\.id) == [1])
+            #expect(trains.instances.map(\.id) == [1])
             let line = try #require(harness.journal.entries.last)
             #expect(line.contains("company%5B%5D=Deutsche") && line.contains("max_speed%5Bgte%5D=40"), "\(line)")
             let made = Train()
             made.company = "Deutsche Bahn AG"
             made.maxSpeed = 150
             try await made.create(in: store)
-            #expect(trains.records.map(\.id) == [1, made.id])
+            #expect(trains.instances.map(\.id) == [1, made.id])
             made.maxSpeed = 201
-            #expect(trains.records.map(\.id) == [1])
+            #expect(trains.instances.map(\.id) == [1])
             made.maxSpeed = 200
-            #expect(trains.records.map(\.id) == [1, made.id])
+            #expect(trains.instances.map(\.id) == [1, made.id])
             made.company = "SNCF"
-            #expect(trains.records.map(\.id) == [1])
+            #expect(trains.instances.map(\.id) == [1])
             try await trains.refresh()
-            #expect(trains.records.map(\.id) == [1])
+            #expect(trains.instances.map(\.id) == [1])
 
             let open = try await Train.query(where: ["max_speed": .greaterThan(46.8)], in: store)
-            #expect(open.records.map(\.id) == [2, made.id])
+            #expect(open.instances.map(\.id) == [2, made.id])
         }
     }
 
@@ -106,13 +106,13 @@ struct LiveQueryTests {
             let store = harness.store
             // `q` is the reference server's search: no field of Train.
             let found = try await Train.query(where: ["q": "Mono"], in: store)
-            #expect(found.records.map(\.id) == [1])
+            #expect(found.instances.map(\.id) == [1])
             let made = Train()
             made.company = "Monorail Two"
             try await made.create(in: store)
             // The create is followed by one refetch, in the background.
-            for _ in 0..<200 where found.records.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(found.records.map(\.id) == [1, made.id])
+            for _ in 0..<200 where found.instances.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(found.instances.map(\.id) == [1, made.id])
             try await Task.sleep(for: .milliseconds(100))
             #expect(harness.journal.entries.filter { $0.hasPrefix("GET /trains?q=") }.count == 2)
         }
@@ -165,7 +165,7 @@ struct LiveQueryTests {
             let ids = try LivePagingTests.addTrains(60, to: harness) { Double($0) }
             let trains = try await Train.query(
                 where: ["max_speed": .atMost(500)], order: [.descending("max_speed")], in: store)
-            #expect(trains.records.count == 62)
+            #expect(trains.instances.count == 62)
             var snapshots = trains.makeAsyncIterator()
             _ = await snapshots.next()
             // On the server: every speed reversed, a third pushed out of the range, and 30 new ones.
@@ -179,7 +179,7 @@ struct LiveQueryTests {
             harness.journal.reset()
             _ = try await Train.get(in: store)  // another screen's list
             #expect(harness.journal.count == 1)
-            let records = trains.records
+            let records = trains.instances
             let speeds = records.compactMap(\.maxSpeed)
             #expect(speeds == speeds.sorted(by: >))
             #expect(records.count == 62 - 20 + 30)
@@ -196,7 +196,7 @@ struct LiveQueryTests {
             let store = harness.store
             let ids = try LivePagingTests.addTrains(40, to: harness)
             let trains = try await Train.query(order: [.ascending("company"), .descending("id")], in: store)
-            #expect(trains.records.count == 42)
+            #expect(trains.instances.count == 42)
             let server = harness.server.store
             let resource = try #require(server.schema.resource(plural: "trains"))
             for (index, id) in ids.enumerated() {
@@ -204,7 +204,7 @@ struct LiveQueryTests {
                 _ = try server.update(resource, id: String(id), attributes: ["company": .string(company)])
             }
             _ = try await Train.get(in: store)
-            let records = trains.records
+            let records = trains.instances
             #expect(records.count == 42)
             for (earlier, later) in zip(records, records.dropFirst()) {
                 let (a, b) = (earlier.company ?? "", later.company ?? "")
@@ -224,7 +224,7 @@ struct LiveQueryTests {
             let ids = try LivePagingTests.addTrains(80, to: harness) { Double(100 + $0) }
             let trains = try await Train.query(
                 where: ["max_speed": .atLeast(100)], order: [.descending("max_speed")], in: store)
-            #expect(trains.records.count == 81)  // and a seeded train
+            #expect(trains.instances.count == 81)  // and a seeded train
             let server = harness.server.store
             let resource = try #require(server.schema.resource(plural: "trains"))
             /// The trains of the store the query should hold, fastest first (every speed differs).
@@ -239,19 +239,19 @@ struct LiveQueryTests {
             }
             try LivePagingTests.addTrains(5, to: harness) { 200 + Double($0) * 7 }
             let all = try await Train.get(in: store)
-            #expect(trains.records.count == 46)
-            #expect(trains.records.map(\.id) == expected(all))
+            #expect(trains.instances.count == 46)
+            #expect(trains.instances.map(\.id) == expected(all))
 
             // One response smaller than the query: 30 members move, through a field the filter does not read.
-            let moving = trains.records.prefix(30).compactMap { $0.id.flatMap { Int($0.description) } }
+            let moving = trains.instances.prefix(30).compactMap { $0.id.flatMap { Int($0.description) } }
             for (index, id) in moving.enumerated() {
                 _ = try server.update(
                     resource, id: String(id),
                     attributes: ["max_speed": .double(1000 - Double(index) * 3), "company": "Moved"])
             }
             _ = try await Train.get(where: ["company": "Moved"], in: store)
-            #expect(trains.records.count == 46)
-            #expect(trains.records.map(\.id) == expected(try await Train.get(policy: .cacheOnly, in: store)))
+            #expect(trains.instances.count == 46)
+            #expect(trains.instances.map(\.id) == expected(try await Train.get(policy: .cacheOnly, in: store)))
         }
     }
 
@@ -260,15 +260,15 @@ struct LiveQueryTests {
         try await withHarness { harness in
             let store = harness.store
             let first = try await Train.query(where: ["company": "MonoRail Co."], in: store)
-            #expect(first.records.map(\.id) == [1])
+            #expect(first.instances.map(\.id) == [1])
             harness.journal.reset()
             let cached = try await Train.query(where: ["company": "MonoRail Co."], policy: .cacheOnly, in: store)
-            #expect(cached.records.map(\.id) == [1])
+            #expect(cached.instances.map(\.id) == [1])
             #expect(harness.journal.count == 0)
             let made = Train()
             made.company = "MonoRail Co."
             try await made.create(in: store)
-            #expect(cached.records.map(\.id) == [1, made.id])
+            #expect(cached.instances.map(\.id) == [1, made.id])
             #expect(harness.journal.entries == ["POST /trains"])
         }
     }

@@ -102,7 +102,7 @@ struct DeliveryTests {
             let cars = try await Seed.Car.query(where: ["train_id": 1], in: store)
             let company = MainActorWatch { _ = train.company }
             let members = MainActorWatch { _ = train.cars }
-            let listed = MainActorWatch { _ = cars.records }
+            let listed = MainActorWatch { _ = cars.instances }
 
             _ = try harness.server.store.update(
                 try #require(harness.server.store.schema.resource(plural: "trains")), id: "1",
@@ -118,7 +118,7 @@ struct DeliveryTests {
             try await made.create(in: store)
             #expect(members.count == 1)
             #expect(listed.count == 1)
-            #expect(cars.records.contains { $0 === made })
+            #expect(cars.instances.contains { $0 === made })
         }
     }
 

@@ -23,7 +23,7 @@ struct SignOutTests {
                 let train = try await Train.get(id: 1, in: store)
                 let trains = try await Train.get(in: store)
                 let query = try await Train.query(in: store)
-                #expect(query.records.count == 2)
+                #expect(query.instances.count == 2)
                 store.outbox.isPaused = true
                 train.maxSpeed = 12
                 try await train.save()
@@ -57,7 +57,7 @@ struct SignOutTests {
                     if told.count == 2 { break }
                 }
                 #expect(told == [.deleted, .deleted])
-                #expect(query.records.isEmpty)
+                #expect(query.instances.isEmpty)
                 #expect(store.count == 0)
                 #expect(store.outbox.pendingCount == 0)
                 let error = try await #require(throws: APIError.self) {
