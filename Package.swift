@@ -228,6 +228,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "MonoRailTestingTests",
+            dependencies: ["MonoRail", "MonoRailTesting", "MonoRailTransport"]
+        ),
+        .testTarget(
             name: "MonoRailScaffoldTests",
             dependencies: ["MonoRail", "MonoRailScaffold", "TestModels", "TestServer"]
         ),

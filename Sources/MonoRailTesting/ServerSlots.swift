@@ -21,16 +21,21 @@ actor ServerSlots {
         available = max(1, limit)
     }
 
-    /// Runs `body` holding a slot, waiting for one first unless the task holds one already.
+    /// Runs `body` holding one of the process's slots.
     static func withSlot<Result>(_ body: () async throws -> Result) async throws -> Result {
-        if isHolding { return try await body() }
-        await shared.acquire()
+        try await shared.withSlot(body)
+    }
+
+    /// Runs `body` holding a slot, waiting for one first unless the task holds one already.
+    nonisolated func withSlot<Result>(_ body: () async throws -> Result) async throws -> Result {
+        if Self.isHolding { return try await body() }
+        await acquire()
         do {
-            let result = try await $isHolding.withValue(true) { try await body() }
-            await shared.release()
+            let result = try await Self.$isHolding.withValue(true) { try await body() }
+            await release()
             return result
         } catch {
-            await shared.release()
+            await release()
             throw error
         }
     }
