@@ -10,6 +10,7 @@ struct ServerSlotsTests {
     func bound() async throws {
         let slots = ServerSlots(limit: 2)
         let running = Locked((now: 0, most: 0, done: 0))
+        let gate = Locked(false)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<6 {
                 group.addTask {
@@ -18,7 +19,8 @@ struct ServerSlotsTests {
                             $0.now += 1
                             $0.most = max($0.most, $0.now)
                         }
-                        try await Task.sleep(for: .milliseconds(50))
+                        // Held until the test has looked, however slowly the tasks are scheduled.
+                        _ = try await eventually(within: .seconds(120)) { gate.withLock { $0 } }
                         running.withLock {
                             $0.now -= 1
                             $0.done += 1
@@ -26,6 +28,11 @@ struct ServerSlotsTests {
                     }
                 }
             }
+            #expect(try await eventually { running.withLock { $0.now } >= 2 })
+            // Time for a body past the bound to start, were the bound not kept.
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(running.withLock { $0.now } == 2)
+            gate.withLock { $0 = true }
             try await group.waitForAll()
         }
         let counts = running.withLock { $0 }
