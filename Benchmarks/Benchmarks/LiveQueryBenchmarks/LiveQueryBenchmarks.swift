@@ -63,7 +63,7 @@ let benchmarks: @Sendable () -> Void = {
                     where: ["id": .between(.int(Int64(lowest)), .int(Int64(lowest + 999)))],
                     order: [.descending("max_speed")], in: watched))
         }
-        precondition(queries.allSatisfy { $0.records.count == 1000 }, "each query holds 1,000 records")
+        precondition(queries.allSatisfy { $0.instances.count == 1000 }, "each query holds 1,000 instances")
         return (plain, watched, [heldPlain, heldWatched, queries])
     }
 
@@ -88,18 +88,18 @@ let benchmarks: @Sendable () -> Void = {
                     blackHole(try Train.merge(listBody: data, in: side == 0 ? plain : watched).count)
                     times[side] = clock.now - start
                 }
-                let speeds = queries[round % 100].records.map { $0.maxSpeed ?? 0 }
+                let speeds = queries[round % 100].instances.map { $0.maxSpeed ?? 0 }
                 precondition(speeds == speeds.sorted(by: >), "the query stays sorted")
                 benchmark.measurement(metric("merge, no query (ms)"), microseconds(times[0]) / 1000)
                 benchmark.measurement(metric("merge, 100 queries (ms)"), microseconds(times[1]) / 1000)
                 benchmark.measurement(
                     metric("ratio queries/none (%)"), microseconds(times[1]) * 100 / max(1, microseconds(times[0])))
             }
-            // Every query still holds its 1,000 records, and no other, in order.
+            // Every query still holds its 1,000 instances, and no other, in order.
             for (index, query) in queries.enumerated() {
-                let records = query.records
-                let ids = Set(records.compactMap { Int($0.id?.description ?? "") })
-                let speeds = records.map { $0.maxSpeed ?? 0 }
+                let instances = query.instances
+                let ids = Set(instances.compactMap { Int($0.id?.description ?? "") })
+                let speeds = instances.map { $0.maxSpeed ?? 0 }
                 precondition(ids == Set(index * 90 + 1...index * 90 + 1000), "query \(index) holds its range")
                 precondition(speeds == speeds.sorted(by: >), "query \(index) stays sorted")
             }
