@@ -170,6 +170,25 @@ struct CachePolicyTests {
         }
     }
 
+    /// Waits until a request to the stopped server is refused. Until the client has seen the
+    /// server close them, its idle pooled connections still look open, and a request sent on one
+    /// fails as `connectionClosed` rather than `cannotConnect`: "down" here means nothing listens.
+    static func waitUntilRefused(id: ResourceID, configuration: MonoRail.Configuration) async throws {
+        for _ in 0..<50 {
+            do {
+                _ = try await Train.get(id: id, policy: .networkOnly, in: ResourceStore(configuration: configuration))
+                Issue.record("the stopped server answered")
+                return
+            } catch let error as APIError where error.code == .connectionClosed {
+                continue
+            } catch let error as APIError {
+                #expect(error.code == .cannotConnect, "\(error)")
+                return
+            }
+        }
+        Issue.record("requests to the stopped server kept finding open connections")
+    }
+
     /// Creates the train, and warms a new cache with it through a store of its own.
     static func warm(_ shape: Shape, id: ResourceID, configuration: MonoRail.Configuration) async throws
         -> (cache: InMemoryRecordCache, warmedAt: Date)
@@ -232,6 +251,7 @@ struct CachePolicyTests {
             let id = try await Self.makeTrain("Offline", in: harness.store)
             let (cache, warmedAt) = try await Self.warm(shape, id: id, configuration: harness.store.configuration)
             await harness.server.stop()
+            try await Self.waitUntilRefused(id: id, configuration: harness.store.configuration)
             for policy in Self.policies {
                 try await Self.check(
                     policy, shape, .down, id: id, cache: cache, warmedAt: warmedAt, cachedCompany: "Offline",
