@@ -201,7 +201,7 @@ let package = Package(
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
             ]
         ),
-        // The models most suites share (the trains example, SPEC.md's and the seeds'), public so every
+        // The models most suites share (the trains example, SPEC.md's and the seeds'), `package` so every
         // test target reads the same ones.
         .target(
             name: "TestModels",
