@@ -374,6 +374,27 @@ struct RecordRoutes: Sendable {
             }
         }
     }
+
+    /// Deletes the record when `If-Match` (if sent) still holds.
+    private func destroy(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let resource = try resource(context)
+        let nesting = try nesting(resource, context)
+        let id = id(context)
+        return try await writes.run(request, read: nil) { _, db in
+            if let nesting {
+                guard let record = try store.show(resource, id: id, db: db), nesting.holds(record) else {
+                    throw APIProblem(.notFound)
+                }
+            }
+            guard try preconditionHolds(request, resource, id: id, db: db) else {
+                // No record and no match is a 404, as without the header.
+                guard try store.show(resource, id: id, db: db) != nil else { throw APIProblem(.notFound) }
+                return Self.preconditionFailed(request)
+            }
+            guard try store.delete(resource, id: id, db: db) else { throw APIProblem(.notFound) }
+            return WriteAnswer(status: .noContent)
+        }
+    }
 }
 
 /// An HTTP error answered as JSON: `{"error": "Not Found"}`.
