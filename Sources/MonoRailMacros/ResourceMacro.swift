@@ -80,21 +80,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             ? ""
             : """
 
-                \(access)mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
-            \(directCases.joined(separator: "\n"))
-                    default: return false
-                    }
-                    return true
-                }
-                \(access)mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
-            \(directCases.joined(separator: "\n"))
-                    default: return false
-                    }
-                    return true
-                }
-                \(access)mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
+                \(access)mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws -> Bool {
                     switch index {
             \(directCases.joined(separator: "\n"))
                     default: return false

@@ -71,29 +71,7 @@ struct ResourceMacroTests {
                     result.record(2, _$same(maxSpeed, other.maxSpeed))
                     return result
                 }
-                mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
-                    case 0:
-                        company = try decoder.decodeOptional(value)
-                    case 1:
-                        numberOfCars = try decoder.decode(value)
-                    default:
-                        return false
-                    }
-                    return true
-                }
-                mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
-                    case 0:
-                        company = try decoder.decodeOptional(value)
-                    case 1:
-                        numberOfCars = try decoder.decode(value)
-                    default:
-                        return false
-                    }
-                    return true
-                }
-                mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
+                mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws -> Bool {
                     switch index {
                     case 0:
                         company = try decoder.decodeOptional(value)

@@ -20,12 +20,12 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let path: String
     /// The wire key of each schema field, in schema order.
     let wireKeys: [String]
-    let wireKeyBytes: WireKeyBytes
     /// The id key, then the field keys, each once: the order a record cache keeps a record's keys in.
     let storedKeyOrder: [String]
     /// The key that holds the id, ``ResourceModel/primaryKey``.
     let idKey: String
-    let idKeyBytes: [UInt8]
+    /// The wire keys and the id key, as a record reader matches them.
+    let recordKeys: RecordKeys
     /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
     let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
@@ -89,11 +89,10 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         wireKeys = Model.resourceSchema.fields.map {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
-        wireKeyBytes = WireKeyBytes(wireKeys)
         var seenKeys = Set<String>()
         storedKeyOrder = ([Model.primaryKey] + wireKeys).filter { seenKeys.insert($0).inserted }
         idKey = Model.primaryKey
-        idKeyBytes = Array(idKey.utf8)
+        recordKeys = RecordKeys(fields: wireKeys, id: idKey)
         referenceIDKeys = Model.resourceSchema.fields.map { field in
             field.embedded?.reference.map {
                 $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
@@ -120,9 +119,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         probing: Bool = true
     ) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, direct: FieldDecoder(coder: coder), wireKeys: wireKeys, storedKeyOrder: storedKeyOrder,
-            wireKeyBytes: wireKeyBytes, idKey: idKey,
-            idKeyBytes: idKeyBytes,
+            coder: coder, direct: FieldDecoder(coder: coder), keys: recordKeys, storedKeyOrder: storedKeyOrder,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire),
             probes: DigestProbes(on: probing))

@@ -42,7 +42,7 @@ extension ModelSetup {
             var end = 0
             guard
                 let patch = try? decoder.decodeInPlace(
-                    JSONField(bytes: bytes, offset: offset, maxDepth: maxDepth, depth: depth),
+                    JSONTextValue(bytes: bytes, offset: offset, maxDepth: maxDepth, depth: depth),
                     at: RecordLocation(base: found.path), end: &end)
             else { return nil }
             var container: [String: JSONValue]?
@@ -150,7 +150,8 @@ extension ModelSetup {
         var rising = RisingIDs()
         var index = 0
         while true {
-            let record = JSONField(bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth, depth: depth)
+            let record = JSONTextValue(
+                bytes: cursor.bytes, offset: cursor.offset, maxDepth: cursor.maxDepth, depth: depth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
             if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, end: &end) {

@@ -88,7 +88,7 @@ extension ModelSetup {
         let readsInPlace = !Model.resourceSchema.rewritesRecords
         var rising = RisingIDs()
         for index in 0..<count {
-            let record = MessagePackField(bytes: bytes, offset: cursor.offset, maxDepth: maxDepth)
+            let record = PackedValue(bytes: bytes, offset: cursor.offset, maxDepth: maxDepth)
             let location = RecordLocation(base: base, index: index)
             var end = 0
             if readsInPlace, let patch = try? decoder.decodeInPlace(record, at: location, depth: depth, end: &end) {

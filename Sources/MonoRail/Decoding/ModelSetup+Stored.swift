@@ -14,7 +14,7 @@ extension ModelSetup {
         if !record.body.isEmpty, !Model.resourceSchema.rewritesRecords {
             let inPlace = record.body.withUnsafeBytes { bytes -> RecordPatch<Model>? in
                 var end = 0
-                let field = MessagePackField(bytes: bytes, offset: 0, maxDepth: reader.maxDepth)
+                let field = PackedValue(bytes: bytes, offset: 0, maxDepth: reader.maxDepth)
                 guard let patch = try? decoder.decodeInPlace(field, at: location, depth: 0, end: &end),
                     end == bytes.count
                 else { return nil }

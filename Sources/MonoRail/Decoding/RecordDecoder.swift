@@ -6,14 +6,10 @@ struct RecordDecoder<Model: ResourceModel> {
     /// What generated code reads plain fields with: made once, since making one copies the coder,
     /// retaining each of its references, which cost as much per record as a field.
     let direct: FieldDecoder
-    let wireKeys: [String]
+    /// The model's wire keys and id key.
+    let keys: RecordKeys
     /// The id key, then the field keys, each once: the order records are kept in.
     let storedKeyOrder: [String]
-    /// The same keys as UTF-8, to find fields by the bytes of a MessagePack key.
-    let wireKeyBytes: WireKeyBytes
-    /// The key that holds the id (``ResourceModel/primaryKey``), as text and as UTF-8.
-    let idKey: String
-    let idKeyBytes: [UInt8]
     let embedding: EmbeddingContext
     /// The schema's fields, read once per decoder rather than once per record.
     let fields = Model.resourceSchema.fields
@@ -30,6 +26,8 @@ struct RecordDecoder<Model: ResourceModel> {
     let probes: DigestProbes
     /// Every field present, for records the digest finds unchanged.
     let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
+
+    var idKey: String { keys.id }
 
     /// Decodes one record where one must be: the answer to `get(id:)`, `fetch()` or `save()`.
     ///
@@ -50,84 +48,137 @@ struct RecordDecoder<Model: ResourceModel> {
     /// Decodes one record of a list, or returns `nil` when the model's `customDeserialize` dropped
     /// it by returning `null` (the MonoRail seed's hook returning `nil`).
     ///
-    /// - Throws: As ``decode(_:at:)``.
+    /// - Throws: As ``decode(_:at:allowsMissingID:)``.
     func decodeUnlessDropped(_ wire: JSONValue, at location: RecordLocation, allowsMissingID: Bool = false) throws
         -> RecordPatch<Model>?
     {
-        let typeName = Model.resourceSchema.typeName
-        func failure(_ reason: String, key: String? = nil, field: String? = nil, underlying: (any Error)? = nil)
-            -> APIError
-        {
-            Self.failure(reason, at: location, key: key, field: field, underlying: underlying)
-        }
         let record: JSONValue
         do {
             record = try Model.customDeserialize(wire)
         } catch {
-            throw failure("customDeserialize failed: \(error)", underlying: error)
+            throw Self.failure("customDeserialize failed: \(error)", at: location, underlying: error)
         }
         // Only a hook can drop a record: a null the server sent where a record belongs is an error.
         if record == .null, Model.resourceSchema.rewritesRecords, wire != .null { return nil }
-        guard case .object(let object) = record else {
-            throw failure("expected a \(typeName) record (an object), found \(Self.kind(of: record))")
+        guard var source = JSONTreeRecord(record, keys: keys, received: wire) else {
+            throw Self.failure(
+                "expected a \(Model.resourceSchema.typeName) record (an object), found \(Self.kind(of: record))",
+                at: location)
         }
-        let id: ResourceID?
-        if let rawID = object[idKey] {
-            guard let parsed = ResourceID(json: rawID) else {
-                throw failure("the id must be an integer or a non-empty string, found \(rawID)", key: idKey)
-            }
-            id = parsed
-        } else if allowsMissingID {
-            id = nil
-        } else {
-            throw failure("the record has no id", key: idKey)
+        guard let patch = try read(&source, at: location, allowsMissingID: allowsMissingID) else {
+            throw Self.failure("the record cannot be read", at: location)
         }
+        return patch
+    }
+
+    /// Reads one record from any backing: the one field loop. `nil` when the record holds something
+    /// only its tree decides (``RecordMember/undecided``, a repeated key): the caller reads the tree.
+    ///
+    /// - Throws: As ``decode(_:at:allowsMissingID:)``; for a backing read in place, also the errors
+    ///   of its bytes.
+    func read(_ source: inout some RecordSource, at location: RecordLocation, allowsMissingID: Bool = false)
+        throws -> RecordPatch<Model>?
+    {
         var values = Model.FieldValues()
-        var present = [Bool](repeating: false, count: fields.count)
+        var met = FieldSet()
+        /// Fields met whose value was left out by the model's decoding policy.
+        var dropped = FieldSet()
+        var id: ResourceID?
+        var sawID = false
         var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
-        for index in fields.indices {
-            let field = fields[index]
-            let key = wireKeys[index]
-            guard let raw = object[key] else {
-                if Model.shouldFail(withInvalidValue: nil, forProperty: field.name) {
-                    throw failure("the required key is missing", key: key, field: field.name)
+        while let member = try source.nextMember() {
+            switch member {
+            case .undecided: return nil
+            case .unknown: continue
+            case .id(let value):
+                // A repeated id: the tree keeps the last.
+                guard !sawID else { return nil }
+                sawID = true
+                let raw = try value.json()
+                guard let parsed = ResourceID(json: raw) else {
+                    throw Self.failure(
+                        "the id must be an integer or a non-empty string, found \(raw)", at: location, key: idKey)
                 }
-                continue
-            }
-            if let embedding = field.embedded {
-                embedded.append((index, try embedding.decode(raw, "\(location.description).\(key)", self.embedding)))
-                present[index] = true
-                continue
-            }
-            do {
-                if try !values._$decodeField(index, from: raw, with: direct) {
-                    try field.decode(&values, raw, coder)
-                }
-                present[index] = true
-            } catch {
-                let assigned: (any Sendable)?
-                do {
-                    assigned = try Model.assign(undefinedValue: raw, forProperty: field.name)
-                } catch let assignError {
-                    throw APIError(
-                        .decodingFailed, "\(typeName).\(field.name): \(assignError)",
-                        decodingFailure: FieldCoder.failure(
-                            typeName: typeName, field: field.name, key: key, prefix: location.description,
-                            error: assignError),
-                        underlyingError: assignError)
-                }
-                if let assigned, field.assign(&values, assigned) {
-                    present[index] = true
-                } else if Model.shouldFail(withInvalidValue: raw, forProperty: field.name) {
-                    let detail = FieldCoder.failure(
-                        typeName: typeName, field: field.name, key: key, prefix: location.description, error: error)
-                    throw APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: error)
+                id = parsed
+            case .field(let index, let value):
+                // A repeated key: the tree keeps the last.
+                guard met.insert(index) else { return nil }
+                if try !decodeField(index, from: value, into: &values, embedded: &embedded, at: location) {
+                    _ = dropped.insert(index)
                 }
             }
         }
-        return RecordPatch(
-            id: id, values: values, present: present, embedded: embedded,
-            wire: embedding.keepsWire && id != nil ? .tree(wire, keyOrder: storedKeyOrder) : nil)
+        if !sawID, !allowsMissingID { throw Self.failure("the record has no id", at: location, key: idKey) }
+        let isComplete = met.count == fieldCount && dropped.isEmpty
+        if met.count < fieldCount {
+            for index in 0..<fieldCount where !met.contains(index) {
+                guard Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) else { continue }
+                throw Self.failure(
+                    "the required key is missing", at: location, key: keys.fields[index], field: fields[index].name)
+            }
+        }
+        // Moved in: a copy retained each string and array of the record, and releasing the
+        // reader's touched them again.
+        let patch = patchType.init(
+            id: id, values: consume values,
+            present: isComplete ? allPresent : met.present(of: fieldCount, removing: dropped),
+            embedded: embedded,
+            wire: embedding.keepsWire && id != nil ? source.wire(keyOrder: storedKeyOrder) : nil)
+        if comparesDigests, isComplete { patch.digest = source.digest() }
+        return patch
+    }
+
+    /// Decodes the field at `index` into `values`, or an embedded record into `embedded`; `false`
+    /// when the model's decoding policy left a value it could not read out.
+    private func decodeField(
+        _ index: Int, from value: FieldSource, into values: inout Model.FieldValues,
+        embedded: inout [(index: Int, patch: any EmbeddedPatch)], at location: RecordLocation
+    ) throws -> Bool {
+        // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
+        do {
+            if try values._$decodeField(index, from: value, with: direct) { return true }
+        } catch {
+            return try recover(index, from: value, into: &values, after: error, at: location)
+        }
+        let field = fields[index]
+        if let embedding = field.embedded {
+            let path = "\(location.description).\(keys.fields[index])"
+            embedded.append((index, try embedding.decode(try value.json(), path, self.embedding)))
+            return true
+        }
+        do {
+            try field.decode(&values, try value.json(), coder)
+            return true
+        } catch {
+            return try recover(index, from: value, into: &values, after: error, at: location)
+        }
+    }
+
+    /// Asks the model for a value in place of one that failed to decode (ApiModel's
+    /// `assign(undefinedValue:)`), then whether to fail; `false` when the field is left out.
+    private func recover(
+        _ index: Int, from value: FieldSource, into values: inout Model.FieldValues, after error: any Error,
+        at location: RecordLocation
+    ) throws -> Bool {
+        let typeName = Model.resourceSchema.typeName
+        let field = fields[index]
+        let key = keys.fields[index]
+        let raw = try value.json()
+        let assigned: (any Sendable)?
+        do {
+            assigned = try Model.assign(undefinedValue: raw, forProperty: field.name)
+        } catch let assignError {
+            throw APIError(
+                .decodingFailed, "\(typeName).\(field.name): \(assignError)",
+                decodingFailure: FieldCoder.failure(
+                    typeName: typeName, field: field.name, key: key, prefix: location.description, error: assignError),
+                underlyingError: assignError)
+        }
+        if let assigned, field.assign(&values, assigned) { return true }
+        guard Model.shouldFail(withInvalidValue: raw, forProperty: field.name) else { return false }
+        let detail = FieldCoder.failure(
+            typeName: typeName, field: field.name, key: key, prefix: location.description, error: error)
+        throw APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: error)
     }
 
     static func failure(

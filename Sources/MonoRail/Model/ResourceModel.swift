@@ -144,34 +144,18 @@ public protocol ResourceFieldValues: Sendable {
     /// `Equatable`. Generated, so that a merge compares fields directly instead of through key paths.
     func _$sameFields(as other: Self) -> FieldComparison
 
-    /// Decodes the schema field at `index` straight into its property; `false` when the field is
-    /// decoded by its schema entry instead (transforms, relationships). Generated, so that a decode
-    /// writes properties directly instead of through key paths.
-    mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws -> Bool
-
-    /// The same for a value of a MessagePack body, read where it lies. Generated.
-    mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
-        -> Bool
-
-    /// The same for a value of a JSON body, read where it lies. Generated.
-    mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool
+    /// Decodes the schema field at `index` straight into its property, from whatever backing the
+    /// record is read from; `false` when the field is decoded by its schema entry instead
+    /// (transforms, relationships). Generated, so that a decode writes properties directly instead
+    /// of through key paths.
+    mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws -> Bool
 }
 
 extension ResourceFieldValues {
     /// Decodes nothing directly; every field goes through its schema entry.
-    public mutating func _$decodeField(_ index: Int, from value: JSONValue, with decoder: FieldDecoder) throws
+    public mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws
         -> Bool
     { false }
-
-    /// Decodes nothing directly; every field goes through its schema entry.
-    public mutating func _$decodeField(_ index: Int, from value: MessagePackField, with decoder: FieldDecoder) throws
-        -> Bool
-    { false }
-
-    /// Decodes nothing directly; every field goes through its schema entry.
-    public mutating func _$decodeField(_ index: Int, from value: JSONField, with decoder: FieldDecoder) throws -> Bool {
-        false
-    }
 
     /// Compares nothing; every field falls back to its schema comparison.
     public func _$sameFields(as other: Self) -> FieldComparison { FieldComparison() }
@@ -198,26 +182,6 @@ public struct FieldComparison: Sendable {
     func isSame(_ index: Int) -> Bool? {
         guard index < 64, known & (1 << UInt64(index)) != 0 else { return nil }
         return same & (1 << UInt64(index)) != 0
-    }
-}
-
-/// Reads single field values with one response's options. Passed to generated code.
-@_documentation(visibility: internal)
-public struct FieldDecoder {
-    let coder: FieldCoder
-
-    /// Decodes a non-optional field.
-    ///
-    /// - Throws: `DecodingError` for a value of the wrong type.
-    public func decode<Value: Decodable>(_ value: JSONValue) throws -> Value {
-        try coder.decode(Value.self, from: value)
-    }
-
-    /// Decodes an optional field: `null` is `nil`.
-    ///
-    /// - Throws: `DecodingError` for a value of the wrong type.
-    public func decodeOptional<Value: Decodable>(_ value: JSONValue) throws -> Value? {
-        value.isNull ? nil : try coder.decode(Value.self, from: value)
     }
 }
 

@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 
 /// A record as it came in a response, kept until the record cache is given it.
-enum WireRecord {
+package enum WireRecord {
     /// From a JSON body, or a MessagePack record read as a tree, with the model's keys in the order
     /// to write them.
     case tree(JSONValue, keyOrder: [String])
@@ -12,7 +12,7 @@ enum WireRecord {
 
     /// The record in MessagePack, the form a record cache keeps. A tree's keys are written in the
     /// model's schema order, the order the in-place reader tries first, then any others.
-    var messagePack: Data {
+    package var messagePack: Data {
         switch self {
         case .packed(let bytes):
             return bytes

@@ -5,14 +5,14 @@
 /// Keyed by a seed drawn once per process and never stored. Two different records share a digest
 /// with a chance of about 2^-64 per comparison. It is not a defence against a server choosing
 /// colliding bytes, and needs not be: such a server could as well send the old record outright.
-enum RecordDigest {
+package enum RecordDigest {
     private static let seeds: (UInt64, UInt64, UInt64) = {
         var generator = SystemRandomNumberGenerator()
         return (generator.next(), generator.next() | 1, generator.next() | 1)
     }()
 
     /// The digest of `bytes`: sixteen bytes at a time folded by a full-width multiply (as wyhash does).
-    static func of(_ bytes: UnsafeRawBufferPointer) -> Int {
+    package static func of(_ bytes: UnsafeRawBufferPointer) -> Int {
         let (seed, first, second) = seeds
         var state = seed ^ UInt64(bytes.count)
         var offset = 0

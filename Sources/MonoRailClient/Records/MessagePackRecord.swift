@@ -1,0 +1,53 @@
+import Foundation
+
+/// A record of a MessagePack body read where it lies, without building its tree.
+///
+/// Each value is checked as the tree reader would check it before it is handed out
+/// (``MessagePackCursor/skipValue(maxDepth:checkingJSON:)``), with the nesting it sits at. The
+/// ordinary record is read: a map with string keys; anything else is ``RecordMember/undecided``.
+package struct MessagePackRecord: RecordSource {
+    private let record: PackedValue
+    private let keys: RecordKeys
+    /// The arrays and maps around the record.
+    private let depth: Int
+    private var cursor: MessagePackCursor
+    private var remaining: Int
+    /// The field after the last one found.
+    private var expected = 0
+
+    /// A source over the map at `record`, which sits inside `depth` arrays and maps; `nil` when it
+    /// is not a map.
+    package init?(_ record: PackedValue, depth: Int, keys: RecordKeys) {
+        var cursor = record.cursor
+        guard case .map(let count)? = try? cursor.header() else { return nil }
+        self.record = record
+        self.keys = keys
+        self.depth = depth
+        self.cursor = cursor
+        self.remaining = count
+    }
+
+    /// Where the record ends, once read to its end.
+    package var end: Int { cursor.offset }
+
+    package mutating func nextMember() throws -> RecordMember? {
+        guard remaining > 0 else { return nil }
+        remaining -= 1
+        guard case .string(let length) = try cursor.header() else { return .undecided }
+        let key = cursor.take(length)
+        // Keys are checked as the tree reader would (field keys are known text, so this is for the others).
+        guard String.isValidUTF8(key) else { return .undecided }
+        let value = PackedValue(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth)
+        // Values sit one level below the record.
+        try cursor.skipValue(maxDepth: record.maxDepth - depth - 1, checkingJSON: true)
+        if let index = keys.field(key, expected: expected) {
+            expected = index + 1
+            return .field(index, FieldSource(.packed(value)))
+        }
+        return keys.isID(key) ? .id(FieldSource(.packed(value))) : .unknown
+    }
+
+    package func wire(keyOrder: [String]) -> WireRecord {
+        .packed(Data(UnsafeRawBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])))
+    }
+}

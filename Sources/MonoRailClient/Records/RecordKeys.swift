@@ -1,0 +1,61 @@
+/// The keys of one model's records: each field's wire key in schema order, and the id's.
+///
+/// Kept as UTF-8, one after another in one buffer: a key compared against them retains nothing (an
+/// array per key was retained and released at each comparison, for every member of every record)
+/// and needs no call to `memcmp` for a dozen bytes.
+package struct RecordKeys: Sendable {
+    /// The fields' wire keys, in schema order.
+    package let fields: [String]
+    /// The key that holds the id.
+    package let id: String
+    private let bytes: [UInt8]
+    /// Where each field's key starts in ``bytes``, and where the last one ends.
+    private let bounds: [Int]
+    private let idBytes: [UInt8]
+
+    package init(fields: [String], id: String) {
+        var bytes: [UInt8] = []
+        var bounds = [0]
+        for key in fields {
+            bytes += key.utf8
+            bounds.append(bytes.count)
+        }
+        self.fields = fields
+        self.id = id
+        self.bytes = bytes
+        self.bounds = bounds
+        self.idBytes = Array(id.utf8)
+    }
+
+    var count: Int { bounds.count - 1 }
+
+    /// The field whose key is `key`; the `expected` one is tried first, since records usually list
+    /// their keys in schema order.
+    @inline(__always) func field(_ key: UnsafeRawBufferPointer, expected: Int) -> Int? {
+        if expected < count, matches(key, at: expected) { return expected }
+        for index in 0..<count where index != expected && matches(key, at: index) { return index }
+        return nil
+    }
+
+    /// Whether `key` is the id's key.
+    @inline(__always) func isID(_ key: UnsafeRawBufferPointer) -> Bool { key.elementsEqual(idBytes) }
+
+    /// Whether the bytes at `offset` are the id's key between quotes, as JSON text spells it.
+    func isQuotedID(in text: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        let end = offset + 1 + idBytes.count
+        guard end < text.count, text[offset] == UInt8(ascii: "\""), text[end] == UInt8(ascii: "\"") else {
+            return false
+        }
+        return text[(offset + 1)...].starts(with: idBytes)
+    }
+
+    /// Whether `key` is the key at `index`.
+    @inline(__always) private func matches(_ key: UnsafeRawBufferPointer, at index: Int) -> Bool {
+        let start = bounds[index]
+        guard key.count == bounds[index + 1] - start else { return false }
+        return bytes.withUnsafeBufferPointer { bytes in
+            for offset in 0..<key.count where key[offset] != bytes[start + offset] { return false }
+            return true
+        }
+    }
+}

@@ -1,0 +1,37 @@
+/// One record being read, member by member, from whatever it arrived as: a JSON tree
+/// (``JSONTreeRecord``), JSON text read in place (``JSONTextRecord``) or MessagePack read in place
+/// (``MessagePackRecord``). The model layer reads every record with one loop over this protocol, and
+/// a new backing is a new conformance, not a new loop.
+///
+/// A backing read in place answers ``RecordMember/undecided`` for anything only the tree decides (a
+/// key with escapes, a key that is not a string, broken syntax); its reader then reads the record's
+/// tree instead, so the result, and the error a bad record raises, are exactly those of the tree.
+package protocol RecordSource {
+    /// The next member, its key matched against the model's; `nil` after the last.
+    ///
+    /// - Throws: ``JSONSyntaxError`` or ``MessagePackError`` for bytes the tree's reader refuses.
+    mutating func nextMember() throws -> RecordMember?
+
+    /// The record as received, for the record cache, once every member has been read.
+    func wire(keyOrder: [String]) -> WireRecord
+
+    /// The ``RecordDigest`` of the record's bytes, once every member has been read; `nil` for a
+    /// backing without bytes.
+    func digest() -> Int?
+}
+
+/// What one member of a record is to its model.
+package enum RecordMember {
+    /// The id.
+    case id(FieldSource)
+    /// The value of the schema field at this index.
+    case field(Int, FieldSource)
+    /// A key the model does not know.
+    case unknown
+    /// Something only the tree decides.
+    case undecided
+}
+
+extension RecordSource {
+    package func digest() -> Int? { nil }
+}
