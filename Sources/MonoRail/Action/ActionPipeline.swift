@@ -217,8 +217,8 @@ struct ActionPipeline<Model: ResourceModel> {
                 let decoder = setup.decoder(
                     coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads)
                 let located: ModelSetup<Model>.Located<RecordPatch<Model>>
-                if let text = setup.textRecord(in: response, decoder: decoder) {
-                    located = text
+                if let inPlace = setup.inPlaceRecord(in: response, decoder: decoder) {
+                    located = inPlace
                 } else {
                     let tree = try setup.record(in: response)
                     // The answer to a create or save may leave out the id: it describes what was sent; so
@@ -307,10 +307,8 @@ struct ActionPipeline<Model: ResourceModel> {
                 let coder = FieldCoder(options: setup.coding)
                 let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire, probing: probing)
                 let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
-                if let packed = setup.packedRecords(in: response, decoder: decoder) {
-                    located = packed
-                } else if let text = setup.textRecords(in: response, decoder: decoder) {
-                    located = text
+                if let inPlace = setup.inPlaceRecords(in: response, decoder: decoder) {
+                    located = inPlace
                 } else {
                     let list = try setup.records(in: response)
                     var patches: [RecordPatch<Model>] = []
@@ -324,7 +322,6 @@ struct ActionPipeline<Model: ResourceModel> {
                     try RecordPatch.requireDistinctIDs(patches, at: list.path)
                     located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
                 }
-                // The readers in place checked that no record appears twice as they read them.
                 let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
                 let (merged, side) = try store.mergeKeepingSideloads(
                     located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,

@@ -9,19 +9,12 @@ extension ModelSetup {
     /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed`` for a body that is not one
     ///   record.
     func decode(stored record: StoredRecord, with decoder: RecordDecoder<Model>) throws -> RecordPatch<Model>? {
-        let location = RecordLocation(base: "cache(\(record.key))")
+        let base = "cache(\(record.key))"
         let reader = client.responseDecoder.messagePackReader
-        if !record.body.isEmpty, !Model.resourceSchema.rewritesRecords {
-            let inPlace = record.body.withUnsafeBytes { bytes -> RecordPatch<Model>? in
-                var end = 0
-                let field = PackedValue(bytes: bytes, offset: 0, maxDepth: reader.maxDepth)
-                guard let patch = try? decoder.decodeInPlace(field, at: location, depth: 0, end: &end),
-                    end == bytes.count
-                else { return nil }
-                return patch
-            }
-            if let inPlace { return inPlace }
+        if let patch = InPlaceBody.storedRecord(record.body, maxDepth: reader.maxDepth, base: base, reader: decoder) {
+            return patch
         }
+        let location = RecordLocation(base: base)
         let tree: JSONValue
         do {
             tree = try reader.readJSON(record.body)

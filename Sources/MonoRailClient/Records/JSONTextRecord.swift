@@ -6,7 +6,7 @@ import Foundation
 /// ``FieldDecoder`` that reads it, when that read all of it in place (it says where the value ends,
 /// ``FieldCoder/valueEnd``), or else when the next member is asked for. The ordinary record is read:
 /// an object whose keys have no escapes; anything else is ``RecordMember/undecided``.
-package struct JSONTextRecord: RecordSource {
+package struct JSONTextRecord: InPlaceRecordSource {
     private let record: JSONTextValue
     private let keys: RecordKeys
     private let coder: FieldCoder
@@ -82,8 +82,6 @@ package struct JSONTextRecord: RecordSource {
 
     package func digest() -> Int? { wholeDigest ?? RecordDigest.of(UnsafeRawBufferPointer(bytes)) }
 
-    /// The id when it is the record's first member, as it usually is, read without the rest: lets a
-    /// reader find the record's instance before it decodes anything.
     package func leadingID() -> JSONValue? {
         var cursor = record.cursor
         cursor.offset += 1
@@ -99,11 +97,7 @@ package struct JSONTextRecord: RecordSource {
         ).scalar()?.value
     }
 
-    /// Checks the whole record as the parser would and takes the digest of its bytes, without
-    /// reading its members; ``end`` is then where it ends.
-    ///
-    /// - Throws: ``JSONSyntaxError`` for a record the parser refuses.
-    package mutating func digestWhole() throws -> Int {
+    package mutating func digestWhole() throws -> Int? {
         var whole = record.cursor
         try whole.skipValue(depth: record.depth)
         let digest = RecordDigest.of(

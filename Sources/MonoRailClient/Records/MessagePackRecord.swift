@@ -5,24 +5,20 @@ import Foundation
 /// Each value is checked as the tree reader would check it before it is handed out
 /// (``MessagePackCursor/skipValue(maxDepth:checkingJSON:)``), with the nesting it sits at. The
 /// ordinary record is read: a map with string keys; anything else is ``RecordMember/undecided``.
-package struct MessagePackRecord: RecordSource {
+package struct MessagePackRecord: InPlaceRecordSource {
     private let record: PackedValue
     private let keys: RecordKeys
-    /// The arrays and maps around the record.
-    private let depth: Int
     private var cursor: MessagePackCursor
     private var remaining: Int
     /// The field after the last one found.
     private var expected = 0
 
-    /// A source over the map at `record`, which sits inside `depth` arrays and maps; `nil` when it
-    /// is not a map.
-    package init?(_ record: PackedValue, depth: Int, keys: RecordKeys) {
+    /// A source over the map at `record`; `nil` when it is not a map.
+    package init?(_ record: PackedValue, keys: RecordKeys) {
         var cursor = record.cursor
-        guard case .map(let count)? = try? cursor.header() else { return nil }
+        guard record.depth < record.maxDepth, case .map(let count)? = try? cursor.header() else { return nil }
         self.record = record
         self.keys = keys
-        self.depth = depth
         self.cursor = cursor
         self.remaining = count
     }
@@ -37,9 +33,10 @@ package struct MessagePackRecord: RecordSource {
         let key = cursor.take(length)
         // Keys are checked as the tree reader would (field keys are known text, so this is for the others).
         guard String.isValidUTF8(key) else { return .undecided }
-        let value = PackedValue(bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth)
         // Values sit one level below the record.
-        try cursor.skipValue(maxDepth: record.maxDepth - depth - 1, checkingJSON: true)
+        let value = PackedValue(
+            bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
+        try cursor.skipValue(maxDepth: record.maxDepth - value.depth, checkingJSON: true)
         if let index = keys.field(key, expected: expected) {
             expected = index + 1
             return .field(index, FieldSource(.packed(value)))

@@ -6,11 +6,14 @@ package struct PackedValue {
     package let offset: Int
     /// The nesting limit the body is checked against.
     package let maxDepth: Int
+    /// The arrays and maps around the value, counted against ``maxDepth`` as the tree reader counts them.
+    package let depth: Int
 
-    package init(bytes: UnsafeRawBufferPointer, offset: Int, maxDepth: Int) {
+    package init(bytes: UnsafeRawBufferPointer, offset: Int, maxDepth: Int, depth: Int) {
         self.bytes = bytes
         self.offset = offset
         self.maxDepth = maxDepth
+        self.depth = depth
     }
 
     package var cursor: MessagePackCursor { MessagePackCursor(bytes, offset: offset) }
@@ -20,7 +23,7 @@ package struct PackedValue {
     /// The value as the JSON tree holds it.
     package func json() throws(MessagePackError) -> JSONValue {
         var cursor = cursor
-        return try MessagePackReader.json(&cursor, depth: 0, maxDepth: maxDepth)
+        return try MessagePackReader.json(&cursor, depth: depth, maxDepth: maxDepth)
     }
 
     /// The header of the value, and a cursor just past it.

@@ -18,6 +18,23 @@ package protocol RecordSource {
     /// The ``RecordDigest`` of the record's bytes, once every member has been read; `nil` for a
     /// backing without bytes.
     func digest() -> Int?
+
+    /// The id when it is the record's first member, as it usually is, read without the rest: lets a
+    /// reader find the record's instance before it decodes anything. `nil` when the backing cannot
+    /// tell cheaply; the reader then reads the record.
+    func leadingID() -> JSONValue?
+
+    /// Checks the whole record as the tree's reader would and takes the ``RecordDigest`` of its
+    /// bytes, without reading its members; `nil` when the backing cannot.
+    ///
+    /// - Throws: ``JSONSyntaxError`` or ``MessagePackError`` for a record the tree's reader refuses.
+    mutating func digestWhole() throws -> Int?
+}
+
+/// A record read where it lies, which knows where it ends once read.
+package protocol InPlaceRecordSource: RecordSource {
+    /// Where the record ends, once every member has been read (or ``digestWhole()`` took it whole).
+    var end: Int { get }
 }
 
 /// What one member of a record is to its model.
@@ -32,6 +49,9 @@ package enum RecordMember {
     case undecided
 }
 
+// Fast paths that default to the slow one: a backing without them is read member by member.
 extension RecordSource {
     package func digest() -> Int? { nil }
+    package func leadingID() -> JSONValue? { nil }
+    package mutating func digestWhole() throws -> Int? { nil }
 }

@@ -55,7 +55,7 @@ struct RecordDigestTests {
         func read(probing: Bool = true) throws -> [RecordPatch<Train>] {
             let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
             let decoder = pipeline.setup.decoder(coder: coder, store: store, probing: probing)
-            return try #require(pipeline.setup.textRecords(in: response, decoder: decoder)).main
+            return try #require(pipeline.setup.inPlaceRecords(in: response, decoder: decoder)).main
         }
 
         func merge(_ patches: [RecordPatch<Train>], mode: InstanceState<Train>.MergeMode = .read) throws -> [Train] {

@@ -34,7 +34,7 @@ struct TextListTests {
         let body = Data(Self.document.utf8)
         let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
         let decoder = pipeline.setup.decoder(coder: FieldCoder(options: pipeline.setup.coding), store: store)
-        let located = try #require(pipeline.setup.textRecords(in: response, decoder: decoder))
+        let located = try #require(pipeline.setup.inPlaceRecords(in: response, decoder: decoder))
         #expect(located.main.count == 6 && located.path == "$.trains")
         #expect(located.container?["meta"] == ["count": 6, "next": nil])
         let read = try Train.merge(listBody: body, in: Self.store())
@@ -43,7 +43,7 @@ struct TextListTests {
         #expect(read[2].company == "ÖBB 🚂" && read[5].numberOfCars == 300 && read[3].maxSpeed == -0.15)
     }
 
-    @Test("what is not a plain list is left to the tree: other shapes, and bodies that are not JSON")
+    @Test("what is not a plain list is left to the tree: other shapes, and bodies in neither format")
     func leftToTheTree() throws {
         let store = Self.store()
         let pipeline = ActionPipeline<Train>(store: store)
@@ -51,13 +51,16 @@ struct TextListTests {
         for text in [#"{}"#, #"{"trains": {"id": 1}}"#, #"{"trains": [], "trains": []}"#, #"[{"id": 1}] x"#, "\"a\""] {
             let response = Train.receivedResponse(
                 Data(text.utf8), contentType: "application/json", setup: pipeline.setup)
-            #expect(pipeline.setup.textRecords(in: response, decoder: decoder) == nil, "\(text)")
+            #expect(pipeline.setup.inPlaceRecords(in: response, decoder: decoder) == nil, "\(text)")
         }
         let bare = Train.receivedResponse(
             Data(#" [ {"id": 1} ] "#.utf8), contentType: "application/json", setup: pipeline.setup)
-        #expect(pipeline.setup.textRecords(in: bare, decoder: decoder)?.main.count == 1)
+        #expect(pipeline.setup.inPlaceRecords(in: bare, decoder: decoder)?.main.count == 1)
+        // The same reader takes MessagePack; a body in neither format is left to the tree.
         let packed = Train.receivedResponse(Data([0x90]), contentType: "application/x-msgpack", setup: pipeline.setup)
-        #expect(pipeline.setup.textRecords(in: packed, decoder: decoder) == nil)
+        #expect(pipeline.setup.inPlaceRecords(in: packed, decoder: decoder)?.main.count == 0)
+        let page = Train.receivedResponse(Data("[]".utf8), contentType: "text/html", setup: pipeline.setup)
+        #expect(pipeline.setup.inPlaceRecords(in: page, decoder: decoder) == nil)
     }
 
     static func summary(_ train: some ResourceModel) -> [String] {
@@ -91,7 +94,7 @@ struct TextListTests {
         let decoder = pipeline.setup.decoder(coder: FieldCoder(options: pipeline.setup.coding), store: store)
         let body = Data(Self.record.utf8)
         let response = Train.receivedResponse(body, contentType: "application/json", setup: pipeline.setup)
-        let located = try #require(pipeline.setup.textRecord(in: response, decoder: decoder))
+        let located = try #require(pipeline.setup.inPlaceRecord(in: response, decoder: decoder))
         #expect(located.main.id == .int(7) && located.path == "$.train" && located.rootKey == "train")
         #expect(located.container?["meta"] == ["etag": "x"] && located.container?["train"] == nil)
         let read = try Train.merge(recordBody: body, in: Self.store())
@@ -104,7 +107,7 @@ struct TextListTests {
             #"{"train": {"errors": {"company": ["bad"]}}}"#, #"{"train": [1]}"#, #"{"train": {"id": 1}} 1"#,
         ] {
             let other = Train.receivedResponse(Data(text.utf8), contentType: "application/json", setup: pipeline.setup)
-            #expect(pipeline.setup.textRecord(in: other, decoder: decoder) == nil, "\(text)")
+            #expect(pipeline.setup.inPlaceRecord(in: other, decoder: decoder) == nil, "\(text)")
         }
     }
 

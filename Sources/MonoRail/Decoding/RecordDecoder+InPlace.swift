@@ -1,33 +1,29 @@
 import Foundation
 
-extension RecordDecoder {
-    /// Decodes one record of a JSON body where it lies, without building its tree, and sets `end`
-    /// to where it ends (``JSONTextRecord``).
-    ///
-    /// Returns `nil` for a record only its tree decides, and throws when anything fails; the caller
-    /// then decodes the record's tree with ``decode(_:at:allowsMissingID:)``, so the result, and the
-    /// error a bad record raises, are exactly those of the tree.
-    func decodeInPlace(_ record: JSONTextValue, at location: RecordLocation, end: inout Int) throws
+extension RecordDecoder: RecordReader {
+    var readsInPlace: Bool { !Model.resourceSchema.rewritesRecords }
+
+    /// Reads one record in place: first, when the record's bytes are the ones its live instance
+    /// was merged from, as unchanged; else member by member, by the one field loop.
+    func read<Source: RecordSource>(_ source: inout Source, base: String, index: Int?) throws
         -> RecordPatch<Model>?
     {
-        guard var source = JSONTextRecord(record, keys: keys, coder: coder) else { return nil }
-        if let unchanged = try unchanged(&source) {
-            end = source.end
-            return unchanged
-        }
-        guard let patch = try read(&source, at: location) else { return nil }
-        end = source.end
-        return patch
+        if let unchanged = try unchanged(&source) { return unchanged }
+        return try read(&source, at: RecordLocation(base: base, index: index))
+    }
+
+    func read(tree: JSONValue, base: String, index: Int?) throws -> RecordPatch<Model>? {
+        try decodeUnlessDropped(tree, at: RecordLocation(base: base, index: index))
     }
 
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
     /// from: found unchanged (``RecordPatch/isUnchanged``), with nothing decoded. `nil` unless that
     /// is known: the id must be the record's first member, as it usually is, and the instance live.
-    private func unchanged(_ source: inout JSONTextRecord) throws -> RecordPatch<Model>? {
+    private func unchanged(_ source: inout some RecordSource) throws -> RecordPatch<Model>? {
         guard comparesDigests, probes.shouldLook(), let leading = source.leadingID(),
-            let id = ResourceID(json: leading), let (instance, removals) = lookUp(id)
+            let id = ResourceID(json: leading), let (instance, removals) = lookUp(id),
+            let taken = try source.digestWhole()
         else { return nil }
-        let taken = try source.digestWhole()
         let state = instance._$state
         guard state.hasServerDigest(taken) else {
             probes.looked(found: false)

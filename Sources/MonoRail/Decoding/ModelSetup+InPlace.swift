@@ -1,0 +1,41 @@
+import Foundation
+
+// JSON and MessagePack bodies are read in place (``InPlaceBody``): the main record or list found by
+// the locator like any other body, each record checked exactly as the tree's reader would check it
+// and decoded where it lies, instead of the whole body being built as a tree first.
+extension ModelSetup {
+    /// The records of a list body, decoded in place; `nil` when the body is to be read as a tree,
+    /// which then decides and reports exactly as for any other body.
+    func inPlaceRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
+        let contentType = response.response.headerFields[.contentType]
+        guard
+            let found = InPlaceBody.list(
+                in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
+                listKey: listKey, typeName: Model.resourceSchema.typeName, reader: decoder),
+            (try? RecordPatch.requireDistinctIDs(found.main, at: found.path)) != nil
+        else { return nil }
+        return Located(main: found.main, path: found.path, container: found.container, rootKey: found.root)
+    }
+
+    /// The one record of a body, found as ``record(in:)`` finds it and decoded in place; `nil` when
+    /// it is to be read as a tree (see ``inPlaceRecords(in:decoder:)``): also a record with no id,
+    /// as a write's answer may be.
+    func inPlaceRecord(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<RecordPatch<Model>>? {
+        let contentType = response.response.headerFields[.contentType]
+        let (roots, shape, required) = recordRoots
+        guard
+            let found = InPlaceBody.record(
+                in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
+                roots: roots, shape: shape, required: required, typeName: Model.resourceSchema.typeName,
+                reader: decoder)
+        else { return nil }
+        return Located(main: found.main, path: found.path, container: found.container, rootKey: found.root)
+    }
+
+    /// The nesting limit of the reader a body of `contentType` is read with as a tree.
+    private func maxDepth(for contentType: String?) -> Int {
+        let decoder = client.responseDecoder
+        return contentType.map(WireFormat.isMessagePack) == true
+            ? decoder.messagePackReader.maxDepth : decoder.parser.maxDepth
+    }
+}
