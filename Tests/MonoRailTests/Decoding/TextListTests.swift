@@ -70,17 +70,6 @@ struct TextListTests {
             + type(of: train).resourceSchema.fields.map { String(describing: try? $0.encode(values, coder)) }
     }
 
-    @Test("damaged JSON lists give what the tree gives: the same values or the same error")
-    func differential() async {
-        await onOwnThread {
-            let outcomes = Self.compareDamaged(Array(Self.document.utf8), iterations: 3_000, seed: 0x5465_7874) {
-                try Self.mergeList($0, $1)
-            }
-            // Both kinds of outcome were exercised, not only failures.
-            #expect(outcomes.same > 300 && outcomes.failed > 300, "\(outcomes)")
-        }
-    }
-
     static let record = #"""
         {"train": {"id": 7, "company": "\u00d6BB", "number_of_cars": 12, "max_speed": 230.5, "in_service": true,
           "built_at": "2004-07-19T11:20:00Z", "tags": ["intercity"], "depot": {"name": "Wien", "capacity": 9}},
@@ -109,87 +98,5 @@ struct TextListTests {
             let other = Train.receivedResponse(Data(text.utf8), contentType: "application/json", setup: pipeline.setup)
             #expect(pipeline.setup.inPlaceRecord(in: other, decoder: decoder) == nil, "\(text)")
         }
-    }
-
-    @Test("damaged single records give what the tree gives: the same values or the same error")
-    func recordDifferential() async {
-        await onOwnThread {
-            let outcomes = Self.compareDamaged(Array(Self.record.utf8), iterations: 1_500, seed: 0x5265_636F) {
-                try Self.mergeRecord($0, $1)
-            }
-            #expect(outcomes.same > 100 && outcomes.failed > 300, "\(outcomes)")
-        }
-    }
-
-    static func mergeList<Model: ResourceModel>(_ model: Model.Type, _ body: Data) throws -> [[String]] {
-        try model.merge(listBody: body, in: store()).map(summary)
-    }
-
-    static func mergeRecord<Model: ResourceModel>(_ model: Model.Type, _ body: Data) throws -> [[String]] {
-        [summary(try model.merge(recordBody: body, in: store()))]
-    }
-
-    @Test("every truncation of a list or a record gives what the tree gives")
-    func truncations() throws {
-        let list: (any ResourceModel.Type, Data) throws -> [[String]] = { try Self.mergeList($0, $1) }
-        let record: (any ResourceModel.Type, Data) throws -> [[String]] = { try Self.mergeRecord($0, $1) }
-        for (document, merge) in [(Self.document, list), (Self.record, record)] {
-            let bytes = Array(document.utf8)
-            for length in 0..<bytes.count {
-                let body = Data(bytes[..<length])
-                let inPlace = Result { try merge(Train.self, body) }
-                let tree = Result { try merge(TreeTrain.self, body) }
-                switch (inPlace, tree) {
-                case (.failure(let read as APIError), .failure(let built as APIError)):
-                    #expect(read.message == built.message.replacingOccurrences(of: "TreeTrain", with: "Train"))
-                default:
-                    Issue.record("a truncation to \(length) bytes: in place \(inPlace), tree \(tree)")
-                }
-            }
-        }
-    }
-
-    /// Damages `original` `iterations` times and merges each result as ``Train`` (in place) and as
-    /// ``TreeTrain`` (through the tree): the same summaries, or errors with the same code and message.
-    static func compareDamaged(
-        _ original: [UInt8], iterations: Int, seed: UInt64,
-        merge: (any ResourceModel.Type, Data) throws -> [[String]]
-    ) -> (same: Int, failed: Int) {
-        let alphabet = Array(#"{}[]":,\ -+.eE0123456789tfnul"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xED, 0xFF]
-        var generator = SplitMix(state: seed)
-        var outcomes = (same: 0, failed: 0)
-        for iteration in 0..<iterations {
-            var bytes = original
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let position = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<10, using: &generator) {
-                case 0: bytes.removeLast(Int.random(in: 1...min(8, bytes.count - 1), using: &generator))
-                case 1: bytes.insert(alphabet.randomElement(using: &generator) ?? 0, at: position)
-                case 2: bytes.remove(at: position)
-                default: bytes[position] = alphabet.randomElement(using: &generator) ?? 0
-                }
-            }
-            let body = Data(bytes)
-            let inPlace = Result { try merge(Train.self, body) }
-            let tree = Result { try merge(TreeTrain.self, body) }
-            switch (inPlace, tree) {
-            case (.success(let read), .success(let built)):
-                #expect(read == built, "iteration \(iteration)")
-                outcomes.same += 1
-            case (.failure(let readError), .failure(let builtError)):
-                let read = readError as? APIError
-                let built = builtError as? APIError
-                // Messages name the model; the two models differ only in name.
-                let builtMessage = built?.message.replacingOccurrences(of: "TreeTrain", with: "Train")
-                #expect(read != nil && read?.code == built?.code, "iteration \(iteration)")
-                #expect(read?.message == builtMessage, "iteration \(iteration)")
-                outcomes.failed += 1
-            default:
-                Issue.record(
-                    "iteration \(iteration): in place \(inPlace), tree \(tree): \(String(decoding: bytes, as: UTF8.self))"
-                )
-            }
-        }
-        return outcomes
     }
 }
