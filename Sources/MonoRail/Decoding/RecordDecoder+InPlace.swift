@@ -3,9 +3,19 @@ import Foundation
 extension RecordDecoder: RecordReader {
     var readsInPlace: Bool { !Model.resourceSchema.rewritesRecords }
 
+    func read(_ source: inout JSONTextRecord, base: String, index: Int?) throws -> RecordPatch<Model>? {
+        try readInPlace(&source, base: base, index: index)
+    }
+
+    func read(_ source: inout MessagePackRecord, base: String, index: Int?) throws -> RecordPatch<Model>? {
+        try readInPlace(&source, base: base, index: index)
+    }
+
     /// Reads one record in place: first, when the record's bytes are the ones its live instance
-    /// was merged from, as unchanged; else member by member, by the one field loop.
-    func read<Source: RecordSource>(_ source: inout Source, base: String, index: Int?) throws
+    /// was merged from, as unchanged; else member by member, by the one field loop. Inlined into
+    /// each backing's entry, so the loop is compiled for that backing.
+    @inline(__always)
+    private func readInPlace(_ source: inout some RecordSource, base: String, index: Int?) throws
         -> RecordPatch<Model>?
     {
         if let unchanged = try unchanged(&source) { return unchanged }
@@ -19,6 +29,7 @@ extension RecordDecoder: RecordReader {
     /// The patch of a record whose bytes are the ones its instance's server values were decoded
     /// from: found unchanged (``RecordPatch/isUnchanged``), with nothing decoded. `nil` unless that
     /// is known: the id must be the record's first member, as it usually is, and the instance live.
+    @inline(__always)
     private func unchanged(_ source: inout some RecordSource) throws -> RecordPatch<Model>? {
         guard comparesDigests, probes.shouldLook(), let leading = source.leadingID(),
             let id = ResourceID(json: leading), let (instance, removals) = lookUp(id),

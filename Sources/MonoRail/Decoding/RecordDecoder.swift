@@ -73,9 +73,12 @@ struct RecordDecoder<Model: ResourceModel> {
 
     /// Reads one record from any backing: the one field loop. `nil` when the record holds something
     /// only its tree decides (``RecordMember/undecided``, a repeated key): the caller reads the tree.
+    /// Inlined into each backing's entry, where the source's type is known: through a generic source
+    /// every member would be a call through a witness table.
     ///
     /// - Throws: As ``decode(_:at:allowsMissingID:)``; for a backing read in place, also the errors
     ///   of its bytes.
+    @inline(__always)
     func read(_ source: inout some RecordSource, at location: RecordLocation, allowsMissingID: Bool = false)
         throws -> RecordPatch<Model>?
     {

@@ -22,7 +22,7 @@ package enum InPlaceBody {
                 var records: [Reader.Record] = []
                 let end = try value.walkElements { index, element in
                     if reader.readsInPlace, var source = element.record(keys: reader.keys, coder: reader.coder),
-                        let record = try? reader.read(&source, base: path, index: index)
+                        let record = try? Value.read(&source, with: reader, base: path, index: index)
                     {
                         records.append(record)
                         return source.end
@@ -48,7 +48,7 @@ package enum InPlaceBody {
             try? read(whole, locator: locator, roots: roots, shape: shape, required: required, typeName: typeName) {
                 value, path in
                 guard var source = value.record(keys: reader.keys, coder: reader.coder),
-                    let record = try reader.read(&source, base: path, index: nil)
+                    let record = try Value.read(&source, with: reader, base: path, index: nil)
                 else { throw Stop() }
                 return (record, source.end)
             }

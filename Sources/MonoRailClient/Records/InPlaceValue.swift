@@ -30,6 +30,10 @@ package protocol InPlaceValue: EnvelopeValue {
 
     /// The value as a record read in place; `nil` when it is not a record of that form.
     func record(keys: RecordKeys, coder: FieldCoder) -> Source?
+
+    /// Has `reader` read a record of this form in place.
+    static func read<Reader: RecordReader>(_ source: inout Source, with reader: Reader, base: String, index: Int?)
+        throws -> Reader.Record?
 }
 
 extension InPlaceValue {

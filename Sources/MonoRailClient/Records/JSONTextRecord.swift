@@ -9,7 +9,8 @@ import Foundation
 package struct JSONTextRecord: InPlaceRecordSource {
     private let record: JSONTextValue
     private let keys: RecordKeys
-    private let coder: FieldCoder
+    /// Where the field decoder says the value it read ended (``FieldCoder/valueEnd``).
+    private let context: DecodingContext
     private var cursor: JSONCursor
     /// The value handed out last, to step over before the next member.
     private var pending: JSONTextValue?
@@ -25,7 +26,7 @@ package struct JSONTextRecord: InPlaceRecordSource {
         guard record.cursor.current == UInt8(ascii: "{"), record.depth < record.maxDepth else { return nil }
         self.record = record
         self.keys = keys
-        self.coder = coder
+        self.context = coder.decoding
         self.cursor = record.cursor
         cursor.offset += 1
         cursor.skipWhitespace()
@@ -35,8 +36,8 @@ package struct JSONTextRecord: InPlaceRecordSource {
     package mutating func nextMember() throws -> RecordMember? {
         if let pending {
             self.pending = nil
-            if coder.valueEnd > cursor.offset {
-                cursor.offset = coder.valueEnd
+            if context.valueEnd > cursor.offset {
+                cursor.offset = context.valueEnd
             } else {
                 try cursor.skipValue(depth: pending.depth)
             }
@@ -63,7 +64,7 @@ package struct JSONTextRecord: InPlaceRecordSource {
         let value = JSONTextValue(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
         pending = value
-        coder.valueEnd = 0
+        context.valueEnd = 0
         if let index = keys.field(key, expected: expected) {
             expected = index + 1
             return .field(index, FieldSource(.text(value)))

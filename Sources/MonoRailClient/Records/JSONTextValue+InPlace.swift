@@ -62,4 +62,10 @@ extension JSONTextValue: InPlaceValue {
     package func record(keys: RecordKeys, coder: FieldCoder) -> JSONTextRecord? {
         JSONTextRecord(self, keys: keys, coder: coder)
     }
+
+    package static func read<Reader: RecordReader>(
+        _ source: inout JSONTextRecord, with reader: Reader, base: String, index: Int?
+    ) throws -> Reader.Record? {
+        try reader.read(&source, base: base, index: index)
+    }
 }

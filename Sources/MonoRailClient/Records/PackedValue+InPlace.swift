@@ -48,4 +48,10 @@ extension PackedValue: InPlaceValue {
     package func record(keys: RecordKeys, coder: FieldCoder) -> MessagePackRecord? {
         MessagePackRecord(self, keys: keys)
     }
+
+    package static func read<Reader: RecordReader>(
+        _ source: inout MessagePackRecord, with reader: Reader, base: String, index: Int?
+    ) throws -> Reader.Record? {
+        try reader.read(&source, base: base, index: index)
+    }
 }

@@ -1,9 +1,10 @@
-/// The keys of one model's records: each field's wire key in schema order, and the id's.
+/// The keys of one model's records: each field's wire key in schema order, and the id's. A class:
+/// every record read in place holds them, and a struct of five buffers cost five retains a record.
 ///
 /// Kept as UTF-8, one after another in one buffer: a key compared against them retains nothing (an
 /// array per key was retained and released at each comparison, for every member of every record)
 /// and needs no call to `memcmp` for a dozen bytes.
-package struct RecordKeys: Sendable {
+package final class RecordKeys: Sendable {
     /// The fields' wire keys, in schema order.
     package let fields: [String]
     /// The key that holds the id.

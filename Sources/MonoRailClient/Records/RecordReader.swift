@@ -10,13 +10,18 @@ package protocol RecordReader {
     /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
     var readsInPlace: Bool { get }
 
-    /// Reads a record in place; `nil` when only its tree decides. An error means the same: the
-    /// caller then reads the tree, which reports it.
+    /// Reads a record of JSON text in place; `nil` when only its tree decides. An error means the
+    /// same: the caller then reads the tree, which reports it. One requirement per backing, not one
+    /// generic over the source: the reader's loop is then compiled for each backing, where through a
+    /// generic source every member was a call through a witness table.
     ///
     /// - Parameters:
     ///   - base: Where the record or its list sits, for errors: `$.trains`.
     ///   - index: The record's place in its list.
-    func read<Source: RecordSource>(_ source: inout Source, base: String, index: Int?) throws -> Record?
+    func read(_ source: inout JSONTextRecord, base: String, index: Int?) throws -> Record?
+
+    /// Reads a MessagePack record in place, as the requirement above reads JSON text.
+    func read(_ source: inout MessagePackRecord, base: String, index: Int?) throws -> Record?
 
     /// Reads a record's tree; `nil` when the model's hook dropped it.
     ///
