@@ -8,13 +8,14 @@ extension ModelSetup {
     /// which then decides and reports exactly as for any other body.
     func inPlaceRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
         let contentType = response.response.headerFields[.contentType]
+        let collector = RecordCollector(decoder)
         guard
             let found = InPlaceBody.list(
                 in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
-                listKey: listKey, typeName: Model.resourceSchema.typeName, reader: decoder),
-            (try? RecordPatch.requireDistinctIDs(found.main, at: found.path)) != nil
+                listKey: listKey, typeName: Model.resourceSchema.typeName, reader: collector),
+            (try? RecordPatch.requireDistinctIDs(collector.patches, at: found.path)) != nil
         else { return nil }
-        return Located(main: found.main, path: found.path, container: found.container, rootKey: found.root)
+        return Located(main: collector.patches, path: found.path, container: found.container, rootKey: found.root)
     }
 
     /// The one record of a body, found as ``record(in:)`` finds it and decoded in place; `nil` when
@@ -23,13 +24,15 @@ extension ModelSetup {
     func inPlaceRecord(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<RecordPatch<Model>>? {
         let contentType = response.response.headerFields[.contentType]
         let (roots, shape, required) = recordRoots
+        let collector = RecordCollector(decoder)
         guard
             let found = InPlaceBody.record(
                 in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
                 roots: roots, shape: shape, required: required, typeName: Model.resourceSchema.typeName,
-                reader: decoder)
+                reader: collector),
+            let patch = collector.patches.first
         else { return nil }
-        return Located(main: found.main, path: found.path, container: found.container, rootKey: found.root)
+        return Located(main: patch, path: found.path, container: found.container, rootKey: found.root)
     }
 
     /// The nesting limit of the reader a body of `contentType` is read with as a tree.

@@ -11,7 +11,10 @@ extension ModelSetup {
     func decode(stored record: StoredRecord, with decoder: RecordDecoder<Model>) throws -> RecordPatch<Model>? {
         let base = "cache(\(record.key))"
         let reader = client.responseDecoder.messagePackReader
-        if let patch = InPlaceBody.storedRecord(record.body, maxDepth: reader.maxDepth, base: base, reader: decoder) {
+        let collector = RecordCollector(decoder)
+        if InPlaceBody.storedRecord(record.body, maxDepth: reader.maxDepth, path: base, reader: collector),
+            let patch = collector.patches.first
+        {
             return patch
         }
         let location = RecordLocation(base: base)

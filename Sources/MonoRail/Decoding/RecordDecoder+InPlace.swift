@@ -1,29 +1,17 @@
 import Foundation
 
-extension RecordDecoder: RecordReader {
+extension RecordDecoder {
+    /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
     var readsInPlace: Bool { !Model.resourceSchema.rewritesRecords }
 
-    func read(_ source: inout JSONTextRecord, base: String, index: Int?) throws -> RecordPatch<Model>? {
-        try readInPlace(&source, base: base, index: index)
-    }
-
-    func read(_ source: inout MessagePackRecord, base: String, index: Int?) throws -> RecordPatch<Model>? {
-        try readInPlace(&source, base: base, index: index)
-    }
-
     /// Reads one record in place: first, when the record's bytes are the ones its live instance
-    /// was merged from, as unchanged; else member by member, by the one field loop. Inlined into
-    /// each backing's entry, so the loop is compiled for that backing.
+    /// was merged from, as unchanged; else member by member, by the one field loop. Returns `nil`,
+    /// or throws, when only the record's tree decides. Inlined where the source's type is known, so
+    /// the loop is compiled for each backing.
     @inline(__always)
-    private func readInPlace(_ source: inout some RecordSource, base: String, index: Int?) throws
-        -> RecordPatch<Model>?
-    {
+    func readInPlace(_ source: inout some RecordSource, at location: RecordLocation) throws -> RecordPatch<Model>? {
         if let unchanged = try unchanged(&source) { return unchanged }
-        return try read(&source, at: RecordLocation(base: base, index: index))
-    }
-
-    func read(tree: JSONValue, base: String, index: Int?) throws -> RecordPatch<Model>? {
-        try decodeUnlessDropped(tree, at: RecordLocation(base: base, index: index))
+        return try read(&source, at: location)
     }
 
     /// The patch of a record whose bytes are the ones its instance's server values were decoded

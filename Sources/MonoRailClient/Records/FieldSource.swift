@@ -18,7 +18,7 @@ public struct FieldSource {
     package init(_ backing: Backing) { self.backing = backing }
 
     /// A value of the tree.
-    public init(_ value: JSONValue) { self.backing = .tree(value) }
+    package init(_ value: JSONValue) { self.backing = .tree(value) }
 
     /// Whether the value is `null` (MessagePack's `nil`).
     var isNull: Bool {

@@ -31,9 +31,8 @@ package protocol InPlaceValue: EnvelopeValue {
     /// The value as a record read in place; `nil` when it is not a record of that form.
     func record(keys: RecordKeys, coder: FieldCoder) -> Source?
 
-    /// Has `reader` read a record of this form in place.
-    static func read<Reader: RecordReader>(_ source: inout Source, with reader: Reader, base: String, index: Int?)
-        throws -> Reader.Record?
+    /// Has `reader` read the record at this value and keep it (``RecordReader``).
+    func read(with reader: some RecordReader, path: String, index: Int?, orTree: Bool) throws -> Int?
 }
 
 extension InPlaceValue {

@@ -63,9 +63,7 @@ extension JSONTextValue: InPlaceValue {
         JSONTextRecord(self, keys: keys, coder: coder)
     }
 
-    package static func read<Reader: RecordReader>(
-        _ source: inout JSONTextRecord, with reader: Reader, base: String, index: Int?
-    ) throws -> Reader.Record? {
-        try reader.read(&source, base: base, index: index)
+    package func read(with reader: some RecordReader, path: String, index: Int?, orTree: Bool) throws -> Int? {
+        try reader.read(self, path: path, index: index, orTree: orTree)
     }
 }

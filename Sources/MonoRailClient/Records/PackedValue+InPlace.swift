@@ -49,9 +49,7 @@ extension PackedValue: InPlaceValue {
         MessagePackRecord(self, keys: keys)
     }
 
-    package static func read<Reader: RecordReader>(
-        _ source: inout MessagePackRecord, with reader: Reader, base: String, index: Int?
-    ) throws -> Reader.Record? {
-        try reader.read(&source, base: base, index: index)
+    package func read(with reader: some RecordReader, path: String, index: Int?, orTree: Bool) throws -> Int? {
+        try reader.read(self, path: path, index: index, orTree: orTree)
     }
 }

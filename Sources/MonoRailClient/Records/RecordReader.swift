@@ -1,37 +1,28 @@
-/// What reads one model's records for ``InPlaceBody``: in place from any ``RecordSource``, or from
-/// a record's tree when in place will not do. The model layer's record decoder is the one reader.
-package protocol RecordReader {
-    associatedtype Record
-
-    /// The model's keys, for the sources made for it.
-    var keys: RecordKeys { get }
-    /// The coder its field decoder uses, which a JSON text source asks where a value ended.
-    var coder: FieldCoder { get }
-    /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
-    var readsInPlace: Bool { get }
-
-    /// Reads a record of JSON text in place; `nil` when only its tree decides. An error means the
-    /// same: the caller then reads the tree, which reports it. One requirement per backing, not one
-    /// generic over the source: the reader's loop is then compiled for each backing, where through a
-    /// generic source every member was a call through a witness table.
+/// What reads one model's records for ``InPlaceBody`` and keeps them: in place from a
+/// ``RecordSource``, or from a record's tree when in place will not do. The model layer's record
+/// collector is the one reader.
+///
+/// One requirement per backing, each taking the record's whole value: a record costs one call into
+/// the model layer, where a reader's loop is compiled for that backing, instead of several calls
+/// through code generic over the records it keeps (each of which looked up type metadata).
+package protocol RecordReader: AnyObject {
+    /// Reads the JSON text record at `record` and keeps it; returns where it ends.
     ///
     /// - Parameters:
-    ///   - base: Where the record or its list sits, for errors: `$.trains`.
+    ///   - path: Where the record or its list sits, for errors: `$.trains`.
     ///   - index: The record's place in its list.
-    func read(_ source: inout JSONTextRecord, base: String, index: Int?) throws -> Record?
+    ///   - orTree: Whether a record not read in place is read from its tree; without, `nil` is
+    ///     returned for it and nothing kept.
+    /// - Throws: The error a record read from its tree raises, as for any other body; a record read
+    ///   in place that fails is read from its tree (or not at all) instead.
+    func read(_ record: JSONTextValue, path: String, index: Int?, orTree: Bool) throws -> Int?
 
-    /// Reads a MessagePack record in place, as the requirement above reads JSON text.
-    func read(_ source: inout MessagePackRecord, base: String, index: Int?) throws -> Record?
-
-    /// Reads a record's tree; `nil` when the model's hook dropped it.
-    ///
-    /// - Throws: The error the record raises, as for any other body.
-    func read(tree: JSONValue, base: String, index: Int?) throws -> Record?
+    /// Reads the MessagePack record at `record` and keeps it, as the requirement above reads JSON text.
+    func read(_ record: PackedValue, path: String, index: Int?, orTree: Bool) throws -> Int?
 }
 
-/// A response's main record or records read in place, where they sit, and what came beside them.
-package struct InPlaceFound<Main> {
-    package var main: Main
+/// Where a response's main record or records sat, and what came beside them.
+package struct InPlaceFound {
     /// Where the main value sits, for errors: `$`, `$.trains`.
     package var path: String
     /// The members of the object around the main value but the main value itself; `nil` for a

@@ -1,4 +1,5 @@
-/// A body as the envelope rules read it: a parsed tree, or a tape read in place.
+/// A body as the envelope rules read it: a parsed tree, a tape, or bytes read where they lie
+/// (``InPlaceValue``).
 package protocol EnvelopeValue {
     var isObject: Bool { get }
     var isArray: Bool { get }

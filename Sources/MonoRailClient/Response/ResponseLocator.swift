@@ -79,7 +79,8 @@ public struct ResponseLocator: Sendable, Hashable {
         LocatedValue(try find(in: body, roots: roots, shape: shape, requiresRoot: requiresRoot, typeName: typeName))
     }
 
-    /// Finds the main value of a body held as a tree or a tape, by the rules above.
+    /// Finds the main value of a body held as a tree or a tape, or read where it lies
+    /// (``InPlaceValue``), by the rules above.
     package func find<Body: EnvelopeValue>(
         in body: Body, roots: [String], shape: Shape, requiresRoot: Bool, typeName: String
     ) throws -> (value: Body, path: String, container: Body?, root: String?) {

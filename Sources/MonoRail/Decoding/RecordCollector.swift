@@ -1,0 +1,34 @@
+import Foundation
+
+/// Reads one response's records for ``InPlaceBody`` and keeps them: each in place when it can be,
+/// else from its tree, so a body read in place gives exactly the records its tree gives.
+final class RecordCollector<Model: ResourceModel>: RecordReader {
+    let decoder: RecordDecoder<Model>
+    private(set) var patches: [RecordPatch<Model>] = []
+
+    init(_ decoder: RecordDecoder<Model>) { self.decoder = decoder }
+
+    func read(_ record: JSONTextValue, path: String, index: Int?, orTree: Bool) throws -> Int? {
+        try keep(record, path: path, index: index, orTree: orTree)
+    }
+
+    func read(_ record: PackedValue, path: String, index: Int?, orTree: Bool) throws -> Int? {
+        try keep(record, path: path, index: index, orTree: orTree)
+    }
+
+    /// Inlined into each backing's entry, where the record's form is known.
+    @inline(__always)
+    private func keep(_ record: some InPlaceValue, path: String, index: Int?, orTree: Bool) throws -> Int? {
+        let location = RecordLocation(base: path, index: index)
+        if decoder.readsInPlace, var source = record.record(keys: decoder.keys, coder: decoder.coder),
+            let patch = try? decoder.readInPlace(&source, at: location)
+        {
+            patches.append(patch)
+            return source.end
+        }
+        guard orTree else { return nil }
+        let (tree, end) = try record.parse()
+        if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
+        return end
+    }
+}
