@@ -1,9 +1,6 @@
 import Foundation
 
 extension RecordDecoder {
-    /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
-    var readsInPlace: Bool { !Model.resourceSchema.rewritesRecords }
-
     /// Reads one record in place: first, when the record's bytes are the ones its live instance
     /// was merged from, as unchanged; else member by member, by the one field loop. Returns `nil`,
     /// or throws, when only the record's tree decides. Inlined where the source's type is known, so

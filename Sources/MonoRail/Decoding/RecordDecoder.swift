@@ -24,6 +24,8 @@ struct RecordDecoder<Model: ResourceModel> {
     let patchType = RecordPatch<Model>.self
     /// How the look-ups for unchanged records have gone in this response.
     let probes: DigestProbes
+    /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
+    let readsInPlace = !Model.resourceSchema.rewritesRecords
     /// Every field present, for records the digest finds unchanged.
     let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
 
