@@ -86,7 +86,7 @@ struct RecordDecoder<Model: ResourceModel> {
     {
         var values = Model.FieldValues()
         var met = FieldSet()
-        /// Fields met whose value was left out by the model's decoding policy.
+        // Fields met whose value the model's decoding policy left out.
         var dropped = FieldSet()
         var id: ResourceID?
         var sawID = false
@@ -134,7 +134,9 @@ struct RecordDecoder<Model: ResourceModel> {
     }
 
     /// Decodes the field at `index` into `values`, or an embedded record into `embedded`; `false`
-    /// when the model's decoding policy left a value it could not read out.
+    /// when the model's decoding policy left a value it could not read out. Inlined into the loop:
+    /// as a call, code generic over the model looked up the model's types again for every field.
+    @inline(__always)
     private func decodeField(
         _ index: Int, from value: FieldSource, into values: inout Model.FieldValues,
         embedded: inout [(index: Int, patch: any EmbeddedPatch)], at location: RecordLocation
