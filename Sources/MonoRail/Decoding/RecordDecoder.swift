@@ -95,20 +95,20 @@ struct RecordDecoder<Model: ResourceModel> {
             switch member {
             case .undecided: return nil
             case .unknown: continue
-            case .id(let value):
+            case .id:
                 // A repeated id: the tree keeps the last.
                 guard !sawID else { return nil }
                 sawID = true
-                let raw = try value.json()
+                let raw = try source.value.json()
                 guard let parsed = ResourceID(json: raw) else {
                     throw Self.failure(
                         "the id must be an integer or a non-empty string, found \(raw)", at: location, key: idKey)
                 }
                 id = parsed
-            case .field(let index, let value):
+            case .field(let index):
                 // A repeated key: the tree keeps the last.
                 guard met.insert(index) else { return nil }
-                if try !decodeField(index, from: value, into: &values, embedded: &embedded, at: location) {
+                if try !decodeField(index, from: source.value, into: &values, embedded: &embedded, at: location) {
                     _ = dropped.insert(index)
                 }
             }

@@ -12,8 +12,9 @@ package struct JSONTextRecord: InPlaceRecordSource {
     /// Where the field decoder says the value it read ended (``FieldCoder/valueEnd``).
     private let context: DecodingContext
     private var cursor: JSONCursor
-    /// The value handed out last, to step over before the next member.
-    private var pending: JSONTextValue?
+    /// The value of the member handed out last, and whether to step over it before the next.
+    private var current: JSONTextValue
+    private var isPending = false
     /// The field after the last one found.
     private var expected = 0
     private var isDone = false
@@ -28,18 +29,19 @@ package struct JSONTextRecord: InPlaceRecordSource {
         self.keys = keys
         self.context = coder.decoding
         self.cursor = record.cursor
+        self.current = record
         cursor.offset += 1
         cursor.skipWhitespace()
         if cursor.current == UInt8(ascii: "}") { finish(at: cursor.offset + 1) }
     }
 
     package mutating func nextMember() throws -> RecordMember? {
-        if let pending {
-            self.pending = nil
+        if isPending {
+            isPending = false
             if context.valueEnd > cursor.offset {
                 cursor.offset = context.valueEnd
             } else {
-                try cursor.skipValue(depth: pending.depth)
+                try cursor.skipValue(depth: current.depth)
             }
             cursor.skipWhitespace()
             switch cursor.continues(closing: UInt8(ascii: "}")) {
@@ -61,16 +63,18 @@ package struct JSONTextRecord: InPlaceRecordSource {
         // A value must follow before any reader looks at it: the text may end here.
         guard cursor.current != nil else { return .undecided }
         // Values sit one level below the record.
-        let value = JSONTextValue(
+        current = JSONTextValue(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
-        pending = value
+        isPending = true
         context.valueEnd = 0
         if let index = keys.field(key, expected: expected) {
             expected = index + 1
-            return .field(index, FieldSource(.text(value)))
+            return .field(index)
         }
-        return keys.isID(key) ? .id(FieldSource(.text(value))) : .unknown
+        return keys.isID(key) ? .id : .unknown
     }
+
+    package var value: FieldSource { FieldSource(.text(current)) }
 
     private mutating func finish(at end: Int) {
         isDone = true

@@ -7,6 +7,7 @@ package struct JSONTreeRecord: RecordSource {
     private let received: JSONValue
     /// The next field to look for; -1 before the id.
     private var next = -1
+    private var current: JSONValue = .null
 
     /// A source over `record`, or `nil` when it is not an object.
     ///
@@ -21,14 +22,22 @@ package struct JSONTreeRecord: RecordSource {
     package mutating func nextMember() -> RecordMember? {
         if next < 0 {
             next = 0
-            if let id = object[keys.id] { return .id(FieldSource(id)) }
+            if let id = object[keys.id] {
+                current = id
+                return .id
+            }
         }
         while next < keys.count {
             defer { next += 1 }
-            if let value = object[keys.fields[next]] { return .field(next, FieldSource(value)) }
+            if let value = object[keys.fields[next]] {
+                current = value
+                return .field(next)
+            }
         }
         return nil
     }
+
+    package var value: FieldSource { FieldSource(current) }
 
     package func wire(keyOrder: [String]) -> WireRecord { .tree(received, keyOrder: keyOrder) }
 }

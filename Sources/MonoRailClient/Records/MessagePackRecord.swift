@@ -12,6 +12,8 @@ package struct MessagePackRecord: InPlaceRecordSource {
     private var remaining: Int
     /// The field after the last one found.
     private var expected = 0
+    /// The value of the member handed out last.
+    private var current: PackedValue
 
     /// A source over the map at `record`; `nil` when it is not a map.
     package init?(_ record: PackedValue, keys: RecordKeys) {
@@ -21,6 +23,7 @@ package struct MessagePackRecord: InPlaceRecordSource {
         self.keys = keys
         self.cursor = cursor
         self.remaining = count
+        self.current = record
     }
 
     /// Where the record ends, once read to its end.
@@ -34,15 +37,17 @@ package struct MessagePackRecord: InPlaceRecordSource {
         // Keys are checked as the tree reader would (field keys are known text, so this is for the others).
         guard String.isValidUTF8(key) else { return .undecided }
         // Values sit one level below the record.
-        let value = PackedValue(
+        current = PackedValue(
             bytes: record.bytes, offset: cursor.offset, maxDepth: record.maxDepth, depth: record.depth + 1)
-        try cursor.skipValue(maxDepth: record.maxDepth - value.depth, checkingJSON: true)
+        try cursor.skipValue(maxDepth: record.maxDepth - current.depth, checkingJSON: true)
         if let index = keys.field(key, expected: expected) {
             expected = index + 1
-            return .field(index, FieldSource(.packed(value)))
+            return .field(index)
         }
-        return keys.isID(key) ? .id(FieldSource(.packed(value))) : .unknown
+        return keys.isID(key) ? .id : .unknown
     }
+
+    package var value: FieldSource { FieldSource(.packed(current)) }
 
     package func wire(keyOrder: [String]) -> WireRecord {
         .packed(Data(UnsafeRawBufferPointer(rebasing: record.bytes[record.offset..<cursor.offset])))

@@ -12,6 +12,10 @@ package protocol RecordSource {
     /// - Throws: ``JSONSyntaxError`` or ``MessagePackError`` for bytes the tree's reader refuses.
     mutating func nextMember() throws -> RecordMember?
 
+    /// The value of the member ``nextMember()`` returned last. Apart from the member: a member is
+    /// then plain data, which costs nothing to hand over, for every member of every record.
+    var value: FieldSource { get }
+
     /// The record as received, for the record cache, once every member has been read.
     func wire(keyOrder: [String]) -> WireRecord
 
@@ -40,9 +44,9 @@ package protocol InPlaceRecordSource: RecordSource {
 /// What one member of a record is to its model.
 package enum RecordMember {
     /// The id.
-    case id(FieldSource)
+    case id
     /// The value of the schema field at this index.
-    case field(Int, FieldSource)
+    case field(Int)
     /// A key the model does not know.
     case unknown
     /// Something only the tree decides.
