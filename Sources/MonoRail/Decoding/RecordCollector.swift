@@ -5,6 +5,8 @@ import Foundation
 final class RecordCollector<Model: ResourceModel>: RecordReader {
     let decoder: RecordDecoder<Model>
     private(set) var patches: [RecordPatch<Model>] = []
+    /// The ids kept, noted as they came: rising ids are distinct without a second look at the list.
+    private(set) var rising = RisingIDs()
 
     init(_ decoder: RecordDecoder<Model>) { self.decoder = decoder }
 
@@ -23,12 +25,17 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
         if decoder.readsInPlace, var source = record.record(keys: decoder.keys, coder: decoder.coder),
             let patch = try? decoder.readInPlace(&source, at: location)
         {
-            patches.append(patch)
+            collect(patch)
             return source.end
         }
         guard orTree else { return nil }
         let (tree, end) = try record.parse()
-        if let patch = try decoder.decodeUnlessDropped(tree, at: location) { patches.append(patch) }
+        if let patch = try decoder.decodeUnlessDropped(tree, at: location) { collect(patch) }
         return end
+    }
+
+    private func collect(_ patch: RecordPatch<Model>) {
+        rising.note(patch.id)
+        patches.append(patch)
     }
 }

@@ -65,29 +65,29 @@ extension RecordPatch {
 extension RecordPatch {
     /// Throws `.inconsistentResponse` when two patches name the same record: a list that names a
     /// record twice does not say which of the two is the record, so nothing of it merges.
-    static func requireDistinctIDs(_ patches: [RecordPatch], at path: String) throws {
-        // Through a buffer: the array's subscript, unspecialised here, copied each patch through
-        // its type's value witnesses.
-        try patches.withUnsafeBufferPointer { patches in
-            var rising = RisingIDs()
-            for patch in patches where rising.hold { rising.note(patch.id) }
-            if rising.hold { return }
-            var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
-            for index in patches.indices {
-                guard let id = patches[index].id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else {
-                    continue
-                }
-                throw APIError(
-                    .inconsistentResponse,
-                    "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
-            }
+    ///
+    /// - Parameter rising: The ids as a reader noted them while it read the list; when they rose,
+    ///   the list is not read again.
+    static func requireDistinctIDs(_ patches: [RecordPatch], at path: String, rising: RisingIDs? = nil) throws {
+        if rising?.hold == true { return }
+        if rising == nil {
+            var noted = RisingIDs()
+            for patch in patches where noted.hold { noted.note(patch.id) }
+            if noted.hold { return }
+        }
+        var seen = Set<IdentityMap.Key.Normalized>(minimumCapacity: patches.count)
+        for (index, patch) in patches.enumerated() {
+            guard let id = patch.id, !seen.insert(IdentityMap.Key.Normalized(id)).inserted else { continue }
+            throw APIError(
+                .inconsistentResponse,
+                "\(Model.resourceSchema.typeName) \(id.debugText) appears twice in one list (at \(path)[\(index)])")
         }
     }
 }
 
 /// The ids of a list's records, noted as they are read. Lists usually come ordered by an integer
 /// id, and rising ids are distinct without hashing them: a reader that saw them rise need not
-/// check the list again (``RecordPatch/requireDistinctIDs(_:at:)``), which would mean reading every
+/// check the list again (``RecordPatch/requireDistinctIDs(_:at:rising:)``), which would mean reading every
 /// record once more after they have left the processor's caches.
 struct RisingIDs {
     private var last = Int64.min
