@@ -34,6 +34,7 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
         return end
     }
 
+    @inline(__always)
     private func collect(_ patch: RecordPatch<Model>) {
         rising.note(patch.id)
         patches.append(patch)
