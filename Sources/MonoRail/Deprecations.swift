@@ -15,3 +15,10 @@ extension ResourceQuery {
     @available(*, deprecated, renamed: "instances")
     public var records: [Model] { instances }
 }
+
+extension ModelSchema {
+    /// The `@Has` relationships: a relationship is a `@References` or a `@Has`, and the
+    /// `@References` ones are in ``fields``.
+    @available(*, deprecated, renamed: "hasRelationships")
+    public var relationships: [ResourceRelationship<Model>] { hasRelationships }
+}

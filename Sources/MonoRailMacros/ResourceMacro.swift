@@ -160,7 +160,7 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
                 typeName: "\(raw: typeName)", name: \(raw: arguments.name), plural: \(raw: arguments.plural), path: \(raw: arguments.path),\(raw: arguments.primaryKey == "nil" ? "" : " primaryKey: \(arguments.primaryKey),")
                 fields: [
             \(raw: schemaEntries.joined(separator: "\n"))
-                ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    relationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]"),
+                ]\(raw: relationshipEntries.isEmpty ? "" : ",\n    hasRelationships: [\n" + relationshipEntries.joined(separator: "\n") + "\n    ]"),
                 rewritesRecords: \(raw: rewritesRecords)
             )
             """

@@ -104,7 +104,7 @@ extension InstanceState {
     ) -> APIError {
         let schema = Model.resourceSchema
         let name =
-            schema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
+            schema.hasRelationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
             ?? schema.indexByStorage[StorageKey(storage)].map { schema.fields[$0].name } ?? "?"
         return APIError(
             .invalidConfiguration,

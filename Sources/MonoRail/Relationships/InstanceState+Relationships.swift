@@ -190,7 +190,7 @@ extension InstanceState {
         keepMembership(targets, leaving: leaving, storage: storage, foreignKey: foreignKey, inverse: inverse)
         // The records it moved tell this relationship too, but an assignment to a record with no id
         // yet moves none.
-        let name = Model.resourceSchema.relationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
+        let name = Model.resourceSchema.hasRelationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
         tellRelationship(name ?? "", property: property, of: model)
     }
 

@@ -19,7 +19,7 @@ extension Related {
     public func query<Target: ResourceModel>(
         where filter: [String: QueryCondition] = [:], order: [QueryOrder] = [], pageSize: Int? = nil
     ) async throws -> ResourceQuery<Target> where Value == [Target] {
-        guard let relationship = Owner.resourceSchema.relationships.first(where: { $0.name == name }) else {
+        guard let relationship = Owner.resourceSchema.hasRelationships.first(where: { $0.name == name }) else {
             throw APIError(.invalidRequest, "\(Owner.resourceSchema.typeName).\(name) is not a @Has relationship")
         }
         let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }

@@ -35,7 +35,7 @@ final class RelationshipObservers: Sendable {
         let schema = Owner.resourceSchema
         let name =
             schema.indexByStorage[key].map { schema.fields[$0].name }
-            ?? schema.relationships.first { StorageKey($0.storage) == key }?.name ?? ""
+            ?? schema.hasRelationships.first { StorageKey($0.storage) == key }?.name ?? ""
         let tell: Tell = { id, store in
             guard let owner = store.instance(of: Owner.self, id: id.resourceID) else { return }
             owner._$state.tellRelationship(name, property: property, of: owner)

@@ -16,7 +16,8 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     /// The fields in declaration order; `@Ignored` properties are not listed.
     public let fields: [ResourceField<Model>]
     /// The `@Has(.one)` and `@Has(.many)` relationships, which have no key of their own on the wire.
-    public let relationships: [ResourceRelationship<Model>]
+    /// (`@References` relationships are fields: their key is on the wire.)
+    public let hasRelationships: [ResourceRelationship<Model>]
     /// Whether the model declares ``ResourceModel/customDeserialize(_:)``, so each record must be
     /// built as a tree and handed to it before its fields are read. The macro knows: it generates
     /// the default in the class when the class declares none, so a declaration in an extension
@@ -29,7 +30,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     public init(
         typeName: String, name: String?, plural: String?, path: String?, primaryKey: String? = nil,
         fields: [ResourceField<Model>],
-        relationships: [ResourceRelationship<Model>] = [], rewritesRecords: Bool = true
+        hasRelationships: [ResourceRelationship<Model>] = [], rewritesRecords: Bool = true
     ) {
         self.rewritesRecords = rewritesRecords
         self.typeName = typeName
@@ -38,7 +39,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
         self.path = path
         self.primaryKey = primaryKey
         self.fields = fields
-        self.relationships = relationships
+        self.hasRelationships = hasRelationships
         var index: [StorageKey: Int] = [:]
         for (position, field) in fields.enumerated() { index[StorageKey(field.storage)] = position }
         self.indexByStorage = index
@@ -46,20 +47,20 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
 
     /// The related models whose records may come side-loaded, by plural name.
     var sideLoading: [SideLoading] {
-        fields.compactMap(\.related) + relationships.map(\.related)
+        fields.compactMap(\.related) + hasRelationships.map(\.related)
     }
 
     /// Lets each record keep the related records that are live now (side-loaded with it).
     func adoptRelated(_ owners: [Model]) {
         for owner in owners {
-            for relationship in relationships { relationship.adopt(owner) }
+            for relationship in hasRelationships { relationship.adopt(owner) }
             for field in fields { field.adopt?(owner) }
         }
     }
 
     /// The loader of the relationship declared as the Swift property `name`.
     func loader(named name: String) -> (@Sendable (Model) async throws -> Void)? {
-        fields.first { $0.name == name }?.load ?? relationships.first { $0.name == name }?.load
+        fields.first { $0.name == name }?.load ?? hasRelationships.first { $0.name == name }?.load
     }
 
     /// The field declared as the Swift property `name`.
