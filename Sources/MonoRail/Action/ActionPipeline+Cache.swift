@@ -366,7 +366,7 @@ extension ActionPipeline {
             return [live]
         }
         let coder = FieldCoder(options: setup.coding)
-        let decoder = setup.decoder(coder: coder, store: store)
+        let collector = RecordCollector(setup.decoder(coder: coder, store: store))
         var patches: [RecordPatch<Model>] = []
         patches.reserveCapacity(hit.records.count)
         // Records whose live instance is at least as new are not decoded: the merge would skip them.
@@ -378,7 +378,7 @@ extension ActionPipeline {
                 live[index] = instance
                 continue
             }
-            guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
+            guard let patch = try setup.decode(stored: record, with: collector) else { continue }
             patch.fetched = confirmed ?? record.fetched
             patches.append(patch)
         }

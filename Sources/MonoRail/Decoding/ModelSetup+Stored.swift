@@ -4,14 +4,15 @@ import Foundation
 // when they can be, else as a tree, by the same code as a MessagePack response, so a cached
 // record gives the values, and a damaged one the errors, that its response gave.
 extension ModelSetup {
-    /// One cached record, decoded; `nil` when the model's `customDeserialize` drops it.
+    /// One cached record, decoded with `collector`'s decoder; `nil` when the model's
+    /// `customDeserialize` drops it. The collector is reused across the records of a batch.
     ///
     /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed`` for a body that is not one
     ///   record.
-    func decode(stored record: StoredRecord, with decoder: RecordDecoder<Model>) throws -> RecordPatch<Model>? {
+    func decode(stored record: StoredRecord, with collector: RecordCollector<Model>) throws -> RecordPatch<Model>? {
         let base = "cache(\(record.key))"
         let reader = client.responseDecoder.messagePackReader
-        let collector = RecordCollector(decoder)
+        collector.removeAll()
         if InPlaceBody.storedRecord(record.body, maxDepth: reader.maxDepth, path: base, reader: collector),
             let patch = collector.patches.first
         {
@@ -24,7 +25,7 @@ extension ModelSetup {
         } catch {
             throw RecordDecoder<Model>.failure("the cached record is not MessagePack: \(error)", at: location)
         }
-        return try decoder.decodeUnlessDropped(tree, at: location)
+        return try collector.decoder.decodeUnlessDropped(tree, at: location)
     }
 }
 
@@ -33,11 +34,11 @@ extension SideLoading {
         _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmed: FetchStamp?
     ) throws -> any EmbeddedPatch {
         let setup = store.setup(for: Target.self)
-        let decoder = setup.decoder(coder: FieldCoder(options: setup.coding), store: store)
+        let collector = RecordCollector(setup.decoder(coder: FieldCoder(options: setup.coding), store: store))
         var patches: [RecordPatch<Target>] = []
         patches.reserveCapacity(records.count)
         for record in records {
-            guard let patch = try setup.decode(stored: record, with: decoder) else { continue }
+            guard let patch = try setup.decode(stored: record, with: collector) else { continue }
             patch.fetched = confirmed ?? record.fetched
             patches.append(patch)
         }

@@ -10,6 +10,13 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
 
     init(_ decoder: RecordDecoder<Model>) { self.decoder = decoder }
 
+    /// Forgets the records kept, keeping their room: one collector serves a batch of records read
+    /// one by one, such as a record cache's.
+    func removeAll() {
+        patches.removeAll(keepingCapacity: true)
+        rising = RisingIDs()
+    }
+
     func read(_ record: JSONTextValue, path: String, index: Int?, orTree: Bool) throws -> Int? {
         try keep(record, path: path, index: index, orTree: orTree)
     }

@@ -40,24 +40,9 @@ struct RecordSourceTests {
         }
     }
 
-    static let list = #"""
-        {"trains": [
-         {"id": 1, "company": "Deutsche Bahn AG", "number_of_cars": 12, "max_speed": 230.5, "in_service": true,
-          "built_at": "2004-07-19T11:20:00Z", "tags": ["intercity", "electric"], "notes": "x\n\"y\""},
-         {"id": 2, "company": "SNCF", "number_of_cars": 8, "max_speed": 320, "in_service": false,
-          "built_at": null, "tags": [], "depot": {"name": "Paris", "capacity": 40}},
-         {"id": 3, "company": "\u00d6BB \ud83d\ude82", "number_of_cars": 4, "max_speed": 160.25e0, "tags": ["night"]},
-         {"id": "4", "company": "", "number_of_cars": 65535, "max_speed": -1.5E-1, "in_service": true},
-         {"id": 5, "company": "SBB CFF FFS", "built_at": 1577836800.5, "tags": ["a", "b", "c"]},
-         {"max_speed": 99.9, "number_of_cars": 3e2, "id": 6}
-        ], "meta": {"count": 6, "next": null}}
-        """#
-
-    static let record = #"""
-        {"train": {"id": 7, "company": "\u00d6BB", "number_of_cars": 12, "max_speed": 230.5, "in_service": true,
-          "built_at": "2004-07-19T11:20:00Z", "tags": ["intercity"], "depot": {"name": "Wien", "capacity": 9}},
-         "cars": [{"id": 1}], "meta": {"etag": "x"}}
-        """#
+    // The documents of the JSON list suite, in every form.
+    static let list = TextListTests.document
+    static let record = TextListTests.record
 
     @Test("damaged lists give what the tree gives: the same values or the same error", arguments: Backing.allCases)
     func damagedLists(_ backing: Backing) async throws {
