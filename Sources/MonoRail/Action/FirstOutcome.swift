@@ -21,14 +21,18 @@ enum FirstOutcome<Value: Sendable>: Sendable {
         return await withCheckedContinuation { continuation in
             first.withLock { $0 = continuation }
             let timer = Task {
-                // Cancelled once the attempt is done: nothing is left to resume then.
-                try? await clock.sleep(for: deadline)
+                do {
+                    try await clock.sleep(for: deadline)
+                } catch {
+                    // Cancelled: the attempt is done, and its outcome is the first.
+                    return
+                }
                 finish(.late)
             }
             Task {
                 let result = await attempt.result
-                timer.cancel()
                 finish(.answered(result))
+                timer.cancel()
             }
         }
     }
