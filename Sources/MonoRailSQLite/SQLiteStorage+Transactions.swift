@@ -16,13 +16,8 @@ extension SQLiteStorage {
     /// One write transaction, which also records the uses since the last one; `body` gets the use
     /// stamp of what it writes.
     func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
-        let (use, records, queries) = uses.withLock { uses in
-            defer {
-                uses.records = [:]
-                uses.queries = [:]
-            }
-            return (uses.tick(), uses.records, uses.queries)
-        }
+        let (use, taken) = uses.withLock { uses in (uses.tick(), uses.take()) }
+        let (records, queries) = taken
         do {
             try await pool.write { db in
                 if !records.isEmpty {

@@ -61,12 +61,12 @@ public final class SQLiteStorage: RecordCache {
     /// no write.
     let uses: Locked<Uses>
     /// Writes accepted and not yet committed, which reads see first.
-    private let pending = Locked(Pending())
+    let pending = Locked(Pending())
 
     /// Writes are committed in the background, in order, several to a transaction when they queue
     /// up: an action that merged an answer does not wait for the disk. Until then the records are
     /// read from here.
-    private struct Pending {
+    struct Pending {
         var records: [RecordKey: StoredRecord] = [:]
         var queries: [QueryKey: StoredQuery] = [:]
         var batches: [(records: [StoredRecord], query: StoredQuery?)] = []
@@ -74,17 +74,6 @@ public final class SQLiteStorage: RecordCache {
         var writer: Task<Void, Never>?
         /// Why the last commit failed, reported by the next write or ``SQLiteStorage/flush()``.
         var failure: (any Error)?
-    }
-
-    struct Uses {
-        var clock: Int64
-        var records: [RecordKey: Int64] = [:]
-        var queries: [QueryKey: Int64] = [:]
-
-        mutating func tick() -> Int64 {
-            clock += 1
-            return clock
-        }
     }
 
     /// Opens the file at `path`, or creates it (and its directory).
@@ -137,15 +126,7 @@ public final class SQLiteStorage: RecordCache {
                 )
             }
             uses = Locked(Uses(clock: clock ?? 0))
-            highestOrder =
-                try pool.read { db in
-                    try Int64.fetchOne(
-                        db,
-                        sql: """
-                            SELECT MAX(fetched) FROM (SELECT MAX(fetch_order) AS fetched FROM record
-                            UNION ALL SELECT MAX(fetch_order) FROM query)
-                            """)
-                } ?? 0
+            highestOrder = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT fetch_order FROM total") } ?? 0
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)
         }
@@ -188,81 +169,6 @@ public final class SQLiteStorage: RecordCache {
     }
 
     // MARK: - RecordCache
-
-    /// The stored records among `keys`, those not yet committed included.
-    public func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
-        var found: [RecordKey: StoredRecord] = [:]
-        found.reserveCapacity(keys.count)
-        var missing: [RecordKey] = []
-        pending.withLock { pending in
-            for key in keys {
-                if let record = pending.records[key] { found[key] = record } else { missing.append(key) }
-            }
-        }
-        if missing.count > 16 {
-            // Many keys, as for a list: one statement per model, SQLite walking the ids itself.
-            try reading { db in
-                let statement = try db.cachedStatement(
-                    sql: """
-                        SELECT id, body, fetched_at, etag, last_modified, fetch_order FROM record
-                        WHERE model = ? AND id IN (SELECT value FROM json_each(?))
-                        """)
-                for (model, keys) in Dictionary(grouping: missing, by: \.model) {
-                    let ids = String(decoding: JSONWriter.serialize(.array(keys.map { .string($0.id) })), as: UTF8.self)
-                    let rows = try Row.fetchCursor(statement, arguments: [model, ids])
-                    while let row = try rows.next() {
-                        let key = RecordKey(model: model, id: row[0])
-                        found[key] = StoredRecord(
-                            key: key, body: row[1], fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]),
-                            order: row[5], etag: row[3], lastModified: row[4])
-                    }
-                }
-            }
-        } else if !missing.isEmpty {
-            try reading { db in
-                let statement = try db.cachedStatement(
-                    sql: """
-                        SELECT body, fetched_at, etag, last_modified, fetch_order FROM record WHERE model = ? AND id = ?
-                        """)
-                for key in missing {
-                    guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { continue }
-                    found[key] = StoredRecord(
-                        key: key, body: row[0], fetchedAt: Date(timeIntervalSinceReferenceDate: row[1]),
-                        order: row[4], etag: row[2], lastModified: row[3])
-                }
-            }
-        }
-        guard !found.isEmpty else { return found }
-        uses.withLock { uses in
-            let use = uses.tick()
-            for key in found.keys { uses.records[key] = use }
-        }
-        return found
-    }
-
-    /// The stored answer to a read.
-    public func query(_ key: QueryKey) async throws -> StoredQuery? {
-        if let queued = pending.withLock({ $0.queries[key] }) { return queued }
-        let stored = try reading { db -> StoredQuery? in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql:
-                            """
-                            SELECT ids, related, fetched_at, etag, last_modified, fetch_order FROM query
-                            WHERE model = ? AND key = ?
-                            """
-                    ),
-                    arguments: [key.model, key.key])
-            else { return nil }
-            return StoredQuery(
-                key: key, ids: try KeyList.decode(row[0]), related: try KeyList.decodeKeys(row[1]),
-                fetchedAt: Date(timeIntervalSinceReferenceDate: row[2]), order: row[5], etag: row[3],
-                lastModified: row[4])
-        }
-        if stored != nil { uses.withLock { $0.queries[key] = $0.tick() } }
-        return stored
-    }
 
     /// Keeps records and the query they answered: at once for reads, and in one transaction in the
     /// background, in the order of the writes (``flush()`` waits for it). A record whose stored
@@ -339,8 +245,10 @@ public final class SQLiteStorage: RecordCache {
                         fetch_order = excluded.fetch_order
                     WHERE excluded.fetch_order >= record.fetch_order
                     """)
+            var highest = Int64.min
             for (records, query) in batches {
                 for record in records {
+                    highest = max(highest, record.order)
                     try statement.execute(arguments: [
                         record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
                         record.etag,
@@ -348,6 +256,7 @@ public final class SQLiteStorage: RecordCache {
                     ])
                 }
                 if let query {
+                    highest = max(highest, query.order)
                     let ids = KeyList.encode(query.ids)
                     let related = KeyList.encode(query.related)
                     try db.execute(
@@ -370,8 +279,14 @@ public final class SQLiteStorage: RecordCache {
                         ])
                 }
             }
+            try Self.raiseHighestOrder(to: highest, db)
             try self.evictIfFull(db)
         }
+    }
+
+    /// Keeps the highest order written, for ``highestOrder`` at the next opening.
+    private static func raiseHighestOrder(to order: Int64, _ db: Database) throws {
+        try db.execute(sql: "UPDATE total SET fetch_order = ? WHERE fetch_order < ?", arguments: [order, order])
     }
 
     /// Moves the fetched-at of records and a query forward.
@@ -391,6 +306,7 @@ public final class SQLiteStorage: RecordCache {
                         """,
                     arguments: [time, order, query.model, query.key, order])
             }
+            try Self.raiseHighestOrder(to: order, db)
         }
     }
 
@@ -475,10 +391,7 @@ public final class SQLiteStorage: RecordCache {
             return pending.writer
         }
         await writer?.value
-        uses.withLock { uses in
-            uses.records = [:]
-            uses.queries = [:]
-        }
+        uses.withLock { $0.reset() }
         do {
             // A barrier: no reader holds a snapshot that the checkpoint would have to keep.
             try await pool.barrierWriteWithoutTransaction { db in

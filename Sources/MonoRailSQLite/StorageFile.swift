@@ -102,6 +102,16 @@ enum StorageFile {
                     ALTER TABLE query ADD COLUMN fetch_order INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v6") { db in
+            // The highest order written, kept as it rises: opening the file reads one row instead of
+            // every record's.
+            try db.execute(
+                sql: """
+                    ALTER TABLE total ADD COLUMN fetch_order INTEGER NOT NULL DEFAULT 0;
+                    UPDATE total SET fetch_order = COALESCE((SELECT MAX(fetched) FROM (
+                        SELECT MAX(fetch_order) AS fetched FROM record UNION ALL SELECT MAX(fetch_order) FROM query)), 0);
+                    """)
+        }
         return migrator
     }()
 

@@ -244,6 +244,43 @@ struct SQLiteStorageTests {
         }
     }
 
+    @Test("the highest order written is kept as it rises, and found in a file of the schema before it")
+    func highestOrder() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            let record = { (id: String, order: Int64) in
+                StoredRecord(
+                    key: RecordKey(model: "train", id: id), body: Data([0x80]), fetchedAt: Date(), order: order)
+            }
+            do {
+                let storage = try SQLiteStorage(path: path)
+                #expect(storage.highestOrder == 0)
+                try await storage.write([record("1", 40), record("2", 12)], query: nil)
+                try await storage.refresh(
+                    [RecordKey(model: "train", id: "2")], query: nil, fetched: FetchStamp(order: 57, date: Date()))
+                try await storage.flush()
+            }
+            #expect(try SQLiteStorage(path: path).highestOrder == 57)
+            do {
+                // Forgetting records does not lower it: a later launch's requests stay after every earlier one's.
+                let storage = try SQLiteStorage(path: path)
+                try await storage.remove([RecordKey(model: "train", id: "2")])
+                try await storage.flush()
+            }
+            #expect(try SQLiteStorage(path: path).highestOrder == 57)
+            // The file as the schema before kept it: no stored high-water mark, only the rows' orders.
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
+                try db.execute(
+                    sql:
+                        "ALTER TABLE total DROP COLUMN fetch_order; DELETE FROM grdb_migrations WHERE identifier = 'v6'"
+                )
+            }
+            try queue.close()
+            #expect(try SQLiteStorage(path: path).highestOrder == 40)
+        }
+    }
+
     // MARK: - Clear
 
     /// Every file of the database: the file, its log, and its index.

@@ -201,18 +201,11 @@ extension ActionPipeline {
                 isFresh(query.fetchedAt)
             else { return nil }
             let keys = query.ids.map { RecordKey(model: model, id: $0) }
-            let found = try await storage.records(keys + query.related)
-            var records: [StoredRecord] = []
-            records.reserveCapacity(keys.count)
-            for key in keys {
-                guard let record = found[key] else { return nil }
-                records.append(record)
-            }
-            var related: [StoredRecord] = []
-            for key in query.related {
-                guard let record = found[key] else { return nil }
-                related.append(record)
-            }
+            let found = try await storage.records(inOrderOf: query.related.isEmpty ? keys : keys + query.related)
+            // A query with a record no longer kept is not answered: a partial list would pass for whole.
+            let records = query.related.isEmpty ? found.compactMap { $0 } : found.prefix(keys.count).compactMap { $0 }
+            let related = query.related.isEmpty ? [] : found.dropFirst(keys.count).compactMap { $0 }
+            guard records.count == keys.count, related.count == query.related.count else { return nil }
             return CacheHit(
                 records: records, related: related, fetched: query.fetched, etag: query.etag,
                 lastModified: query.lastModified, query: queryKey)
@@ -366,22 +359,10 @@ extension ActionPipeline {
             return [live]
         }
         let coder = FieldCoder(options: setup.coding)
-        let collector = RecordCollector(setup.decoder(coder: coder, store: store))
-        var patches: [RecordPatch<Model>] = []
-        patches.reserveCapacity(hit.records.count)
-        // Records whose live instance is at least as new are not decoded: the merge would skip them.
-        var live: [Int: Model] = [:]
-        for (index, record) in hit.records.enumerated() {
-            if confirmed == nil, let instance = store.instance(of: Model.self, id: record.key.id),
-                let merged = instance._$state.fetched, merged.order >= record.order
-            {
-                live[index] = instance
-                continue
-            }
-            guard let patch = try setup.decode(stored: record, with: collector) else { continue }
-            patch.fetched = confirmed ?? record.fetched
-            patches.append(patch)
-        }
+        let live = confirmed == nil ? liveAtLeastAsNew(hit.records) : [:]
+        let patches = try setup.decode(
+            stored: hit.records, skipping: Set(live.keys), confirmed: confirmed,
+            with: setup.decoder(coder: coder, store: store))
         try RecordPatch.requireDistinctIDs(patches, at: "the cache")
         var sideloaded: [any EmbeddedPatch] = []
         for (model, records) in Dictionary(grouping: hit.related, by: \.key.model) {
@@ -408,5 +389,22 @@ extension ActionPipeline {
         }
         if !side.isEmpty { Model.resourceSchema.adoptRelated(instances) }
         return instances
+    }
+
+    /// The live instances of cached records that are at least as new as the records, by the
+    /// records' places: those need not be decoded, the merge would skip them.
+    private func liveAtLeastAsNew(_ records: [StoredRecord]) -> [Int: Model] {
+        let instances: [(Int, Model)] = store.identityMap.withLock { map in
+            guard !map.isEmpty else { return [] }
+            return records.indices.compactMap { index in
+                map.instance(of: Model.self, id: .string(records[index].key.id)).map { (index, $0) }
+            }
+        }
+        var live: [Int: Model] = [:]
+        // Each instance's state is read outside the map's lock, which is never held around it.
+        for (index, instance) in instances {
+            if let merged = instance._$state.fetched, merged.order >= records[index].order { live[index] = instance }
+        }
+        return live
     }
 }

@@ -34,6 +34,13 @@ public final class InMemoryRecordCache: RecordCache {
             clock += 1
             return clock
         }
+
+        /// The record of `key`, marked as used at `use`: one lookup.
+        mutating func use(_ key: RecordKey, at use: UInt64) -> StoredRecord? {
+            guard let index = records.index(forKey: key) else { return nil }
+            records.values[index].lastUse = use
+            return records.values[index].record
+        }
     }
 
     private let state = Locked(State())
@@ -58,11 +65,17 @@ public final class InMemoryRecordCache: RecordCache {
             found.reserveCapacity(keys.count)
             let use = state.tick()
             for key in keys {
-                guard let entry = state.records[key] else { continue }
-                state.records[key]?.lastUse = use
-                found[key] = entry.record
+                if let record = state.use(key, at: use) { found[key] = record }
             }
             return found
+        }
+    }
+
+    /// The records kept among `keys`, in their order, each marked as just used.
+    public func records(inOrderOf keys: [RecordKey]) async throws -> [StoredRecord?] {
+        state.withLock { state in
+            let use = state.tick()
+            return keys.map { state.use($0, at: use) }
         }
     }
 

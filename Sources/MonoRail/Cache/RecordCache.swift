@@ -18,6 +18,11 @@ public protocol RecordCache: AnyObject, Sendable {
     /// The stored records among `keys`, by key; keys it does not hold are left out.
     func records(_ keys: [RecordKey]) async throws -> [RecordKey: StoredRecord]
 
+    /// The stored records among `keys`, in the order of `keys`: `nil` where it holds none. A stored
+    /// query's records are read with it, thousands at once on a cold start; by default it asks
+    /// ``records(_:)``, and a cache that can answer in order without hashing each key does so.
+    func records(inOrderOf keys: [RecordKey]) async throws -> [StoredRecord?]
+
     /// The stored answer to a read.
     func query(_ key: QueryKey) async throws -> StoredQuery?
 
@@ -62,6 +67,12 @@ public protocol RecordCache: AnyObject, Sendable {
 }
 
 extension RecordCache {
+    /// ``records(_:)``, put in the order of `keys`.
+    public func records(inOrderOf keys: [RecordKey]) async throws -> [StoredRecord?] {
+        let found = try await records(keys)
+        return keys.map { found[$0] }
+    }
+
     /// `0`: nothing was kept before this launch.
     public var highestOrder: Int64 { 0 }
 

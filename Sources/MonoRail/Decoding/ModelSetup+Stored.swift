@@ -4,28 +4,42 @@ import Foundation
 // when they can be, else as a tree, by the same code as a MessagePack response, so a cached
 // record gives the values, and a damaged one the errors, that its response gave.
 extension ModelSetup {
-    /// One cached record, decoded with `collector`'s decoder; `nil` when the model's
-    /// `customDeserialize` drops it. The collector is reused across the records of a batch.
+    /// Cached records decoded in order, one decoder for all of them, each patch stamped with when
+    /// its record was fetched (or `confirmed`, when the server just confirmed them); those at the
+    /// places in `skipping` are not read, and those the model's `customDeserialize` drops are left
+    /// out.
     ///
-    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed`` for a body that is not one
-    ///   record.
-    func decode(stored record: StoredRecord, with collector: RecordCollector<Model>) throws -> RecordPatch<Model>? {
-        let base = "cache(\(record.key))"
+    /// - Throws: ``/MonoRailClient/APIError`` with ``/MonoRailClient/APIError/Code/decodingFailed``
+    ///   for a body that is not one record.
+    func decode(
+        stored records: [StoredRecord], skipping: Set<Int> = [], confirmed: FetchStamp?,
+        with decoder: RecordDecoder<Model>
+    ) throws -> [RecordPatch<Model>] {
+        let collector = RecordCollector(decoder)
+        collector.reserveCapacity(records.count)
         let reader = client.responseDecoder.messagePackReader
-        collector.removeAll()
-        if InPlaceBody.storedRecord(record.body, maxDepth: reader.maxDepth, path: base, reader: collector),
-            let patch = collector.patches.first
-        {
-            return patch
+        for index in records.indices where skipping.isEmpty || !skipping.contains(index) {
+            let kept = collector.patches.count
+            // Read in place, a record's errors are not reported but read again from its tree: the
+            // place named in them is spelled out only then.
+            if !InPlaceBody.storedRecord(
+                records[index].body, maxDepth: reader.maxDepth, path: "cache", reader: collector)
+            {
+                // Read in place and followed by more bytes: the tree decides.
+                collector.forget(from: kept)
+                let location = RecordLocation(base: "cache(\(records[index].key))")
+                let tree: JSONValue
+                do {
+                    tree = try reader.readJSON(records[index].body)
+                } catch {
+                    throw RecordDecoder<Model>.failure("the cached record is not MessagePack: \(error)", at: location)
+                }
+                guard let patch = try decoder.decodeUnlessDropped(tree, at: location) else { continue }
+                collector.keep(patch)
+            }
+            if collector.patches.count > kept { collector.patches[kept].fetched = confirmed ?? records[index].fetched }
         }
-        let location = RecordLocation(base: base)
-        let tree: JSONValue
-        do {
-            tree = try reader.readJSON(record.body)
-        } catch {
-            throw RecordDecoder<Model>.failure("the cached record is not MessagePack: \(error)", at: location)
-        }
-        return try collector.decoder.decodeUnlessDropped(tree, at: location)
+        return collector.patches
     }
 }
 
@@ -34,14 +48,7 @@ extension SideLoading {
         _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmed: FetchStamp?
     ) throws -> any EmbeddedPatch {
         let setup = store.setup(for: Target.self)
-        let collector = RecordCollector(setup.decoder(coder: FieldCoder(options: setup.coding), store: store))
-        var patches: [RecordPatch<Target>] = []
-        patches.reserveCapacity(records.count)
-        for record in records {
-            guard let patch = try setup.decode(stored: record, with: collector) else { continue }
-            patch.fetched = confirmed ?? record.fetched
-            patches.append(patch)
-        }
-        return EmbeddedRecords(patches: patches)
+        let decoder = setup.decoder(coder: FieldCoder(options: setup.coding), store: store)
+        return EmbeddedRecords(patches: try setup.decode(stored: records, confirmed: confirmed, with: decoder))
     }
 }

@@ -10,11 +10,19 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
 
     init(_ decoder: RecordDecoder<Model>) { self.decoder = decoder }
 
-    /// Forgets the records kept, keeping their room: one collector serves a batch of records read
-    /// one by one, such as a record cache's.
-    func removeAll() {
-        patches.removeAll(keepingCapacity: true)
-        rising = RisingIDs()
+    /// Makes room for `count` records: a record cache's batch, read one by one.
+    func reserveCapacity(_ count: Int) {
+        patches.reserveCapacity(count)
+    }
+
+    /// Forgets the records kept from `index` on.
+    func forget(from index: Int) {
+        if index < patches.count { patches.removeSubrange(index...) }
+    }
+
+    /// Keeps a record read otherwise, as the next one.
+    func keep(_ patch: RecordPatch<Model>) {
+        collect(patch)
     }
 
     func read(_ record: JSONTextValue, path: String, index: Int?, orTree: Bool) throws -> Int? {

@@ -104,6 +104,9 @@ struct IdentityMap {
     /// The number of live instances.
     var count: Int { entries.values.reduce(0) { $0 + ($1.object == nil ? 0 : 1) } }
 
+    /// Whether no entry is held, not even a released instance's.
+    var isEmpty: Bool { entries.isEmpty }
+
     /// Makes `instance` the one live instance for its key.
     mutating func insert<Model: ResourceModel>(_ instance: Model, for key: Key, id: ResourceID) {
         entries[key] = Entry(object: instance, id: id)

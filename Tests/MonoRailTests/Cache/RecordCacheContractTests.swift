@@ -85,6 +85,35 @@ struct RecordCacheContractTests {
         }
     }
 
+    @Test(
+        "records(inOrderOf:) answers in the keys' order, nil where none is kept: many or few, written or committed",
+        arguments: Kind.allCases)
+    func inOrder(_ kind: Kind) async throws {
+        try await withCache(kind) { cache in
+            try await cache.write((1...40).map { Self.record($0, "train \($0)", order: Int64($0)) }, query: nil)
+            try await cache.flush()
+            // Not yet committed on SQLite when read: those come from the queue, the others from the file.
+            try await cache.write([Self.record(41, "train 41", order: 41)], query: nil)
+            try await cache.write(
+                [StoredRecord(key: RecordKey(model: "car", id: "3"), body: Data("car 3".utf8), fetchedAt: Date())],
+                query: nil)
+            let many =
+                Self.keys([41, 7, 99, 1, 40]) + [RecordKey(model: "car", id: "3")] + Self.keys((2...30).reversed())
+            let found = try await cache.records(inOrderOf: many)
+            #expect(found.count == many.count)
+            for (key, record) in zip(many, found) {
+                let kept = key.model == "car" || Int(key.id).map { $0 <= 41 } == true
+                #expect((record == nil) == !kept, "\(key)")
+                #expect(record.map(\.key) == (kept ? key : nil))
+                if let record {
+                    #expect(record.body == Data("\(key.model) \(key.id)".utf8), "\(key)")
+                }
+            }
+            #expect(try await cache.records(inOrderOf: Self.keys([5, 100, 3])).map { $0?.order } == [5, nil, 3])
+            #expect(try await cache.records(inOrderOf: []).isEmpty)
+        }
+    }
+
     @Test("remove, removeAll(model:) and clear forget what they say", arguments: Kind.allCases)
     func forgetting(_ kind: Kind) async throws {
         try await withCache(kind) { cache in
