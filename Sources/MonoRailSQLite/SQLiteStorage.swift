@@ -170,6 +170,10 @@ public final class SQLiteStorage: RecordCache {
 
     // MARK: - RecordCache
 
+    /// `true`: a record of a JSON response is kept as its text until its write is committed, and in
+    /// MessagePack in the file; the conversion is the background commit's, not the action's.
+    public var acceptsJSON: Bool { true }
+
     /// Keeps records and the query they answered: at once for reads, and in one transaction in the
     /// background, in the order of the writes (``flush()`` waits for it). A record whose stored
     /// version was fetched later stays. Then evicts what no longer fits.
@@ -247,7 +251,9 @@ public final class SQLiteStorage: RecordCache {
                     """)
             var highest = Int64.min
             for (records, query) in batches {
-                for record in records {
+                for given in records {
+                    // Converted here, in the background, rather than on the action's way.
+                    let record = given.inMessagePack()
                     highest = max(highest, record.order)
                     try statement.execute(arguments: [
                         record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,

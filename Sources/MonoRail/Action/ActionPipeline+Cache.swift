@@ -11,15 +11,18 @@ final class MergeContext {
     let fetched: FetchStamp
     /// Whether records keep their form as received, for the record cache.
     let keepsWire: Bool
+    /// Whether the record cache takes JSON records as they came (``RecordCache/acceptsJSON``).
+    let acceptsJSON: Bool
     private(set) var records: [StoredRecord] = []
     /// The ids of the main records, in response order.
     private(set) var ids: [String] = []
     /// The side-loaded records.
     private(set) var related: [RecordKey] = []
 
-    init(fetched: FetchStamp, keepsWire: Bool = false) {
+    init(fetched: FetchStamp, keepsWire: Bool = false, acceptsJSON: Bool = false) {
         self.fetched = fetched
         self.keepsWire = keepsWire
+        self.acceptsJSON = acceptsJSON
     }
 
     /// Notes the records of a merged answer, embedded ones included, each under its own key.
@@ -29,10 +32,10 @@ final class MergeContext {
         records.reserveCapacity(patches.count)
         for patch in patches {
             if let id = patch.id { ids.append(id.description) }
-            patch.collect(into: &records, model: model, fetched: fetched)
+            patch.collect(into: &records, model: model, fetched: fetched, acceptingJSON: acceptsJSON)
         }
         for side in sideloaded {
-            side.collect(into: &records, fetched: fetched)
+            side.collect(into: &records, fetched: fetched, acceptingJSON: acceptsJSON)
             related += side.keys
         }
     }
@@ -285,7 +288,8 @@ extension ActionPipeline {
                 return ResourceResponse(value, of: response, source: .revalidated, fetched: sent)
             }
             pipeline.store.outboxIfMade?.noteReachable()
-            let context = MergeContext(fetched: sent, keepsWire: setup.storage != nil)
+            let context = MergeContext(
+                fetched: sent, keepsWire: setup.storage != nil, acceptsJSON: setup.storage?.acceptsJSON ?? false)
             let value = try merge(response, prepared, context)
             await persist(context, response)
             return ResourceResponse(value, of: response, source: .network, fetched: sent)

@@ -52,6 +52,9 @@ public final class InMemoryRecordCache: RecordCache {
         self.maxBytes = max(0, maxBytes)
     }
 
+    /// `true`: a record of a JSON response is kept as its text, as it came; nothing is converted.
+    public var acceptsJSON: Bool { true }
+
     /// The number of records kept.
     public var count: Int { state.withLock { $0.records.count } }
 

@@ -59,6 +59,11 @@ public protocol RecordCache: AnyObject, Sendable {
     /// the background). An app calls it before it quits; the default does nothing.
     func flush() async throws
 
+    /// Whether the cache takes the records of JSON responses as they came (``StoredRecord/Format/json``)
+    /// and gives them back so: nothing is converted on the way in. By default `false`: every record
+    /// is given in MessagePack, for a cache that keeps ``StoredRecord/body`` alone.
+    var acceptsJSON: Bool { get }
+
     /// The highest ``StoredRecord/order`` or ``StoredQuery/order`` it held when it was opened: a
     /// store's requests are ordered after it, so what a later launch fetches is newer than what an
     /// earlier one kept, whatever the clock says. The default, `0`, suits a cache that keeps
@@ -67,6 +72,9 @@ public protocol RecordCache: AnyObject, Sendable {
 }
 
 extension RecordCache {
+    /// `false`: records are given in MessagePack.
+    public var acceptsJSON: Bool { false }
+
     /// ``records(_:)``, put in the order of `keys`.
     public func records(inOrderOf keys: [RecordKey]) async throws -> [StoredRecord?] {
         let found = try await records(keys)
@@ -100,41 +108,6 @@ public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
 
     /// `"train 1"`.
     public var description: String { "\(model) \(id)" }
-}
-
-/// One record as a cache keeps it: what the server sent for it, and when.
-public struct StoredRecord: Sendable {
-    /// Which record.
-    public var key: RecordKey
-    /// The record as the server sent it, in MessagePack: the record of a MessagePack response
-    /// byte for byte, that of a JSON response with the same values (MessagePack keeps every JSON
-    /// value exactly). Embedded records stay inside it, and are also stored on their own.
-    public var body: Data
-    /// When the request that fetched it was sent, by the wall clock: the record's age.
-    public var fetchedAt: Date
-    /// The request's place in the order of requests (``FetchStamp/order``): of two versions of the
-    /// record, the one with the higher order is newer, whatever the clock said.
-    public var order: Int64
-    /// The `ETag` of the record's own response (`GET /trains/1`), for `If-None-Match`.
-    public var etag: String?
-    /// The `Last-Modified` of the record's own response, for `If-Modified-Since`.
-    public var lastModified: String?
-
-    /// Creates a stored record.
-    public init(
-        key: RecordKey, body: Data, fetchedAt: Date, order: Int64 = 0, etag: String? = nil,
-        lastModified: String? = nil
-    ) {
-        self.key = key
-        self.body = body
-        self.fetchedAt = fetchedAt
-        self.order = order
-        self.etag = etag
-        self.lastModified = lastModified
-    }
-
-    /// When it was fetched, by the order and the wall clock.
-    public var fetched: FetchStamp { FetchStamp(order: order, date: fetchedAt) }
 }
 
 /// The answer to one read, as a cache keeps it: which records it held, in order, and which related

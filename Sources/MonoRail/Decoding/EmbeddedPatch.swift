@@ -10,8 +10,9 @@ protocol EmbeddedPatch {
         in map: inout IdentityMap, store: ResourceStore, coder: FieldCoder, fetched: FetchStamp,
         announcements: inout [() -> Void]
     ) -> [any ResourceModel]
-    /// Adds the records, as they came, to what a record cache is given.
-    func collect(into records: inout [StoredRecord], fetched: FetchStamp)
+    /// Adds the records, as they came, to what a record cache is given: JSON text kept as it is when
+    /// the cache is `acceptingJSON`.
+    func collect(into records: inout [StoredRecord], fetched: FetchStamp, acceptingJSON: Bool)
     /// The cache keys of the records.
     var keys: [RecordKey] { get }
 }
@@ -42,9 +43,11 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
             announcements: &announcements)
     }
 
-    func collect(into records: inout [StoredRecord], fetched: FetchStamp) {
+    func collect(into records: inout [StoredRecord], fetched: FetchStamp, acceptingJSON: Bool) {
         let model = Child.resourceName
-        for patch in patches { patch.collect(into: &records, model: model, fetched: fetched) }
+        for patch in patches {
+            patch.collect(into: &records, model: model, fetched: fetched, acceptingJSON: acceptingJSON)
+        }
     }
 
     var keys: [RecordKey] {

@@ -50,15 +50,18 @@ final class RecordPatch<Model: ResourceModel> {
 extension RecordPatch {
     /// Adds this record and the records embedded in it, each under its own model and id, to what
     /// a record cache is given; records kept without their form as received, or without an id,
-    /// are left out.
-    func collect(into records: inout [StoredRecord], model: String, fetched: FetchStamp) {
+    /// are left out. A cache `acceptingJSON` is given a record read in place from JSON as its text.
+    func collect(into records: inout [StoredRecord], model: String, fetched: FetchStamp, acceptingJSON: Bool) {
         if let id, let wire {
+            let (body, isJSON) = wire.stored(acceptingJSON: acceptingJSON)
             records.append(
                 StoredRecord(
-                    key: RecordKey(model: model, id: id), body: wire.messagePack, fetchedAt: fetched.date,
-                    order: fetched.order))
+                    key: RecordKey(model: model, id: id), body: body, fetchedAt: fetched.date, order: fetched.order,
+                    format: isJSON ? .json : .messagePack))
         }
-        for nested in embedded { nested.patch.collect(into: &records, fetched: fetched) }
+        for nested in embedded {
+            nested.patch.collect(into: &records, fetched: fetched, acceptingJSON: acceptingJSON)
+        }
     }
 }
 

@@ -45,14 +45,23 @@ package enum InPlaceBody {
         return withValue(body, contentType: contentType, maxDepth: maxDepth, json: record, packed: record)
     }
 
-    /// A record kept as MessagePack by a record cache, read in place; `false` when it is to be read
-    /// as a tree.
-    package static func storedRecord(_ body: Data, maxDepth: Int, path: String, reader: some RecordReader) -> Bool {
+    /// A record kept by a record cache, MessagePack or its JSON text, read in place; `false` when it
+    /// is to be read as a tree.
+    package static func storedRecord(
+        _ body: Data, isJSON: Bool, maxDepth: Int, path: String, reader: some RecordReader
+    ) -> Bool {
         guard !body.isEmpty else { return false }
-        return body.withUnsafeBytes { bytes in
-            let value = PackedValue(bytes: bytes, offset: 0, maxDepth: maxDepth, depth: 0)
-            let end = try? value.read(with: reader, path: path, index: nil, orTree: false)
-            return end == bytes.count
+        return body.withUnsafeBytes { raw in
+            let end: Int?
+            if isJSON {
+                let value = JSONTextValue(
+                    bytes: raw.bindMemory(to: UInt8.self), offset: 0, maxDepth: maxDepth, depth: 0)
+                end = try? value.read(with: reader, path: path, index: nil, orTree: false)
+            } else {
+                let value = PackedValue(bytes: raw, offset: 0, maxDepth: maxDepth, depth: 0)
+                end = try? value.read(with: reader, path: path, index: nil, orTree: false)
+            }
+            return end == raw.count
         }
     }
 

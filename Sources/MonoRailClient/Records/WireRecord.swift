@@ -10,6 +10,13 @@ package enum WireRecord {
     /// The bytes of a JSON record read in place, already checked; made MessagePack when cached.
     case text(Data, keyOrder: [String])
 
+    /// The record as a record cache is given it: its JSON text as it came, for a cache that takes
+    /// JSON; else MessagePack.
+    package func stored(acceptingJSON: Bool) -> (body: Data, isJSON: Bool) {
+        if acceptingJSON, case .text(let bytes, _) = self { return (bytes, true) }
+        return (messagePack, false)
+    }
+
     /// The record in MessagePack, the form a record cache keeps. A tree's keys are written in the
     /// model's schema order, the order the in-place reader tries first, then any others.
     package var messagePack: Data {
