@@ -20,6 +20,12 @@ public struct ServerProcess: Sendable {
             throw ServerError(
                 "\(executable.path) is missing: run `swift build -c release --product RoundTripServer` first")
         }
+        return try start(executable: executable, arguments: arguments)
+    }
+
+    /// Starts `executable` with `arguments` and waits for the line `port N` on its standard output;
+    /// it is to exit when its standard input closes.
+    public static func start(executable: URL, arguments: [String]) throws -> ServerProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

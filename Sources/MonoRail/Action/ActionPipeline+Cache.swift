@@ -26,9 +26,9 @@ final class MergeContext {
     }
 
     /// Notes the records of a merged answer, embedded ones included, each under its own key.
-    func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch]) {
+    func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], of model: String, sideloaded: [any EmbeddedPatch])
+    {
         guard keepsWire else { return }
-        let model = Model.resourceName
         records.reserveCapacity(patches.count)
         for patch in patches {
             if let id = patch.id { ids.append(id.description) }
@@ -183,7 +183,7 @@ extension ActionPipeline {
         /// The cached records of the read, or `nil` when the cache lacks one of them or they are
         /// older than the model's time to live.
         private func lookup(in storage: any RecordCache) async throws -> CacheHit? {
-            let model = Model.resourceName
+            let model = setup.singular
             if let id = prepared.recordReadID {
                 let key = RecordKey(model: model, id: id)
                 // Memory before storage: a live instance holds the newest state this store merged.
@@ -300,7 +300,7 @@ extension ActionPipeline {
         /// an action that succeeded.
         private func persist(_ context: MergeContext, _ response: APIResponse) async {
             guard let storage = setup.storage else { return }
-            let model = Model.resourceName
+            let model = setup.singular
             var records = context.records
             var query: StoredQuery?
             let etag = response.response.headerFields[.eTag]

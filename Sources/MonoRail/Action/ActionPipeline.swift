@@ -248,7 +248,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 guard let instance = merged.first else {
                     throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
                 }
-                context.keep([patch], sideloaded: sideloaded)
+                context.keep([patch], of: setup.singular, sideloaded: sideloaded)
                 if let live, let target {
                     target._$state.take(serverStateOf: live, into: target, mode: mode)
                     return target
@@ -285,7 +285,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
             store.identityMap.withLock { $0.setSingleton(instance, of: Model.self) }
-            context.keep([patch], sideloaded: sideloaded)
+            context.keep([patch], of: setup.singular, sideloaded: sideloaded)
             return instance
         } catch {
             throw setup.attach(error, to: response)
@@ -327,7 +327,7 @@ struct ActionPipeline<Model: ResourceModel> {
                     located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
                     fetched: context.fetched)
                 if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
-                context.keep(located.main, sideloaded: sideloaded)
+                context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
                 return (merged, located.container)
             }
         } catch {

@@ -26,6 +26,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let idKey: String
     /// The wire keys and the id key, as a record reader matches them.
     let recordKeys: RecordKeys
+    /// What every decoder of the model takes from its schema.
+    let decoderPlan = RecordDecoder<Model>.Plan()
     /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
     let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
@@ -119,7 +121,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         probing: Bool = true
     ) -> RecordDecoder<Model> {
         RecordDecoder(
-            coder: coder, direct: FieldDecoder(coder: coder), keys: recordKeys, storedKeyOrder: storedKeyOrder,
+            plan: decoderPlan, coder: coder, keys: recordKeys, storedKeyOrder: storedKeyOrder,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire),
             probes: DigestProbes(on: probing))

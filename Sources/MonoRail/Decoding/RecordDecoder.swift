@@ -11,23 +11,57 @@ struct RecordDecoder<Model: ResourceModel> {
     /// The id key, then the field keys, each once: the order records are kept in.
     let storedKeyOrder: [String]
     let embedding: EmbeddingContext
-    /// The schema's fields, read once per decoder rather than once per record.
-    let fields = Model.resourceSchema.fields
+    /// The schema's fields, read once per model rather than once per record.
+    let fields: [ResourceField<Model>]
     /// Whether a record's bytes alone decide what merging it does (``RecordDigest``): not when it
     /// embeds related records, whose instances may have changed since.
-    let comparesDigests = !Model.resourceSchema.fields.contains { $0.embedded != nil }
+    let comparesDigests: Bool
     /// How many fields the schema has: asked of ``fields`` in code generic over the model, it costs
     /// a type metadata look-up.
-    let fieldCount = Model.resourceSchema.fields.count
+    let fieldCount: Int
     /// The patch class, looked up once: made from this value, a patch costs no type metadata look-up,
     /// which code generic over the model otherwise pays for every record.
     let patchType = RecordPatch<Model>.self
     /// How the look-ups for unchanged records have gone in this response.
     let probes: DigestProbes
     /// Whether records may be read in place at all: not for a model that rewrites each record's tree.
-    let readsInPlace = !Model.resourceSchema.rewritesRecords
+    let readsInPlace: Bool
     /// Every field present, for records the digest finds unchanged.
-    let allPresent = [Bool](repeating: true, count: Model.resourceSchema.fields.count)
+    let allPresent: [Bool]
+
+    /// What every decoder of a model takes from its schema, found once per model and store: each
+    /// `Model.resourceSchema` makes the schema anew, which cost as much as the rest of a small read.
+    struct Plan: Sendable {
+        let fields: [ResourceField<Model>]
+        let comparesDigests: Bool
+        let readsInPlace: Bool
+        let allPresent: [Bool]
+
+        init() {
+            let schema = Model.resourceSchema
+            fields = schema.fields
+            comparesDigests = !schema.fields.contains { $0.embedded != nil }
+            readsInPlace = !schema.rewritesRecords
+            allPresent = [Bool](repeating: true, count: schema.fields.count)
+        }
+    }
+
+    init(
+        plan: Plan, coder: FieldCoder, keys: RecordKeys, storedKeyOrder: [String], embedding: EmbeddingContext,
+        probes: DigestProbes
+    ) {
+        self.coder = coder
+        self.direct = FieldDecoder(coder: coder)
+        self.keys = keys
+        self.storedKeyOrder = storedKeyOrder
+        self.embedding = embedding
+        self.fields = plan.fields
+        self.comparesDigests = plan.comparesDigests
+        self.fieldCount = plan.fields.count
+        self.probes = probes
+        self.readsInPlace = plan.readsInPlace
+        self.allPresent = plan.allPresent
+    }
 
     var idKey: String { keys.id }
 
