@@ -26,8 +26,7 @@ final class MergeContext {
     }
 
     /// Notes the records of a merged answer, embedded ones included, each under its own key.
-    func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], of model: String, sideloaded: [any EmbeddedPatch])
-    {
+    func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], of model: String, sideloaded: [any RelatedPatch]) {
         guard keepsWire else { return }
         records.reserveCapacity(patches.count)
         for patch in patches {
@@ -67,8 +66,9 @@ extension ActionPipeline.Prepared {
         switch action.operation {
         case .get, .list, .search, .page:
             let parameters =
-                query.isEmpty
-                ? "" : "?" + String(decoding: JSONWriter.serialize(.object(query), sortedKeys: true), as: UTF8.self)
+                parameters.isEmpty
+                ? ""
+                : "?" + String(decoding: JSONWriter.serialize(.object(parameters), sortedKeys: true), as: UTF8.self)
             return QueryKey(model: Model.resourceName, key: path.encoded + parameters)
         default:
             return nil
@@ -78,7 +78,7 @@ extension ActionPipeline.Prepared {
     /// The id of a read of one record by id with nothing else asked, which the record itself answers.
     var recordReadID: ResourceID? {
         switch action.operation {
-        case .get(let id) where query.isEmpty: id
+        case .get(let id) where parameters.isEmpty: id
         case .fetch: expectedID
         default: nil
         }
@@ -368,7 +368,7 @@ extension ActionPipeline {
             stored: hit.records, skipping: Set(live.keys), confirmed: confirmed,
             with: setup.decoder(coder: coder, store: store))
         try RecordPatch.requireDistinctIDs(patches, at: "the cache")
-        var sideloaded: [any EmbeddedPatch] = []
+        var sideloaded: [any RelatedPatch] = []
         for (model, records) in Dictionary(grouping: hit.related, by: \.key.model) {
             guard let loading = setup.sideLoads.first(where: { $0.loading.model() == model })?.loading else {
                 throw APIError(

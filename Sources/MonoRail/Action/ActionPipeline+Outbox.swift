@@ -249,7 +249,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 )
             }
         return ActionPipeline<Model>.Prepared(
-            action: ModelAction(operation: operation, store: store), method: method, path: path, query: [:],
+            action: ModelAction(operation: operation, store: store), method: method, path: path, parameters: [:],
             body: write.body, files: FileAttachments(), expectedID: write.verb == .create ? nil : write.id,
             sentEdits: write.verb == .destroy ? nil : sent, idempotencyKey: write.idempotencyKey,
             ifMatch: write.ifMatch)

@@ -8,13 +8,13 @@ extension ActionPipeline {
     /// Works out the request of an action; sends nothing.
     func prepare(_ action: ModelAction<Model>) throws -> Prepared {
         let conventions = setup.conventions
-        var query = action.parameters
-        if case .list(let filter) = action.operation { query.merge(filter) { _, filter in filter } }
-        if action.verb.isRead, !query.isEmpty {
-            if case .page = action.operation {} else { query = try Self.serialized(query, for: action.verb) }
+        var parameters = action.parameters
+        if case .list(let filter) = action.operation { parameters.merge(filter) { _, filter in filter } }
+        if action.verb.isRead, !parameters.isEmpty {
+            if case .page = action.operation {} else { parameters = try Self.serialized(parameters, for: action.verb) }
         }
         if !action.include.isEmpty {
-            query[conventions.includeParameter] = .string(action.include.joined(separator: ","))
+            parameters[conventions.includeParameter] = .string(action.include.joined(separator: ","))
         }
         func prepared(
             _ method: HTTPRequest.Method, _ path: APIPath, id: ResourceID? = nil,
@@ -22,12 +22,12 @@ extension ActionPipeline {
             sent: [UInt64]? = nil
         ) -> Prepared {
             Prepared(
-                action: action, method: method, path: path, query: query, body: body?.0,
+                action: action, method: method, path: path, parameters: parameters, body: body?.0,
                 files: body?.1 ?? FileAttachments(), expectedID: id, sentEdits: sent)
         }
         switch action.operation {
         case .get(let id):
-            let path = try setup.path(for: conventions.routes.show, id: id, query: &query)
+            let path = try setup.path(for: conventions.routes.show, id: id, parameters: &parameters)
             return prepared(.get, path, id: id)
         case .singleton:
             guard !conventions.routes.show.placeholders.contains("id") else {
@@ -36,21 +36,23 @@ extension ActionPipeline {
                     "\(Model.resourceSchema.typeName)'s show route \"\(conventions.routes.show)\" needs an id; a "
                         + "singleton resource's has none: conventions.routes = .singleton(\"/user.json\")")
             }
-            let path = try setup.path(for: conventions.routes.show, query: &query)
+            let path = try setup.path(for: conventions.routes.show, parameters: &parameters)
             return prepared(.get, path)
         case .list:
-            let path = try action.path.map(setup.path(at:)) ?? setup.path(for: conventions.routes.index, query: &query)
+            let path =
+                try action.path.map(setup.path(at:))
+                ?? setup.path(for: conventions.routes.index, parameters: &parameters)
             return prepared(.get, path)
         case .page(let url):
             return prepared(.get, try setup.path(following: url))
         case .search(let term):
             let route = conventions.routes.search
-            if !route.placeholders.contains("term") { query[conventions.searchParameter] = .string(term) }
-            let path = try setup.path(for: route, term: term, query: &query)
+            if !route.placeholders.contains("term") { parameters[conventions.searchParameter] = .string(term) }
+            let path = try setup.path(for: route, term: term, parameters: &parameters)
             return prepared(.get, path)
         case .fetch(let instance):
             let id = try Self.id(of: instance, toward: "fetch", route: conventions.routes.show)
-            let path = try setup.path(for: conventions.routes.show, id: id, query: &query, instance: instance)
+            let path = try setup.path(for: conventions.routes.show, id: id, parameters: &parameters, instance: instance)
             return prepared(.get, path, id: id)
         case .create(let instance):
             let snapshot = instance._$state.snapshot()
@@ -59,13 +61,14 @@ extension ActionPipeline {
                     .invalidRequest,
                     "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
             }
-            let path = try setup.path(for: conventions.routes.create, query: &query, instance: instance)
+            let path = try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance)
             let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
             return prepared(.post, path, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
-            let path = try setup.path(for: conventions.routes.update, id: id, query: &query, instance: instance)
+            let path = try setup.path(
+                for: conventions.routes.update, id: id, parameters: &parameters, instance: instance)
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
@@ -79,7 +82,7 @@ extension ActionPipeline {
                 guard conventions.sendsIDInBody, !route.placeholders.contains("id") else { return nil }
                 return (adding(id, to: [:]), FileAttachments())
             }
-            let path = try setup.path(for: route, id: id, query: &query, instance: instance)
+            let path = try setup.path(for: route, id: id, parameters: &parameters, instance: instance)
             return prepared(.delete, path, id: id, body: body)
         }
     }
@@ -147,7 +150,7 @@ extension ActionPipeline {
             validationStatuses: conventions.validationStatuses)
         if !retries { options.retryPolicy = RetryPolicy.none }
         let request = APIRequest(
-            method: prepared.method, path: prepared.path, query: prepared.query, headers: headers,
+            method: prepared.method, path: prepared.path, query: prepared.parameters, headers: headers,
             body: prepared.body.map { .tree($0, files: prepared.files) },
             bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
             options: options)

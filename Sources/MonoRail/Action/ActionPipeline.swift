@@ -33,7 +33,8 @@ struct ActionPipeline<Model: ResourceModel> {
         var action: ModelAction<Model>
         var method: HTTPRequest.Method
         var path: APIPath
-        var query: [String: JSONValue]
+        /// The request's query parameters.
+        var parameters: [String: JSONValue]
         var body: JSONValue?
         var files: FileAttachments
         /// The id the answer must carry, for actions on one existing record.

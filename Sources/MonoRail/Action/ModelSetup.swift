@@ -130,15 +130,15 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     // MARK: - Requests
 
     /// Fills a route: `:path`, `:plural`, `:singular`, `:id` and `:term` from the action, every
-    /// other placeholder (`:train_id`, `:user`) from the query's parameters — a placeholder's
-    /// parameter leaves the query, as Rails' nested routes take the parent's id in the path — then
+    /// other placeholder (`:train_id`, `:user`) from the request's parameters — a placeholder's
+    /// parameter leaves them, as Rails' nested routes take the parent's id in the path — then
     /// from the fields of `instance` by wire key or by name (a reference gives its id).
     ///
     /// - Throws: ``/MonoRailClient/APIError/Code/invalidRequest`` before any request when a placeholder has no value,
     ///   or one that is empty or not a single string or number.
     func path(
         for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil,
-        query: inout [String: JSONValue], instance: Model? = nil
+        parameters: inout [String: JSONValue], instance: Model? = nil
     ) throws -> APIPath {
         var failure: APIError?
         var consumed: [String] = []
@@ -151,7 +151,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             case "term": return term
             default:
                 let value: JSONValue?
-                if let parameter = query[name] {
+                if let parameter = parameters[name] {
                     consumed.append(name)
                     value = parameter
                 } else {
@@ -185,16 +185,16 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
                     + " (:id and :term come from the action; any other from the filter or parameters, or from the "
                     + "record's field of that name or key)")
         }
-        for name in consumed { query[name] = nil }
+        for name in consumed { parameters[name] = nil }
         return expanded
     }
 
-    /// ``path(for:id:term:query:instance:)`` of a route that needs no parameters.
+    /// ``path(for:id:term:parameters:instance:)`` of a route that needs no parameters.
     func path(for route: RouteTemplate, id: ResourceID? = nil, term: String? = nil, instance: Model? = nil) throws
         -> APIPath
     {
         var none: [String: JSONValue] = [:]
-        return try path(for: route, id: id, term: term, query: &none, instance: instance)
+        return try path(for: route, id: id, term: term, parameters: &none, instance: instance)
     }
 
     /// The wire value of the field whose wire key or Swift name is `name`.
@@ -313,11 +313,11 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates
     /// to and registered models; keys that name no such model are ignored.
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore, keepsWire: Bool = false) throws
-        -> [any EmbeddedPatch]
+        -> [any RelatedPatch]
     {
         guard let container = located.container else { return [] }
         let base = locator.basePath
-        var patches: [any EmbeddedPatch] = []
+        var patches: [any RelatedPatch] = []
         for (plural, loading) in sideLoads {
             guard plural != located.rootKey, let value = container[plural] else { continue }
             patches.append(

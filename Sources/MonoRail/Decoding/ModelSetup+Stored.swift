@@ -51,9 +51,9 @@ extension ModelSetup {
 extension SideLoading {
     static func decodeStored<Target: ResourceModel>(
         _ type: Target.Type, _ records: [StoredRecord], store: ResourceStore, confirmed: FetchStamp?
-    ) throws -> any EmbeddedPatch {
+    ) throws -> any RelatedPatch {
         let setup = store.setup(for: Target.self)
         let decoder = setup.decoder(coder: FieldCoder(options: setup.coding), store: store)
-        return EmbeddedRecords(patches: try setup.decode(stored: records, confirmed: confirmed, with: decoder))
+        return RelatedRecords(patches: try setup.decode(stored: records, confirmed: confirmed, with: decoder))
     }
 }

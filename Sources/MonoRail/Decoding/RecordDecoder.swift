@@ -124,7 +124,7 @@ struct RecordDecoder<Model: ResourceModel> {
         var dropped = FieldSet()
         var id: ResourceID?
         var sawID = false
-        var embedded: [(index: Int, patch: any EmbeddedPatch)] = []
+        var embedded: [(index: Int, patch: any RelatedPatch)] = []
         while let member = try source.nextMember() {
             switch member {
             case .undecided: return nil
@@ -173,7 +173,7 @@ struct RecordDecoder<Model: ResourceModel> {
     @inline(__always)
     private func decodeField(
         _ index: Int, from value: FieldSource, into values: inout Model.FieldValues,
-        embedded: inout [(index: Int, patch: any EmbeddedPatch)], at location: RecordLocation
+        embedded: inout [(index: Int, patch: any RelatedPatch)], at location: RecordLocation
     ) throws -> Bool {
         // Generated code reads the plain fields; the schema entry, costly to copy, only the rest.
         do {

@@ -14,7 +14,7 @@ final class RecordPatch<Model: ResourceModel> {
     var values: Model.FieldValues
     let present: [Bool]
     /// Embedded related records, by the index of the field that holds them.
-    let embedded: [(index: Int, patch: any EmbeddedPatch)]
+    let embedded: [(index: Int, patch: any RelatedPatch)]
     /// The record as it came, for the record cache; `nil` unless the decoder was asked to keep it.
     let wire: WireRecord?
     /// When the record was fetched, for a record read back from a cache; `nil` for one of a
@@ -36,7 +36,7 @@ final class RecordPatch<Model: ResourceModel> {
     var isUnchanged: Bool { unchanged != nil }
 
     init(
-        id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any EmbeddedPatch)],
+        id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any RelatedPatch)],
         wire: WireRecord? = nil
     ) {
         self.id = id

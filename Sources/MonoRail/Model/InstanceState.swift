@@ -11,7 +11,7 @@ final class ReferenceClock: Sendable {
     func next() -> UInt64 { value.wrappingIncrementThenLoad(ordering: .relaxed) }
 }
 
-/// The storage behind one model instance: its field values, the last server state, which fields the
+/// The box behind one model instance: its field values, the last server state, which fields the
 /// app edited, and its id. Generated code reads and writes fields through it.
 ///
 /// All state sits behind one lock, so a reader sees a merge entirely or not at all, and any task may
@@ -61,8 +61,8 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// (a singleton resource's record may have none).
         var isPersisted = false
         var store: ResourceStore?
-        /// Related instances this instance keeps alive once loaded or assigned, by relationship storage.
-        var related = [StorageKey: [any ResourceModel]]()
+        /// Related instances this instance keeps alive once loaded or assigned, by the relationship's value path.
+        var related = [ValuePathKey: [any ResourceModel]]()
         /// When a reference of this instance last changed, on ``referenceClock``: when two instances point
         /// at one `@Has(.one)`, the one that pointed last wins.
         var referenceStamp: UInt64 = 0
@@ -72,10 +72,10 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// What the server refused in the last create or save; empty once one succeeds.
         var errors = ValidationErrors()
         /// `@Has` assignments made before this instance had an id, carried out once it has one.
-        var pendingAssignments = [StorageKey: @Sendable (Model) -> Void]()
+        var pendingAssignments = [ValuePathKey: @Sendable (Model) -> Void]()
         /// `@Has` assignments the next save or create of this instance carries out on the server,
         /// by saving the records they re-pointed.
-        var membership = [StorageKey: Membership<Model>]()
+        var membership = [ValuePathKey: Membership<Model>]()
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetched: FetchStamp?
@@ -134,7 +134,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// properties were never read, so there is nobody to tell of a change.
     var registrarIfMade: ObservationRegistrar? { state.withLock { $0.madeRegistrar } }
 
-    /// Creates empty storage. Called by generated code.
+    /// Creates an empty box. Called by generated code.
     @_documentation(visibility: internal)
     public init() {}
 
@@ -143,9 +143,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// Reads a property. Called by generated code.
     @_documentation(visibility: internal)
     public func value<Value: Sendable>(
-        _ storage: any KeyPath<Model.FieldValues, Value> & Sendable, of model: Model, property: KeyPath<Model, Value>
+        _ valuePath: any KeyPath<Model.FieldValues, Value> & Sendable, of model: Model, property: KeyPath<Model, Value>
     ) -> Value {
-        let (registrar, value) = state.withLock { ($0.registrar(), $0.values[keyPath: storage]) }
+        let (registrar, value) = state.withLock { ($0.registrar(), $0.values[keyPath: valuePath]) }
         registrar.access(model, keyPath: property)
         return value
     }
@@ -153,12 +153,12 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// Writes a property as a local edit. Called by generated code.
     @_documentation(visibility: internal)
     public func setValue<Value: Sendable, Property>(
-        _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
+        _ value: Value, for valuePath: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
         property: KeyPath<Model, Property>
     ) {
-        let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
+        let index = Model.resourceSchema.indexByValuePath[ValuePathKey(valuePath)]
         let registrar = state.withLock { state in
-            state.values[keyPath: storage] = value
+            state.values[keyPath: valuePath] = value
             if let index { Self.markEdited(index, in: &state) }
             return state.madeRegistrar
         }

@@ -134,7 +134,7 @@ struct QueryPlan: Sendable {
     // MARK: - Evaluating
 
     /// Whether an instance's values meet every condition; unknown counts as not.
-    func matches(_ values: RecordValues) -> Bool {
+    func matches(_ values: InstanceValues) -> Bool {
         for (slot, condition) in conditions {
             guard let value = values[slot], condition.isMet(by: value) == true else { return false }
         }
@@ -143,7 +143,7 @@ struct QueryPlan: Sendable {
 
     /// Where an instance sorts: one number when the order is one key holding a number, which a
     /// large merge compares without a `JSONValue`; its values otherwise.
-    func sortKey(_ values: RecordValues) -> SortKey {
+    func sortKey(_ values: InstanceValues) -> SortKey {
         if orderSlots.count == 1 {
             let value = values[orderSlots[0]] ?? .null
             if let rank = SortKey.rank(value, descending: descending[0]) { return .rank(rank) }

@@ -4,18 +4,18 @@ import Observation
 
 // Membership: which records a live list holds as instances change, are created and deleted.
 extension ResourceQuery {
-    func read(_ instances: [Model]) -> [RecordValues] {
+    func read(_ instances: [Model]) -> [InstanceValues] {
         let coder = FieldCoder(options: setup.coding)
-        return RecordValues.read(instances, slots: plan.slots, coder: coder)
+        return InstanceValues.read(instances, slots: plan.slots, coder: coder)
     }
 
     /// Instances of creates the outbox keeps that match: the server does not list them yet.
-    func pendingCreates() -> [(Model, RecordValues)] {
+    func pendingCreates() -> [(Model, InstanceValues)] {
         guard plan.isEvaluable, let outbox = store.outboxIfMade, outbox.pendingCount > 0 else { return [] }
         let coder = FieldCoder(options: setup.coding)
         return store.instances(of: Model.self).compactMap { instance in
             guard instance.id?.isLocal == true else { return nil }
-            let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
+            let values = InstanceValues.read(instance, slots: plan.slots, coder: coder)
             return !values.isGone && plan.matches(values) ? (instance, values) : nil
         }
     }
@@ -23,7 +23,7 @@ extension ResourceQuery {
     /// Adds what an answer lists, in its order, or sorted when the server does not sort. An
     /// instance that changed here after the request was sent is tested here.
     func admit(
-        _ instances: [Model], values: [RecordValues], answeredAt: FetchStamp?, sorting: Bool, into state: inout State
+        _ instances: [Model], values: [InstanceValues], answeredAt: FetchStamp?, sorting: Bool, into state: inout State
     ) {
         for (instance, values) in zip(instances, values) {
             guard !values.isGone, !state.membership.contains(ObjectIdentifier(instance)) else { continue }

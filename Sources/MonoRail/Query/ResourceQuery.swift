@@ -172,7 +172,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             // A record that joined after the request was sent — created, or moved in — is newer
             // than the answer, which cannot list it.
             for instance in previous where plan.isEvaluable && !state.membership.contains(ObjectIdentifier(instance)) {
-                let values = RecordValues.read(instance, slots: plan.slots, coder: coder)
+                let values = InstanceValues.read(instance, slots: plan.slots, coder: coder)
                 guard values.isNewer(than: answer.fetched), !values.isGone, plan.matches(values) else { continue }
                 insert(instance, key: plan.sortKey(values), into: &state)
             }
@@ -262,7 +262,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
         guard let whole else { return }
         let plan = plan
         let coder = FieldCoder(options: setup.coding)
-        let matches: (Model) -> Bool = { plan.matches(RecordValues.read($0, slots: plan.slots, coder: coder)) }
+        let matches: (Model) -> Bool = { plan.matches(InstanceValues.read($0, slots: plan.slots, coder: coder)) }
         let scope = plan.isUnfiltered ? nil : matches
         await ActionPipeline<Model>(store: store).pruneOrphans(
             keeping: whole.members, fetched: whole.fetched, scope: scope)

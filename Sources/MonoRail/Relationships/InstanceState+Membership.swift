@@ -14,16 +14,17 @@ struct Membership<Model: ResourceModel>: Sendable {
 extension InstanceState {
     /// Notes an assignment for the next save or create of this record to carry out on the server.
     func keepMembership<Target: ResourceModel>(
-        _ targets: [Target], leaving: [Target], storage: any AnyKeyPath & Sendable, foreignKey: String?,
+        _ targets: [Target], leaving: [Target], valuePath: any AnyKeyPath & Sendable, foreignKey: String?,
         inverse: String?
     ) {
         state.withLock { state in
             // An earlier assignment's leavers still leave, unless this one lists them.
-            let earlier = (state.membership[StorageKey(storage)]?.leaving ?? []).compactMap { $0 as? Target }
+            let earlier = (state.membership[ValuePathKey(valuePath)]?.leaving ?? []).compactMap { $0 as? Target }
             let leaving = (earlier + leaving).filter { candidate in !targets.contains { $0 === candidate } }
-            state.membership[StorageKey(storage)] = Membership(leaving: leaving) { owner in
+            state.membership[ValuePathKey(valuePath)] = Membership(leaving: leaving) { owner in
                 try await owner._$state.saveMembers(
-                    targets, leaving: leaving, of: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
+                    targets, leaving: leaving, of: owner, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse
+                )
             }
         }
     }
@@ -31,7 +32,7 @@ extension InstanceState {
     /// Carries out the assignments kept since the last save, once this record has an id. Called by
     /// `save()` and `create()` after the record's own request.
     func saveMembership(of model: Model) async throws {
-        let pending = state.withLock { state -> [StorageKey: Membership<Model>] in
+        let pending = state.withLock { state -> [ValuePathKey: Membership<Model>] in
             guard state.id != nil else { return [:] }
             defer { state.membership = [:] }
             return state.membership
@@ -55,14 +56,14 @@ extension InstanceState {
     /// Re-points `targets` here and every other record that points here nowhere — those the server
     /// lists and the store did not hold included — and saves each one whose key changed.
     private func saveMembers<Target: ResourceModel>(
-        _ targets: [Target], leaving: [Target], of model: Model, storage: any AnyKeyPath & Sendable,
+        _ targets: [Target], leaving: [Target], of model: Model, valuePath: any AnyKeyPath & Sendable,
         foreignKey: String?, inverse: String?
     ) async throws {
         let (id, store) = state.withLock { ($0.id, $0.store ?? .default) }
         guard let id else { return }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
         guard let index = store.setup(for: Target.self).wireKeys.firstIndex(of: key) else {
-            throw Self.missingKey(key, storage: storage, of: Target.self)
+            throw Self.missingKey(key, valuePath: valuePath, of: Target.self)
         }
         // The records the server holds here: those not live in the store leave too.
         let listed = ModelAction<Target>(
@@ -78,7 +79,7 @@ extension InstanceState {
                 "\(Model.resourceSchema.typeName)'s assignment could not list the server's \(Target.resourceSchema.typeName) records (\(error)); only those live in the store are re-pointed"
             )
         }
-        let left = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        let left = point(targets, at: model, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
         var moved: [Target] = []
         for candidate in targets + leaving + left where !moved.contains(where: { $0 === candidate }) {
             if candidate._$state.isUnsaved(field: index) { moved.append(candidate) }
@@ -100,12 +101,12 @@ extension InstanceState {
 
     /// The error of a `@Has` whose related model has no field for its key, naming both models.
     static func missingKey<Target: ResourceModel>(
-        _ key: String, storage: any AnyKeyPath & Sendable, of target: Target.Type
+        _ key: String, valuePath: any AnyKeyPath & Sendable, of target: Target.Type
     ) -> APIError {
         let schema = Model.resourceSchema
         let name =
-            schema.hasRelationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
-            ?? schema.indexByStorage[StorageKey(storage)].map { schema.fields[$0].name } ?? "?"
+            schema.hasRelationships.first { ValuePathKey($0.valuePath) == ValuePathKey(valuePath) }?.name
+            ?? schema.indexByValuePath[ValuePathKey(valuePath)].map { schema.fields[$0].name } ?? "?"
         return APIError(
             .invalidConfiguration,
             "\(schema.typeName).\(name) lists the \(Target.resourceSchema.typeName) records whose \"\(key)\" holds a "

@@ -2,8 +2,8 @@ import Observation
 
 extension InstanceState {
     /// Keeps related instances alive for as long as this instance lives (after a load or an assignment).
-    func keep(_ instances: [any ResourceModel], for storage: any AnyKeyPath & Sendable) {
-        state.withLock { $0.related[StorageKey(storage)] = instances }
+    func keep(_ instances: [any ResourceModel], for valuePath: any AnyKeyPath & Sendable) {
+        state.withLock { $0.related[ValuePathKey(valuePath)] = instances }
     }
 
     /// Reads a `@References` one. Called by generated code.
@@ -13,68 +13,68 @@ extension InstanceState {
     /// when the record it names arrives in the store or leaves it.
     @_documentation(visibility: internal)
     public func referenced<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, ResourceID?> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, ResourceID?> & Sendable, of model: Model,
         property: any KeyPath<Model, Target?> & Sendable
     ) -> Target? {
         registrar.access(model, keyPath: property)
-        let (id, store) = state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
-        watchReference(storage, property: property, naming: Target.self, in: store)
+        let (id, store) = state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
+        watchReference(valuePath, property: property, naming: Target.self, in: store)
         guard let id else { return nil }
         return store.instance(of: Target.self, id: id)
     }
 
     /// Registers a `@References` read with the store's relationship observers.
     private func watchReference<Target: ResourceModel, Value>(
-        _ storage: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
+        _ valuePath: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
         naming target: Target.Type, in store: ResourceStore
     ) {
-        guard let field = Model.resourceSchema.indexByStorage[StorageKey(storage)] else { return }
+        guard let field = Model.resourceSchema.indexByValuePath[ValuePathKey(valuePath)] else { return }
         store.relationshipObservers.watch(
-            references: storage, property: property, of: Model.self, field: field, naming: Target.self)
+            references: valuePath, property: property, of: Model.self, field: field, naming: Target.self)
     }
 
     /// Registers a `@Has` read through the related model's wire key `key` with the store's
     /// relationship observers.
     private func watchHas<Target: ResourceModel, Value>(
-        _ storage: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
+        _ valuePath: any AnyKeyPath & Sendable, property: any KeyPath<Model, Value> & Sendable,
         through key: String, of target: Target.Type, in store: ResourceStore
     ) {
         guard let field = store.setup(for: Target.self).wireKeys.firstIndex(of: key) else { return }
         store.relationshipObservers.watch(
-            has: storage, property: property, of: Model.self, through: field, of: Target.self)
+            has: valuePath, property: property, of: Model.self, through: field, of: Target.self)
     }
 
     /// Writes a `@References` one: the id becomes the foreign key, an edit like any other. Called by
     /// generated code.
     public func setReferenced<Target: ResourceModel>(
-        _ target: Target?, for storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ target: Target?, for valuePath: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
         of model: Model, property: any KeyPath<Model, Target?> & Sendable
     ) {
         let id = target?.id
-        setValue(id, for: storage, of: model, property: property)
-        keep(target.map { [$0] } ?? [], for: storage)
+        setValue(id, for: valuePath, of: model, property: property)
+        keep(target.map { [$0] } ?? [], for: valuePath)
     }
 
     /// Reads a `@References(.many)`. Called by generated code.
     @_documentation(visibility: internal)
     public func referencedMany<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, [ResourceID]> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, [ResourceID]> & Sendable, of model: Model,
         property: any KeyPath<Model, [Target]> & Sendable
     ) -> [Target] {
         registrar.access(model, keyPath: property)
-        let (ids, store) = state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
-        watchReference(storage, property: property, naming: Target.self, in: store)
+        let (ids, store) = state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
+        watchReference(valuePath, property: property, naming: Target.self, in: store)
         return ids.compactMap { store.instance(of: Target.self, id: $0) }
     }
 
     /// Writes a `@References(.many)`. Called by generated code.
     @_documentation(visibility: internal)
     public func setReferencedMany<Target: ResourceModel>(
-        _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
+        _ targets: [Target], for valuePath: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
         of model: Model, property: any KeyPath<Model, [Target]> & Sendable
     ) {
-        setValue(targets.compactMap(\.id), for: storage, of: model, property: property)
-        keep(targets, for: storage)
+        setValue(targets.compactMap(\.id), for: valuePath, of: model, property: property)
+        keep(targets, for: valuePath)
     }
 
     /// Reads a `@Has(.many)`: the live instances whose foreign key names this instance, in id order.
@@ -84,13 +84,13 @@ extension InstanceState {
     /// request.
     @_documentation(visibility: internal)
     public func hasMany<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
         property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> [Target] {
         registrar.access(model, keyPath: property)
-        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
+        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[ValuePathKey(valuePath)]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        watchHas(valuePath, property: property, through: key, of: Target.self, in: store)
         guard let id else {
             // Not created yet: what was assigned, which points here once it is. The id's observers
             // are told when it is.
@@ -98,7 +98,7 @@ extension InstanceState {
             return kept?.compactMap { $0 as? Target } ?? []
         }
         guard store.setup(for: Target.self).wireKeys.contains(key) else {
-            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            store.reportOnce(Self.missingKey(key, valuePath: valuePath, of: Target.self))
             return []
         }
         return store.instances(of: Target.self, whereKey: key, is: id)
@@ -107,19 +107,19 @@ extension InstanceState {
     /// Reads a `@Has(.one)`: the first live instance whose foreign key names this instance. Called by
     /// generated code.
     public func hasOne<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
         property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> Target? {
         registrar.access(model, keyPath: property)
-        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[StorageKey(storage)]) }
+        let (id, store, kept) = state.withLock { ($0.id, $0.store ?? .default, $0.related[ValuePathKey(valuePath)]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        watchHas(valuePath, property: property, through: key, of: Target.self, in: store)
         guard let id else {
             registrar.access(model, keyPath: \.id)
             return kept?.first as? Target
         }
         guard store.setup(for: Target.self).wireKeys.contains(key) else {
-            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            store.reportOnce(Self.missingKey(key, valuePath: valuePath, of: Target.self))
             return nil
         }
         return Self.latest(store.instances(of: Target.self, whereKey: key, is: id))
@@ -130,13 +130,13 @@ extension InstanceState {
     /// the related model has no foreign key to this one, the records as embedded. Called by generated
     /// code.
     public func embeddedMany<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, [Target]> & Sendable, of model: Model,
         property: any KeyPath<Model, [Target]> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> [Target] {
         registrar.access(model, keyPath: property)
-        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
+        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: valuePath]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        watchHas(valuePath, property: property, through: key, of: Target.self, in: store)
         guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
@@ -152,13 +152,13 @@ extension InstanceState {
     /// Reads a `@Has(.embedsOne)`, as ``embeddedMany(_:of:property:foreignKey:)`` reads many. Called
     /// by generated code.
     public func embeddedOne<Target: ResourceModel>(
-        _ storage: any KeyPath<Model.FieldValues, Target?> & Sendable, of model: Model,
+        _ valuePath: any KeyPath<Model.FieldValues, Target?> & Sendable, of model: Model,
         property: any KeyPath<Model, Target?> & Sendable, foreignKey: String?, inverse: String? = nil
     ) -> Target? {
         registrar.access(model, keyPath: property)
-        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: storage]) }
+        let (id, store, embedded) = state.withLock { ($0.id, $0.store ?? .default, $0.values[keyPath: valuePath]) }
         let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
-        watchHas(storage, property: property, through: key, of: Target.self, in: store)
+        watchHas(valuePath, property: property, through: key, of: Target.self, in: store)
         guard let id, store.setup(for: Target.self).wireKeys.contains(key) else {
             return embedded
         }
@@ -181,16 +181,18 @@ extension InstanceState {
     /// assigned, and carried out when ``ResourceModel/create(in:uploadProgress:)`` succeeds.
     @_documentation(visibility: internal)
     public func setHas<Target: ResourceModel, Value>(
-        _ targets: [Target], for storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ targets: [Target], for valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         of model: Model, property: any KeyPath<Model, Value> & Sendable, foreignKey: String?,
         inverse: String? = nil
     ) {
-        keep(targets, for: storage)
-        let leaving = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
-        keepMembership(targets, leaving: leaving, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        keep(targets, for: valuePath)
+        let leaving = point(targets, at: model, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
+        keepMembership(targets, leaving: leaving, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
         // The records it moved tell this relationship too, but an assignment to a record with no id
         // yet moves none.
-        let name = Model.resourceSchema.hasRelationships.first { StorageKey($0.storage) == StorageKey(storage) }?.name
+        let name = Model.resourceSchema.hasRelationships.first {
+            ValuePathKey($0.valuePath) == ValuePathKey(valuePath)
+        }?.name
         tellRelationship(name ?? "", property: property, of: model)
     }
 
@@ -199,26 +201,26 @@ extension InstanceState {
     /// ``setHas(_:for:of:foreignKey:inverse:)``. Called by generated code.
     @_documentation(visibility: internal)
     public func setEmbedded<Target: ResourceModel, Value: Sendable>(
-        _ value: Value, for storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
+        _ value: Value, for valuePath: any WritableKeyPath<Model.FieldValues, Value> & Sendable, of model: Model,
         property: any KeyPath<Model, Value> & Sendable, foreignKey: String?, inverse: String? = nil,
         targets: [Target]
     ) {
-        let index = Model.resourceSchema.indexByStorage[StorageKey(storage)]
+        let index = Model.resourceSchema.indexByValuePath[ValuePathKey(valuePath)]
         if let index, Model.nestedAttributes.contains(Model.resourceSchema.fields[index].name) {
-            setValue(value, for: storage, of: model, property: property)
+            setValue(value, for: valuePath, of: model, property: property)
         } else {
             // The children carry the relationship; this record has nothing new to send.
             let registrar = state.withLock { state in
-                state.values[keyPath: storage] = value
-                state.server[keyPath: storage] = value
+                state.values[keyPath: valuePath] = value
+                state.server[keyPath: valuePath] = value
                 return state.madeRegistrar
             }
             registrar?.willSet(model, keyPath: property)
             registrar?.didSet(model, keyPath: property)
         }
-        let leaving = point(targets, at: model, storage: storage, foreignKey: foreignKey, inverse: inverse)
+        let leaving = point(targets, at: model, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
         if !(index.map { Model.nestedAttributes.contains(Model.resourceSchema.fields[$0].name) } ?? false) {
-            keepMembership(targets, leaving: leaving, storage: storage, foreignKey: foreignKey, inverse: inverse)
+            keepMembership(targets, leaving: leaving, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
         }
     }
 
@@ -226,13 +228,14 @@ extension InstanceState {
     /// held it and are not among them, which it returns; deferred until this record has an id.
     @discardableResult
     func point<Target: ResourceModel>(
-        _ targets: [Target], at model: Model, storage: any AnyKeyPath & Sendable, foreignKey: String?,
+        _ targets: [Target], at model: Model, valuePath: any AnyKeyPath & Sendable, foreignKey: String?,
         inverse: String?
     ) -> [Target] {
         let (id, store) = state.withLock { state in
             if state.id == nil {
-                state.pendingAssignments[StorageKey(storage)] = { owner in
-                    owner._$state.point(targets, at: owner, storage: storage, foreignKey: foreignKey, inverse: inverse)
+                state.pendingAssignments[ValuePathKey(valuePath)] = { owner in
+                    owner._$state.point(
+                        targets, at: owner, valuePath: valuePath, foreignKey: foreignKey, inverse: inverse)
                 }
             }
             return (state.id, state.store ?? .default)
@@ -242,7 +245,7 @@ extension InstanceState {
         let setup = store.setup(for: Target.self)
         guard let index = setup.wireKeys.firstIndex(of: key) else {
             // Nothing can point here: said, not ignored; the owner's save throws it.
-            store.reportOnce(Self.missingKey(key, storage: storage, of: Target.self))
+            store.reportOnce(Self.missingKey(key, valuePath: valuePath, of: Target.self))
             return []
         }
         let coder = FieldCoder(options: setup.coding)

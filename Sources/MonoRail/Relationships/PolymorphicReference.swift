@@ -11,7 +11,7 @@ extension ResourceField {
     @_documentation(visibility: internal)
     public convenience init(
         polymorphicID name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
         _ typeStorage: any WritableKeyPath<Model.FieldValues, String?> & Sendable,
         _ property: any KeyPath<Model, (any ResourceModel)?> & Sendable,
         key: String? = nil
@@ -19,17 +19,18 @@ extension ResourceField {
         /// The id, the type name and the store of an owner's reference, when it names a record.
         let target: @Sendable (Model) -> (id: ResourceID, typeName: String, store: ResourceStore)? = { owner in
             let (id, typeName, store) = owner._$state.state.withLock {
-                ($0.values[keyPath: storage], $0.values[keyPath: typeStorage], $0.store ?? .default)
+                ($0.values[keyPath: valuePath], $0.values[keyPath: typeStorage], $0.store ?? .default)
             }
             guard let id, let typeName else { return nil }
             return (id, typeName, store)
         }
         self.init(
-            name, storage, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
+            name, valuePath, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             load: { owner in
                 guard let (id, typeName, store) = target(owner) else { return }
                 let type = try PolymorphicReference.model(named: typeName, for: Model.self, field: name, in: store)
-                owner._$state.keep([try await PolymorphicReference.instance(of: type, id: id, in: store)], for: storage)
+                owner._$state.keep(
+                    [try await PolymorphicReference.instance(of: type, id: id, in: store)], for: valuePath)
             },
             adopt: { owner in
                 guard let (id, typeName, store) = target(owner),
@@ -37,7 +38,7 @@ extension ResourceField {
                         named: typeName, for: Model.self, field: name, in: store),
                     let live = PolymorphicReference.liveInstance(of: type, id: id, in: store)
                 else { return }
-                owner._$state.keep([live], for: storage)
+                owner._$state.keep([live], for: valuePath)
             },
             decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
             encode: { value, _ in value?.jsonValue ?? .null },
@@ -48,11 +49,11 @@ extension ResourceField {
     @_documentation(visibility: internal)
     public convenience init(
         polymorphicType name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, String?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, String?> & Sendable,
         _ property: any KeyPath<Model, (any ResourceModel)?> & Sendable
     ) {
         self.init(
-            name + "Type", storage, property, key: nil,
+            name + "Type", valuePath, property, key: nil,
             defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_type" },
             decode: { value, coder in value.isNull ? nil : try coder.decode(String.self, from: value) },
             encode: { value, _ in value.map(JSONValue.string) ?? .null },
@@ -65,15 +66,15 @@ extension InstanceState {
     /// registered model its type names; `nil` when neither, never a request. Called by generated code.
     @_documentation(visibility: internal)
     public func polymorphic(
-        _ storage: any KeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ valuePath: any KeyPath<Model.FieldValues, ResourceID?> & Sendable,
         type typeStorage: any KeyPath<Model.FieldValues, String?> & Sendable, of model: Model,
         property: any KeyPath<Model, (any ResourceModel)?> & Sendable
     ) -> (any ResourceModel)? {
         registrar.access(model, keyPath: property)
         let (id, typeName, store, kept) = state.withLock {
             (
-                $0.values[keyPath: storage], $0.values[keyPath: typeStorage], $0.store ?? .default,
-                $0.related[StorageKey(storage)]
+                $0.values[keyPath: valuePath], $0.values[keyPath: typeStorage], $0.store ?? .default,
+                $0.related[ValuePathKey(valuePath)]
             )
         }
         guard let id, let typeName else { return nil }
@@ -92,13 +93,13 @@ extension InstanceState {
     /// generated code.
     @_documentation(visibility: internal)
     public func setPolymorphic(
-        _ target: (any ResourceModel)?, for storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ target: (any ResourceModel)?, for valuePath: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
         type typeStorage: any WritableKeyPath<Model.FieldValues, String?> & Sendable, of model: Model,
         property: any KeyPath<Model, (any ResourceModel)?> & Sendable
     ) {
         setValue(target.map(PolymorphicReference.typeName(of:)), for: typeStorage, of: model, property: property)
-        setValue(target?.id, for: storage, of: model, property: property)
-        keep(target.map { [$0] } ?? [], for: storage)
+        setValue(target?.id, for: valuePath, of: model, property: property)
+        keep(target.map { [$0] } ?? [], for: valuePath)
     }
 }
 

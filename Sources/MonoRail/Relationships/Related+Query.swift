@@ -31,7 +31,7 @@ extension Related {
         let key = store.foreignKey(
             relationship.foreignKey, inverse: relationship.inverse, from: Owner.self, to: Target.self)
         guard store.setup(for: Target.self).wireKeys.contains(key) else {
-            throw InstanceState<Owner>.missingKey(key, storage: relationship.storage, of: Target.self)
+            throw InstanceState<Owner>.missingKey(key, valuePath: relationship.valuePath, of: Target.self)
         }
         var conditions = filter
         conditions[key] = .equals(id.jsonValue)

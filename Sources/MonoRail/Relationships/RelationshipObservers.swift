@@ -15,8 +15,8 @@ final class RelationshipObservers: Sendable {
     typealias Tell = @Sendable (IdentityMap.Key.Normalized, ResourceStore) -> Void
 
     private struct State {
-        /// The relationships registered, by the storage of their property.
-        var registered: Set<StorageKey> = []
+        /// The relationships registered, by the value path of their property.
+        var registered: Set<ValuePathKey> = []
         /// `@Has`: per field of the related model, the owners' relationships through it.
         var owners: [RelationshipIndex.FieldKey: [Tell]] = [:]
         /// `@References`: per related model, the relationships that name its records.
@@ -27,15 +27,15 @@ final class RelationshipObservers: Sendable {
 
     /// Registers a `@Has` relationship of `Owner`, read through `field` of `Target`, once.
     func watch<Owner: ResourceModel, Target: ResourceModel, Value>(
-        has storage: any AnyKeyPath & Sendable, property: any KeyPath<Owner, Value> & Sendable,
+        has valuePath: any AnyKeyPath & Sendable, property: any KeyPath<Owner, Value> & Sendable,
         of owner: Owner.Type, through field: Int, of target: Target.Type
     ) {
-        let key = StorageKey(storage)
+        let key = ValuePathKey(valuePath)
         guard state.withLock({ !$0.registered.contains(key) }) else { return }
         let schema = Owner.resourceSchema
         let name =
-            schema.indexByStorage[key].map { schema.fields[$0].name }
-            ?? schema.hasRelationships.first { StorageKey($0.storage) == key }?.name ?? ""
+            schema.indexByValuePath[key].map { schema.fields[$0].name }
+            ?? schema.hasRelationships.first { ValuePathKey($0.valuePath) == key }?.name ?? ""
         let tell: Tell = { id, store in
             guard let owner = store.instance(of: Owner.self, id: id.resourceID) else { return }
             owner._$state.tellRelationship(name, property: property, of: owner)
@@ -50,10 +50,10 @@ final class RelationshipObservers: Sendable {
     /// Registers a `@References` relationship of `Owner`, whose `field` names records of `Target`,
     /// once.
     func watch<Owner: ResourceModel, Target: ResourceModel, Value>(
-        references storage: any AnyKeyPath & Sendable, property: any KeyPath<Owner, Value> & Sendable,
+        references valuePath: any AnyKeyPath & Sendable, property: any KeyPath<Owner, Value> & Sendable,
         of owner: Owner.Type, field: Int, naming target: Target.Type
     ) {
-        let key = StorageKey(storage)
+        let key = ValuePathKey(valuePath)
         guard state.withLock({ !$0.registered.contains(key) }) else { return }
         let name = Owner.resourceSchema.fields[field].name
         let tell: Tell = { id, store in

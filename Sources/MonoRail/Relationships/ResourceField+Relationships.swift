@@ -3,17 +3,17 @@ extension ResourceField {
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         reference name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
-            related: .of(Target.self), load: Self.referenceLoader(storage, Target.self),
+            name, valuePath, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
+            related: .of(Target.self), load: Self.referenceLoader(valuePath, Target.self),
             adopt: { owner in
-                let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
                 if let id, let live = store.instance(of: Target.self, id: id) {
-                    owner._$state.keep([live], for: storage)
+                    owner._$state.keep([live], for: valuePath)
                 }
             },
             decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
@@ -26,18 +26,20 @@ extension ResourceField {
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         references name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             defaultKey: Self.referenceIDsKey(name),
-            related: .of(Target.self), load: Self.referencesLoader(storage, Target.self),
+            related: .of(Target.self), load: Self.referencesLoader(valuePath, Target.self),
             adopt: { owner in
-                let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+                let (ids, store) = owner._$state.state.withLock {
+                    ($0.values[keyPath: valuePath], $0.store ?? .default)
+                }
                 let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
-                if !live.isEmpty { owner._$state.keep(live, for: storage) }
+                if !live.isEmpty { owner._$state.keep(live, for: valuePath) }
             },
             decode: { value, coder in value.isNull ? [] : try coder.decode([ResourceID].self, from: value) },
             encode: { value, _ in .array(value.map(\.jsonValue)) },
@@ -48,18 +50,18 @@ extension ResourceField {
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embedding name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
         key: String? = nil
     ) {
-        self.init(name, embeddingOne: storage, property, key: key, reference: nil)
+        self.init(name, embeddingOne: valuePath, property, key: key, reference: nil)
     }
 
     /// A `@References(.embedsOne)` field: read embedded, sent back as its id. Called by generated code.
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embeddedReference name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
         key: String? = nil,
         idKey: String? = nil
@@ -67,28 +69,28 @@ extension ResourceField {
         let reference = EmbeddedReference<Model>(
             key: idKey, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             ids: { values in
-                guard let target = values[keyPath: storage] else { return .null }
+                guard let target = values[keyPath: valuePath] else { return .null }
                 return try EmbeddedReference<Model>.id(of: target, field: name)
             })
-        self.init(name, embeddingOne: storage, property, key: key, reference: reference)
+        self.init(name, embeddingOne: valuePath, property, key: key, reference: reference)
     }
 
     /// A `@Has(.embedsMany)` field. Called by generated code.
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embedding name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
         key: String? = nil
     ) {
-        self.init(name, embeddingMany: storage, property, key: key, reference: nil)
+        self.init(name, embeddingMany: valuePath, property, key: key, reference: nil)
     }
 
     /// A `@References(.embedsMany)` field: read embedded, sent back as ids. Called by generated code.
     @_documentation(visibility: internal)
     public convenience init<Target: ResourceModel>(
         embeddedReference name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
         key: String? = nil,
         idKey: String? = nil
@@ -96,26 +98,26 @@ extension ResourceField {
         let reference = EmbeddedReference<Model>(
             key: idKey, defaultKey: Self.referenceIDsKey(name),
             ids: { values in
-                .array(try values[keyPath: storage].map { try EmbeddedReference<Model>.id(of: $0, field: name) })
+                .array(try values[keyPath: valuePath].map { try EmbeddedReference<Model>.id(of: $0, field: name) })
             })
-        self.init(name, embeddingMany: storage, property, key: key, reference: reference)
+        self.init(name, embeddingMany: valuePath, property, key: key, reference: reference)
     }
 
     private convenience init<Target: ResourceModel>(
         _ name: String,
-        embeddingOne storage: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
+        embeddingOne valuePath: any WritableKeyPath<Model.FieldValues, Target?> & Sendable,
         _ property: any KeyPath<Model, Target?> & Sendable,
         key: String?,
         reference: EmbeddedReference<Model>?
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             embedded: EmbeddedCoding(
                 decode: { json, path, context in
-                    try EmbeddedRecords<Target>.decode(json, many: false, at: path, context: context)
+                    try RelatedRecords<Target>.decode(json, many: false, at: path, context: context)
                 },
-                assign: { values, instances in values[keyPath: storage] = instances.first as? Target },
-                encodeNested: { values, store in try values[keyPath: storage]?.nestedAttributes(in: store) ?? .null },
+                assign: { values, instances in values[keyPath: valuePath] = instances.first as? Target },
+                encodeNested: { values, store in try values[keyPath: valuePath]?.nestedAttributes(in: store) ?? .null },
                 reference: reference),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in nil }, encode: { _, _ in .null },
@@ -124,20 +126,20 @@ extension ResourceField {
 
     private convenience init<Target: ResourceModel>(
         _ name: String,
-        embeddingMany storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        embeddingMany valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         _ property: any KeyPath<Model, [Target]> & Sendable,
         key: String?,
         reference: EmbeddedReference<Model>?
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             embedded: EmbeddedCoding(
                 decode: { json, path, context in
-                    try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
+                    try RelatedRecords<Target>.decode(json, many: true, at: path, context: context)
                 },
-                assign: { values, instances in values[keyPath: storage] = instances.compactMap { $0 as? Target } },
+                assign: { values, instances in values[keyPath: valuePath] = instances.compactMap { $0 as? Target } },
                 encodeNested: { values, store in
-                    .array(try values[keyPath: storage].map { try $0.nestedAttributes(in: store) })
+                    .array(try values[keyPath: valuePath].map { try $0.nestedAttributes(in: store) })
                 },
                 reference: reference),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
@@ -156,30 +158,31 @@ extension ResourceField {
     }
 
     static func referenceLoader<Target: ResourceModel>(
-        _ storage: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable, _ type: Target.Type
+        _ valuePath: any WritableKeyPath<Model.FieldValues, ResourceID?> & Sendable, _ type: Target.Type
     ) -> @Sendable (Model) async throws -> Void {
         { owner in
-            let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
             guard let id else { return }
             // A live instance answers without a request.
             if let live = store.instance(of: Target.self, id: id) {
-                owner._$state.keep([live], for: storage)
+                owner._$state.keep([live], for: valuePath)
             } else {
-                owner._$state.keep([try await Target.get(id: id, in: store)], for: storage)
+                owner._$state.keep([try await Target.get(id: id, in: store)], for: valuePath)
             }
         }
     }
 
     static func referencesLoader<Target: ResourceModel>(
-        _ storage: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable, _ type: Target.Type
+        _ valuePath: any WritableKeyPath<Model.FieldValues, [ResourceID]> & Sendable, _ type: Target.Type
     ) -> @Sendable (Model) async throws -> Void {
         { owner in
-            let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: storage], $0.store ?? .default) }
+            let (ids, store) = owner._$state.state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
             // Live instances answer with no request; the rest come in as few requests as allowed.
             let live = ids.map { store.instance(of: Target.self, id: $0) }
             let fetched = try await Target.fetch(zip(ids, live).filter { $1 == nil }.map(\.0), in: store)
             owner._$state.keep(
-                zip(ids, live).compactMap { id, live in live ?? fetched[IdentityMap.Key.Normalized(id)] }, for: storage)
+                zip(ids, live).compactMap { id, live in live ?? fetched[IdentityMap.Key.Normalized(id)] },
+                for: valuePath)
         }
     }
 }

@@ -12,7 +12,8 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     /// The nested route the records are loaded from, filled from the owner; `nil` for the related
     /// model's index filtered by the foreign key.
     public let route: RouteTemplate?
-    let storage: any AnyKeyPath & Sendable
+    /// Where the related instances' ids lie in the owner's box (`Model.FieldValues`).
+    let valuePath: any AnyKeyPath & Sendable
     let related: SideLoading
     let load: @Sendable (Model) async throws -> Void
     /// Keeps the live related records alive on the owner (after they arrived side-loaded).
@@ -22,7 +23,7 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public init<Target: ResourceModel>(
         has name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
         foreignKey: String? = nil,
         inverse: String? = nil,
         one: Bool = false,
@@ -32,21 +33,21 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
         self.foreignKey = foreignKey
         self.inverse = inverse
         self.route = route
-        self.storage = storage
+        self.valuePath = valuePath
         self.related = .of(Target.self)
         self.adopt = { owner in
             let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
             let found = store.instances(of: Target.self, whereKey: key, is: id)
-            if !found.isEmpty { owner._$state.keep(one ? Array(found.prefix(1)) : found, for: storage) }
+            if !found.isEmpty { owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath) }
         }
         self.load = { owner in
             let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
             guard store.setup(for: Target.self).wireKeys.contains(key) else {
-                throw InstanceState<Model>.missingKey(key, storage: storage, of: Target.self)
+                throw InstanceState<Model>.missingKey(key, valuePath: valuePath, of: Target.self)
             }
             // A server that pages by default answers with its first page: a to-many reads every page
             // the server says there is, and asks for none it does not.
@@ -60,7 +61,7 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
                 one
                 ? try await ActionPipeline(store: store).list(read).value
                 : try await ActionPipeline(store: store).everyPage(read, probing: false).value
-            owner._$state.keep(one ? Array(found.prefix(1)) : found, for: storage)
+            owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath)
         }
     }
 }

@@ -23,7 +23,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     /// the default in the class when the class declares none, so a declaration in an extension
     /// does not compile.
     public let rewritesRecords: Bool
-    let indexByStorage: [StorageKey: Int]
+    let indexByValuePath: [ValuePathKey: Int]
 
     /// Creates a schema. Called by generated code.
     @_documentation(visibility: internal)
@@ -40,9 +40,9 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
         self.primaryKey = primaryKey
         self.fields = fields
         self.hasRelationships = hasRelationships
-        var index: [StorageKey: Int] = [:]
-        for (position, field) in fields.enumerated() { index[StorageKey(field.storage)] = position }
-        self.indexByStorage = index
+        var index: [ValuePathKey: Int] = [:]
+        for (position, field) in fields.enumerated() { index[ValuePathKey(field.valuePath)] = position }
+        self.indexByValuePath = index
     }
 
     /// The related models whose records may come side-loaded, by plural name.
@@ -78,7 +78,8 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     /// The wire key given with `@Field(key:)`; `nil` derives it from ``name`` with the key mapping.
     public let key: String?
 
-    let storage: any AnyKeyPath & Sendable
+    /// Where the field's value lies in an instance's box (`Model.FieldValues`): its value path.
+    let valuePath: any AnyKeyPath & Sendable
     /// The wire key when none is given: the snake_cased name, plus `_id` / `_ids` for references
     /// (or the field's name, by ``ServerConventions/referenceIDsKey``).
     let defaultKey: @Sendable (KeyMapping, ServerConventions) -> String
@@ -107,12 +108,12 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Value: Codable & Sendable>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Value> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, coder in try coder.decode(Value.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, coder in (try? coder.encode(lhs)) == (try? coder.encode(rhs)) })
@@ -122,12 +123,12 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Value: Codable & Sendable & Equatable>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Value> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, coder in try coder.decode(Value.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, _ in lhs == rhs })
@@ -138,12 +139,12 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Wrapped: Codable & Sendable & Equatable>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
         _ property: any KeyPath<Model, Wrapped?> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, coder in value.isNull ? nil : try coder.decode(Wrapped.self, from: value) },
             // The wrapped value, so the encoder meets its type rather than an optional of it.
             encode: { value, coder in try value.map { try coder.encode($0) } ?? .null },
@@ -154,12 +155,12 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Wrapped: Codable & Sendable>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Wrapped?> & Sendable,
         _ property: any KeyPath<Model, Wrapped?> & Sendable,
         key: String? = nil
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, coder in value.isNull ? nil : try coder.decode(Wrapped.self, from: value) },
             encode: { value, coder in try coder.encode(value) },
             isEqual: { lhs, rhs, coder in (try? coder.encode(lhs)) == (try? coder.encode(rhs)) })
@@ -169,13 +170,13 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Transform: FieldTransform>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Transform.Value> & Sendable,
         _ property: any KeyPath<Model, Transform.Value> & Sendable,
         key: String? = nil,
         transform: Transform
     ) {
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, _ in try transform.decode(value) },
             encode: { value, _ in try transform.encode(value) },
             isEqual: { lhs, rhs, _ in (try? transform.encode(lhs)) == (try? transform.encode(rhs)) })
@@ -185,7 +186,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     @_documentation(visibility: internal)
     public convenience init<Transform: FieldTransform>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Transform.Value?> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Transform.Value?> & Sendable,
         _ property: any KeyPath<Model, Transform.Value?> & Sendable,
         key: String? = nil,
         transform: Transform
@@ -195,7 +196,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
             return try transform.encode(value)
         }
         self.init(
-            name, storage, property, key: key,
+            name, valuePath, property, key: key,
             decode: { value, _ in value.isNull ? nil : try transform.decode(value) },
             encode: { value, _ in try encode(value) },
             isEqual: { lhs, rhs, _ in (try? encode(lhs)) == (try? encode(rhs)) })
@@ -203,7 +204,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
 
     init<Value: Sendable, Property>(
         _ name: String,
-        _ storage: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
+        _ valuePath: any WritableKeyPath<Model.FieldValues, Value> & Sendable,
         _ property: any KeyPath<Model, Property> & Sendable,
         key: String?,
         defaultKey: (@Sendable (KeyMapping, ServerConventions) -> String)? = nil,
@@ -218,7 +219,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     ) {
         self.name = name
         self.key = key
-        self.storage = storage
+        self.valuePath = valuePath
         self.defaultKey = defaultKey ?? { mapping, _ in mapping.wireKey(for: name) }
         self.embedded = embedded
         self.isSent = isSent
@@ -226,13 +227,13 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.related = related
         self.load = load
         self.adopt = adopt
-        self.decode = { values, wire, coder in values[keyPath: storage] = try decode(wire, coder) }
-        self.encode = { values, coder in try encode(values[keyPath: storage], coder) }
-        self.copy = { target, source in target[keyPath: storage] = source[keyPath: storage] }
-        self.isEqual = { lhs, rhs, coder in isEqual(lhs[keyPath: storage], rhs[keyPath: storage], coder) }
+        self.decode = { values, wire, coder in values[keyPath: valuePath] = try decode(wire, coder) }
+        self.encode = { values, coder in try encode(values[keyPath: valuePath], coder) }
+        self.copy = { target, source in target[keyPath: valuePath] = source[keyPath: valuePath] }
+        self.isEqual = { lhs, rhs, coder in isEqual(lhs[keyPath: valuePath], rhs[keyPath: valuePath], coder) }
         self.assign = { values, candidate in
             guard let value = candidate as? Value else { return false }
-            values[keyPath: storage] = value
+            values[keyPath: valuePath] = value
             return true
         }
         self.notify = { model, registrar in
@@ -243,11 +244,11 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
 }
 
 /// A key path usable as a dictionary key across tasks.
-struct StorageKey: Hashable, Sendable {
+struct ValuePathKey: Hashable, Sendable {
     let keyPath: any AnyKeyPath & Sendable
 
     init(_ keyPath: any AnyKeyPath & Sendable) { self.keyPath = keyPath }
 
-    static func == (lhs: StorageKey, rhs: StorageKey) -> Bool { lhs.keyPath == rhs.keyPath }
+    static func == (lhs: ValuePathKey, rhs: ValuePathKey) -> Bool { lhs.keyPath == rhs.keyPath }
     func hash(into hasher: inout Hasher) { hasher.combine(keyPath) }
 }

@@ -5,7 +5,7 @@ import Foundation
 struct ChangeTable {
     let facts: [ChangeFacts]
     /// The values of each change's instance.
-    let values: [RecordValues]
+    let values: [InstanceValues]
     /// Where each change's instance sorts, for each order a query has: worked out once for all the
     /// queries sorted alike.
     let sortKeys: [QueryPlan.Order: [SortKey]]
@@ -20,7 +20,7 @@ struct ChangeTable {
 
     /// `positions` says where each instance's fact is in `facts`; `plans` are the plans of the
     /// queries to be told.
-    init(_ facts: [ChangeFacts], values: [RecordValues], positions: InstancePositions, plans: [QueryPlan]) {
+    init(_ facts: [ChangeFacts], values: [InstanceValues], positions: InstancePositions, plans: [QueryPlan]) {
         self.facts = facts
         self.values = values
         var sortKeys: [QueryPlan.Order: [SortKey]] = [:]

@@ -150,7 +150,7 @@ final class ModelQueries<Model: ResourceModel>: QueryRegistry {
         // back here.
         let notices = applying.withLock { batches in
             batches &+= 1
-            let values = RecordValues.read(instances, slots: slots, coder: coder)
+            let values = InstanceValues.read(instances, slots: slots, coder: coder)
             var facts: [ChangeFacts] = []
             facts.reserveCapacity(relevant.count)
             for (change, values) in zip(relevant, values) {

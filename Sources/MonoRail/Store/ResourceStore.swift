@@ -238,7 +238,7 @@ public final class ResourceStore: Observable, Sendable {
     ///   - fetched: When the request that fetched the records was sent; a record read back from a
     ///     cache carries its own.
     func merge<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch] = [], target: Model? = nil,
+        _ patches: [RecordPatch<Model>], sideloaded: [any RelatedPatch] = [], target: Model? = nil,
         mode: InstanceState<Model>.MergeMode = .read, coder: FieldCoder, fetched: FetchStamp
     ) throws -> [Model] {
         try mergeKeepingSideloads(
@@ -250,7 +250,7 @@ public final class ResourceStore: Observable, Sendable {
     /// instances so the caller can hand them to the records that relate to them before they are
     /// released.
     func mergeKeepingSideloads<Model: ResourceModel>(
-        _ patches: [RecordPatch<Model>], sideloaded: [any EmbeddedPatch], target: Model?,
+        _ patches: [RecordPatch<Model>], sideloaded: [any RelatedPatch], target: Model?,
         mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside

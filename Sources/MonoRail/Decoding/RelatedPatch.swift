@@ -2,7 +2,7 @@ import Foundation
 
 /// Related records decoded from inside another record (embedded) or beside it (side-loaded),
 /// merged in the same locked step as the record itself.
-protocol EmbeddedPatch {
+protocol RelatedPatch {
     /// Checks, without changing anything, that the records can merge.
     func check(in map: inout IdentityMap) throws
     /// Merges the records and returns their instances, in order.
@@ -27,7 +27,7 @@ struct EmbeddingContext {
 }
 
 /// Records of one related model, ready to merge.
-struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
+struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
     var patches: [RecordPatch<Child>]
 
     func check(in map: inout IdentityMap) throws {
@@ -71,7 +71,7 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
                 keepsWire: context.keepsWire))
         switch (json, many) {
         case (.null, _):
-            return EmbeddedRecords(patches: [])
+            return RelatedRecords(patches: [])
         case (.array(let array), true):
             var patches: [RecordPatch<Child>] = []
             patches.reserveCapacity(array.count)
@@ -80,10 +80,10 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
                 if let patch = try decoder.decodeUnlessDropped(element, at: location) { patches.append(patch) }
             }
             try RecordPatch.requireDistinctIDs(patches, at: path)
-            return EmbeddedRecords(patches: patches)
+            return RelatedRecords(patches: patches)
         case (_, false):
             let patch = try decoder.decodeUnlessDropped(json, at: RecordLocation(base: path))
-            return EmbeddedRecords(patches: patch.map { [$0] } ?? [])
+            return RelatedRecords(patches: patch.map { [$0] } ?? [])
         default:
             let detail = DecodingFailure(
                 typeName: Child.resourceSchema.typeName, key: nil, path: path,
@@ -97,7 +97,7 @@ struct EmbeddedRecords<Child: ResourceModel>: EmbeddedPatch {
 
 /// How an embedded field reads its records and stores the instances.
 struct EmbeddedCoding<Model: ResourceModel>: Sendable {
-    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
+    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any RelatedPatch
     let assign: @Sendable (inout Model.FieldValues, [any ResourceModel]) -> Void
     /// The embedded records as Rails' nested attributes: each child's fields, with its id when it has one.
     let encodeNested: @Sendable (Model.FieldValues, ResourceStore) throws -> JSONValue
@@ -150,17 +150,17 @@ struct SideLoading: Sendable {
     let plural: @Sendable () -> String
     /// The related model's resource name, which its cached records are kept under.
     let model: @Sendable () -> String
-    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any EmbeddedPatch
+    let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any RelatedPatch
     /// Decodes cached records of the related model, each with its fetched-at unless the server
     /// confirmed them all at the date given.
-    let decodeStored: @Sendable ([StoredRecord], ResourceStore, FetchStamp?) throws -> any EmbeddedPatch
+    let decodeStored: @Sendable ([StoredRecord], ResourceStore, FetchStamp?) throws -> any RelatedPatch
 
     static func of<Target: ResourceModel>(_ type: Target.Type) -> SideLoading {
         SideLoading(
             plural: { Target.resourcePlural },
             model: { Target.resourceName },
             decode: { json, path, context in
-                try EmbeddedRecords<Target>.decode(json, many: true, at: path, context: context)
+                try RelatedRecords<Target>.decode(json, many: true, at: path, context: context)
             },
             decodeStored: { records, store, confirmed in
                 try decodeStored(Target.self, records, store: store, confirmed: confirmed)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The values of one instance that live queries read, taken together under its lock.
-struct RecordValues: Sendable {
+struct InstanceValues: Sendable {
     var id: JSONValue?
     /// By schema field index; `nil` where nothing was read. An array, not a dictionary: a large
     /// merge looks values up once per change and query.
@@ -31,25 +31,25 @@ struct RecordValues: Sendable {
     /// Reads the slots of an instance.
     static func read<Model: ResourceModel>(
         _ instance: Model, slots: Set<QuerySlot>, coder: FieldCoder
-    ) -> RecordValues {
+    ) -> InstanceValues {
         read([instance], slots: slots, coder: coder)[0]
     }
 
     /// Reads the slots of many instances, looking the schema up once.
     static func read<Model: ResourceModel>(
         _ instances: [Model], slots: Set<QuerySlot>, coder: FieldCoder
-    ) -> [RecordValues] {
+    ) -> [InstanceValues] {
         let schema = Model.resourceSchema.fields
         let indices = slots.compactMap { slot -> Int? in
             guard case .field(let index) = slot, index < schema.count else { return nil }
             return index
         }
-        var read: [RecordValues] = []
+        var read: [InstanceValues] = []
         read.reserveCapacity(instances.count)
         for position in instances.indices {
             read.append(
                 instances[position]._$state.state.withLock { state in
-                    var values = RecordValues()
+                    var values = InstanceValues()
                     values.id = state.id?.jsonValue
                     values.isLocal = state.id?.isLocal ?? false
                     values.isGone = state.isDeleted || state.isDeletePending
