@@ -263,31 +263,34 @@ public final class SQLiteStorage: RecordCache {
                 }
                 if let query {
                     highest = max(highest, query.order)
-                    let ids = KeyList.encode(query.ids)
-                    let related = KeyList.encode(query.related)
-                    try db.execute(
-                        sql: """
-                            INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at,
-                                fetch_order)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                            ON CONFLICT (model, key) DO UPDATE SET
-                                ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
-                                etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
-                                used_at = excluded.used_at, fetch_order = excluded.fetch_order
-                            WHERE excluded.fetch_order >= query.fetch_order
-                            """,
-                        arguments: [
-                            query.key.model, query.key.key, ids, related,
-                            query.fetchedAt.timeIntervalSinceReferenceDate,
-                            query.etag,
-                            query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
-                            query.order,
-                        ])
+                    try Self.write(query, use: use, db)
                 }
             }
             try Self.raiseHighestOrder(to: highest, db)
             try self.evictIfFull(db)
         }
+    }
+
+    /// Keeps a stored query unless the file holds one fetched later.
+    private static func write(_ query: StoredQuery, use: Int64, _ db: Database) throws {
+        let ids = KeyList.encode(query.ids)
+        let related = KeyList.encode(query.related)
+        try db.execute(
+            sql: """
+                INSERT INTO query (model, key, ids, related, fetched_at, etag, last_modified, size, used_at,
+                    fetch_order)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (model, key) DO UPDATE SET
+                    ids = excluded.ids, related = excluded.related, fetched_at = excluded.fetched_at,
+                    etag = excluded.etag, last_modified = excluded.last_modified, size = excluded.size,
+                    used_at = excluded.used_at, fetch_order = excluded.fetch_order
+                WHERE excluded.fetch_order >= query.fetch_order
+                """,
+            arguments: [
+                query.key.model, query.key.key, ids, related, query.fetchedAt.timeIntervalSinceReferenceDate,
+                query.etag, query.lastModified, ids.count + related.count + query.key.key.utf8.count + 64, use,
+                query.order,
+            ])
     }
 
     /// Keeps the highest order written, for ``highestOrder`` at the next opening.

@@ -134,45 +134,49 @@ enum StorageFile {
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? queue.close() }
-            try queue.read { db in
-                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
-                guard check == ["ok"] else {
-                    throw SQLiteStorageError(
-                        .unreadable, path: path,
-                        "the database is damaged: "
-                            + check.filter { !$0.hasPrefix("***") }.prefix(3).joined(separator: "; "))
-                }
-                let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-                let tables = try String.fetchAll(
-                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-                guard applicationID == Self.applicationID else {
-                    // The migrator makes its table before the first migration's transaction: a
-                    // process killed between left only that table, empty, and nothing of anyone's.
-                    let migrations =
-                        tables == ["grdb_migrations"]
-                        ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") ?? 0 : nil
-                    let interrupted = migrations == 0
-                    guard applicationID == 0, tables.isEmpty || interrupted else {
-                        throw SQLiteStorageError(
-                            .foreign, path: path,
-                            "the database belongs to another app (application id \(applicationID), tables "
-                                + "\(tables.prefix(5).joined(separator: ", ")))")
-                    }
-                    return
-                }
-                if try migrator.hasBeenSuperseded(db) {
-                    throw SQLiteStorageError(
-                        .newerSchema, path: path,
-                        "the file was written by a newer MonoRail (schema \(try migrator.appliedIdentifiers(db).sorted()))"
-                    )
-                }
-            }
+            try queue.read { db in try checkContents(db, path: path) }
         } catch let error as SQLiteStorageError {
             throw error
         } catch let error as DatabaseError {
             throw classify(error, path: path)
         } catch {
             throw SQLiteStorageError(.cannotOpen, path: path, "the file cannot be opened", underlyingError: error)
+        }
+    }
+
+    /// A file's pages whole (`quick_check`), its application id MonoRail's (or none, for a file
+    /// whose creation was interrupted), and its schema one this version knows.
+    private static func checkContents(_ db: Database, path: String) throws {
+        let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+        guard check == ["ok"] else {
+            throw SQLiteStorageError(
+                .unreadable, path: path,
+                "the database is damaged: "
+                    + check.filter { !$0.hasPrefix("***") }.prefix(3).joined(separator: "; "))
+        }
+        let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let tables = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        guard applicationID == Self.applicationID else {
+            // The migrator makes its table before the first migration's transaction: a
+            // process killed between left only that table, empty, and nothing of anyone's.
+            let migrations =
+                tables == ["grdb_migrations"]
+                ? try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") ?? 0 : nil
+            let interrupted = migrations == 0
+            guard applicationID == 0, tables.isEmpty || interrupted else {
+                throw SQLiteStorageError(
+                    .foreign, path: path,
+                    "the database belongs to another app (application id \(applicationID), tables "
+                        + "\(tables.prefix(5).joined(separator: ", ")))")
+            }
+            return
+        }
+        if try migrator.hasBeenSuperseded(db) {
+            throw SQLiteStorageError(
+                .newerSchema, path: path,
+                "the file was written by a newer MonoRail (schema \(try migrator.appliedIdentifiers(db).sorted()))"
+            )
         }
     }
 

@@ -248,11 +248,13 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                     try setup.path(for: routes.update, id: write.id, instance: instance)
                 )
             }
-        return ActionPipeline<Model>.Prepared(
-            action: ModelAction(operation: operation, store: store), method: method, path: path, parameters: [:],
-            body: write.body, files: FileAttachments(), expectedID: write.verb == .create ? nil : write.id,
-            sentEdits: write.verb == .destroy ? nil : sent, idempotencyKey: write.idempotencyKey,
-            ifMatch: write.ifMatch)
+        var prepared = ActionPipeline<Model>.Prepared(
+            ModelAction(operation: operation, store: store), method, path, parameters: [:],
+            id: write.verb == .create ? nil : write.id, body: write.body.map { ($0, FileAttachments()) },
+            sent: write.verb == .destroy ? nil : sent)
+        prepared.idempotencyKey = write.idempotencyKey
+        prepared.ifMatch = write.ifMatch
+        return prepared
     }
 
     /// Whether a failed attempt is worth another: no answer, a transient status (`408`, `425`,

@@ -156,16 +156,7 @@ extension ActionPipeline {
                     "\(Model.resourceSchema.typeName).getAll() read \(progress.pages) pages "
                         + "(paging.maximumPages) and the list went on; nothing was pruned")
             }
-            var step = ModelAction<Model>(
-                operation: .list(filter: [:]), include: action.include, store: store, policy: .networkOnly)
-            step.prunes = false
-            step.path = action.path
-            step.owner = action.owner
-            switch request {
-            case .link(let url): step.operation = .page(url)
-            case .parameters(let parameters): step.operation = .list(filter: parameters)
-            }
-            let page = try await self.page(step)
+            let page = try await self.page(Self.step(request, of: action, in: store))
             let fresh = page.value.instances.filter { seen.insert(ObjectIdentifier($0)).inserted }
             instances += fresh
             next = progress.count(page.value, paging: paging, probing: probing)
@@ -182,9 +173,35 @@ extension ActionPipeline {
         }
         var whole = answer.map { _ in instances }
         whole.extent = extent
-        if extent == .whole, setup.prunesOrphans, listsEverything(first), let fetched = answer.fetched {
+        await pruneAfterWalk(first, extent: extent, keeping: instances, fetched: answer.fetched)
+        return whole
+    }
+
+    /// The read of the page after one: by the server's link, or by the parameters that ask for it.
+    private static func step(_ request: NextPage, of action: ModelAction<Model>, in store: ResourceStore)
+        -> ModelAction<Model>
+    {
+        var step = ModelAction<Model>(
+            operation: .list(filter: [:]), include: action.include, store: store, policy: .networkOnly)
+        step.prunes = false
+        step.path = action.path
+        step.owner = action.owner
+        switch request {
+        case .link(let url): step.operation = .page(url)
+        case .parameters(let parameters): step.operation = .list(filter: parameters)
+        }
+        return step
+    }
+
+    /// A walk that read the whole list prunes the records it no longer holds; one that could not
+    /// tell where the list ends prunes nothing, and says so once.
+    private func pruneAfterWalk(
+        _ first: ModelAction<Model>, extent: ListExtent, keeping instances: [Model], fetched: FetchStamp?
+    ) async {
+        guard setup.prunesOrphans, listsEverything(first) else { return }
+        if extent == .whole, let fetched {
             await pruneOrphans(keeping: instances, fetched: fetched)
-        } else if extent != .whole, setup.prunesOrphans, listsEverything(first) {
+        } else if extent != .whole {
             store.noticeOnce(
                 "unstated walk \(Model.resourceSchema.typeName)",
                 """
@@ -192,7 +209,6 @@ extension ActionPipeline {
                 ignored the page parameters and said nothing of pages): nothing is pruned
                 """)
         }
-        return whole
     }
 
     /// What a list response says of the pages beside it. Values that do not read as what they

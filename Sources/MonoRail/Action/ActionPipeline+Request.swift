@@ -7,53 +7,68 @@ import Logging
 extension ActionPipeline {
     /// Works out the request of an action; sends nothing.
     func prepare(_ action: ModelAction<Model>) throws -> Prepared {
-        let conventions = setup.conventions
+        var parameters = try self.parameters(of: action)
+        switch action.operation {
+        case .create, .save, .delete: return try prepareWrite(action, parameters: &parameters)
+        default: return try prepareRead(action, parameters: &parameters)
+        }
+    }
+
+    /// The query parameters of an action: its own, a list's filter, rewritten by the model's
+    /// `customSerialize` for a read, and the relationships to include.
+    private func parameters(of action: ModelAction<Model>) throws -> [String: JSONValue] {
         var parameters = action.parameters
         if case .list(let filter) = action.operation { parameters.merge(filter) { _, filter in filter } }
         if action.verb.isRead, !parameters.isEmpty {
             if case .page = action.operation {} else { parameters = try Self.serialized(parameters, for: action.verb) }
         }
         if !action.include.isEmpty {
-            parameters[conventions.includeParameter] = .string(action.include.joined(separator: ","))
+            parameters[setup.conventions.includeParameter] = .string(action.include.joined(separator: ","))
         }
-        func prepared(
-            _ method: HTTPRequest.Method, _ path: APIPath, id: ResourceID? = nil,
-            body: (JSONValue, FileAttachments)? = nil,
-            sent: [UInt64]? = nil
-        ) -> Prepared {
-            Prepared(
-                action: action, method: method, path: path, parameters: parameters, body: body?.0,
-                files: body?.1 ?? FileAttachments(), expectedID: id, sentEdits: sent)
-        }
+        return parameters
+    }
+
+    /// The request of a read: get, a singleton's get, list, page, search, fetch.
+    private func prepareRead(_ action: ModelAction<Model>, parameters: inout [String: JSONValue]) throws -> Prepared {
+        let routes = setup.conventions.routes
         switch action.operation {
         case .get(let id):
-            let path = try setup.path(for: conventions.routes.show, id: id, parameters: &parameters)
-            return prepared(.get, path, id: id)
+            let path = try setup.path(for: routes.show, id: id, parameters: &parameters)
+            return Prepared(action, .get, path, parameters: parameters, id: id)
         case .singleton:
-            guard !conventions.routes.show.placeholders.contains("id") else {
+            guard !routes.show.placeholders.contains("id") else {
                 throw APIError(
                     .invalidRequest,
-                    "\(Model.resourceSchema.typeName)'s show route \"\(conventions.routes.show)\" needs an id; a "
+                    "\(Model.resourceSchema.typeName)'s show route \"\(routes.show)\" needs an id; a "
                         + "singleton resource's has none: conventions.routes = .singleton(\"/user.json\")")
             }
-            let path = try setup.path(for: conventions.routes.show, parameters: &parameters)
-            return prepared(.get, path)
+            let path = try setup.path(for: routes.show, parameters: &parameters)
+            return Prepared(action, .get, path, parameters: parameters)
         case .list:
             let path =
-                try action.path.map(setup.path(at:))
-                ?? setup.path(for: conventions.routes.index, parameters: &parameters)
-            return prepared(.get, path)
+                try action.path.map(setup.path(at:)) ?? setup.path(for: routes.index, parameters: &parameters)
+            return Prepared(action, .get, path, parameters: parameters)
         case .page(let url):
-            return prepared(.get, try setup.path(following: url))
+            return Prepared(action, .get, try setup.path(following: url), parameters: parameters)
         case .search(let term):
-            let route = conventions.routes.search
-            if !route.placeholders.contains("term") { parameters[conventions.searchParameter] = .string(term) }
-            let path = try setup.path(for: route, term: term, parameters: &parameters)
-            return prepared(.get, path)
+            if !routes.search.placeholders.contains("term") {
+                parameters[setup.conventions.searchParameter] = .string(term)
+            }
+            let path = try setup.path(for: routes.search, term: term, parameters: &parameters)
+            return Prepared(action, .get, path, parameters: parameters)
         case .fetch(let instance):
-            let id = try Self.id(of: instance, toward: "fetch", route: conventions.routes.show)
-            let path = try setup.path(for: conventions.routes.show, id: id, parameters: &parameters, instance: instance)
-            return prepared(.get, path, id: id)
+            let id = try Self.id(of: instance, toward: "fetch", route: routes.show)
+            let path = try setup.path(for: routes.show, id: id, parameters: &parameters, instance: instance)
+            return Prepared(action, .get, path, parameters: parameters, id: id)
+        case .create, .save, .delete:
+            return try prepareWrite(action, parameters: &parameters)
+        }
+    }
+
+    /// The request of a write: create, save, delete, with the body of the instance's fields.
+    private func prepareWrite(_ action: ModelAction<Model>, parameters: inout [String: JSONValue]) throws -> Prepared {
+        let conventions = setup.conventions
+        switch action.operation {
         case .create(let instance):
             let snapshot = instance._$state.snapshot()
             if let id = snapshot.id {
@@ -63,7 +78,7 @@ extension ActionPipeline {
             }
             let path = try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance)
             let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
-            return prepared(.post, path, body: body, sent: snapshot.edits)
+            return Prepared(action, .post, path, parameters: parameters, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
@@ -72,7 +87,9 @@ extension ActionPipeline {
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
-            return prepared(conventions.updateMethod, path, id: id, body: body, sent: snapshot.edits)
+            return Prepared(
+                action, conventions.updateMethod, path, parameters: parameters, id: id, body: body, sent: snapshot.edits
+            )
         case .delete(let instance):
             let route = conventions.routes.destroy
             let id = try Self.id(of: instance, toward: "delete", route: route)
@@ -83,7 +100,9 @@ extension ActionPipeline {
                 return (adding(id, to: [:]), FileAttachments())
             }
             let path = try setup.path(for: route, id: id, parameters: &parameters, instance: instance)
-            return prepared(.delete, path, id: id, body: body)
+            return Prepared(action, .delete, path, parameters: parameters, id: id, body: body)
+        default:
+            return try prepareRead(action, parameters: &parameters)
         }
     }
 

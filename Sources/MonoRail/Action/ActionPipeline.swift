@@ -45,6 +45,21 @@ struct ActionPipeline<Model: ResourceModel> {
         var idempotencyKey: String?
         /// Sent as `If-Match`.
         var ifMatch: String?
+
+        init(
+            _ action: ModelAction<Model>, _ method: HTTPRequest.Method, _ path: APIPath,
+            parameters: [String: JSONValue],
+            id: ResourceID? = nil, body: (JSONValue, FileAttachments)? = nil, sent: [UInt64]? = nil
+        ) {
+            self.action = action
+            self.method = method
+            self.path = path
+            self.parameters = parameters
+            self.body = body?.0
+            self.files = body?.1 ?? FileAttachments()
+            self.expectedID = id
+            self.sentEdits = sent
+        }
     }
 
     // MARK: - Running
@@ -213,23 +228,16 @@ struct ActionPipeline<Model: ResourceModel> {
     ) throws -> Model {
         do {
             let reads: Bool = if case .read = mode { true } else { false }
+            // The answer to a create or save may leave out the id: it describes what was sent; so may
+            // the answer about a record the server keeps with none.
+            let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
             return try Self.readingAgainIfExpired { probing in
                 let coder = FieldCoder(options: setup.coding)
                 let decoder = setup.decoder(
                     coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads)
-                let located: ModelSetup<Model>.Located<RecordPatch<Model>>
-                if let inPlace = setup.inPlaceRecord(in: response, decoder: decoder) {
-                    located = inPlace
-                } else {
-                    let tree = try setup.record(in: response)
-                    // The answer to a create or save may leave out the id: it describes what was sent; so
-                    // may the answer about a record the server keeps with none.
-                    let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
-                    let patch = try decoder.decode(
-                        tree.main, at: RecordLocation(base: tree.path),
-                        allowsMissingID: answersWrite || (target != nil && id == nil))
-                    located = .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
-                }
+                // 4–5. Locate and decode.
+                let located = try locateRecord(
+                    in: response, decoder: decoder, allowsMissingID: answersWrite || (target != nil && id == nil))
                 let patch = located.main
                 let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
                 if let id, let answered = patch.id, answered.description != id.description {
@@ -238,27 +246,50 @@ struct ActionPipeline<Model: ResourceModel> {
                         "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
                             + answered.debugText)
                 }
-                // An instance built from JSON (`Model(json:)`) while the store holds a live copy of
-                // its record: the answer is merged into the live copy, the one instance of the
-                // record, and the built one takes the server's state from it.
-                let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
-                let (merged, side) = try store.mergeKeepingSideloads(
-                    [patch], sideloaded: sideloaded, target: live == nil ? target : nil,
-                    mode: live == nil ? mode : .read, coder: coder, fetched: context.fetched)
-                if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
-                guard let instance = merged.first else {
-                    throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
-                }
+                // 6. Merge.
+                let instance = try merge(
+                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, coder: coder, context)
                 context.keep([patch], of: setup.singular, sideloaded: sideloaded)
-                if let live, let target {
-                    target._$state.take(serverStateOf: live, into: target, mode: mode)
-                    return target
-                }
                 return instance
             }
         } catch {
             throw setup.attach(error, to: response)
         }
+    }
+
+    /// The one record of a response, found by the locator and decoded: in place when it can be,
+    /// else from its tree.
+    private func locateRecord(in response: APIResponse, decoder: RecordDecoder<Model>, allowsMissingID: Bool) throws
+        -> ModelSetup<Model>.Located<RecordPatch<Model>>
+    {
+        if let inPlace = setup.inPlaceRecord(in: response, decoder: decoder) { return inPlace }
+        let tree = try setup.record(in: response)
+        let patch = try decoder.decode(
+            tree.main, at: RecordLocation(base: tree.path), allowsMissingID: allowsMissingID)
+        return .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+    }
+
+    /// Merges a response's one record and the records beside it, into `target` when the action has
+    /// one. An instance built from JSON (`Model(json:)`) while the store holds a live copy of its
+    /// record: the answer is merged into the live copy, the one instance of the record, and the built
+    /// one takes the server's state from it.
+    private func merge(
+        _ patch: RecordPatch<Model>, sideloaded: [any RelatedPatch], into target: Model?, id: ResourceID?,
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, _ context: MergeContext
+    ) throws -> Model {
+        let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
+        let (merged, side) = try store.mergeKeepingSideloads(
+            [patch], sideloaded: sideloaded, target: live == nil ? target : nil, mode: live == nil ? mode : .read,
+            coder: coder, fetched: context.fetched)
+        if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+        guard let instance = merged.first else {
+            throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
+        }
+        if let live, let target {
+            target._$state.take(serverStateOf: live, into: target, mode: mode)
+            return target
+        }
+        return instance
     }
 
     /// The store's instance of the record `target` describes, when that is another instance: one

@@ -157,17 +157,10 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
                 } else {
                     value = instance.flatMap { self.value(named: name, of: $0) }
                 }
-                switch value {
-                case .string(let text)? where !text.isEmpty: return text
-                case .int(let number)?: return String(number)
-                case nil: return nil
-                case let value?:
-                    failure =
-                        failure
-                        ?? APIError(
-                            .invalidRequest,
-                            "the route \"\(route)\" of \(Model.resourceSchema.typeName) cannot put \(value) in the path "
-                                + "for :\(name); it takes a non-empty string or an integer")
+                do throws(APIError) {
+                    return try Self.segment(value, for: name, of: route)
+                } catch {
+                    failure = failure ?? error
                     return nil
                 }
             }
@@ -187,6 +180,22 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         }
         for name in consumed { parameters[name] = nil }
         return expanded
+    }
+
+    /// The text a parameter's or field's value puts in a path: a non-empty string, or an integer.
+    private static func segment(_ value: JSONValue?, for name: String, of route: RouteTemplate) throws(APIError)
+        -> String?
+    {
+        switch value {
+        case .string(let text)? where !text.isEmpty: return text
+        case .int(let number)?: return String(number)
+        case nil: return nil
+        case let value?:
+            throw APIError(
+                .invalidRequest,
+                "the route \"\(route)\" of \(Model.resourceSchema.typeName) cannot put \(value) in the path "
+                    + "for :\(name); it takes a non-empty string or an integer")
+        }
     }
 
     /// ``path(for:id:term:parameters:instance:)`` of a route that needs no parameters.

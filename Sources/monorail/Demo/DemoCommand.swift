@@ -58,6 +58,22 @@ struct Walkthrough {
         print("Reference server: \(server.baseURL.absoluteString) (SQLite: \(database))")
         print("The app keeps its records in \(storagePath)")
 
+        let train = try await oneRecord()
+        let (trainA, trainB) = try await relationships()
+        try await upload(to: trainB)
+        try await messagePack(sameAs: trainA)
+        try await refusedAndDeleted(train)
+        try await offline(storage)
+        try await offlineWrites()
+        try await liveList()
+        try await relationshipList()
+
+        print("")
+        print("Done.")
+    }
+
+    /// Steps 1 to 5: create, get, save, one instance per record, a list merged into it.
+    private mutating func oneRecord() async throws -> Train {
         step(1, "Create a train")
         let train = Train()
         train.company = "MonoRail Demo Co."
@@ -100,7 +116,11 @@ struct Walkthrough {
         first.revert()
         show("after revert(), second.company", second.company ?? "nil")
         requests()
+        return train
+    }
 
+    /// Steps 6 and 7: embedded relationships as shared instances, and a reference moved.
+    private mutating func relationships() async throws -> (Train, Train) {
         step(6, "Relationships: cars and the conductor arrive embedded, as shared instances")
         let trainA = try await Train.get(id: 1)
         let trainB = try await Train.get(id: 2)
@@ -118,7 +138,11 @@ struct Walkthrough {
         show("trainA.conductor", trainA.conductor?.name ?? "nil")
         show("trainB.conductor", trainB.conductor?.name ?? "nil")
         requests()
+        return (trainA, trainB)
+    }
 
+    /// Step 8: a photo uploaded as multipart/form-data, downloaded through the file cache.
+    private mutating func upload(to trainB: Train) async throws {
         step(8, "Upload a photo: a model holding a FileUpload is sent as multipart/form-data")
         if let conductor = trainB.conductor {
             var bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
@@ -147,7 +171,10 @@ struct Walkthrough {
             }
             requests()
         }
+    }
 
+    /// Step 9: the same record in MessagePack merges into the same instance.
+    private mutating func messagePack(sameAs trainA: Train) async throws {
         step(9, "Fetch in MessagePack: the same models, the same instances")
         MonoRail.configure { $0.format = .messagePack }
         let packed = try await Train.get(id: 1)
@@ -158,7 +185,10 @@ struct Walkthrough {
         show("packed.maxSpeed", packed.maxSpeed.map { "\($0)" } ?? "nil")
         MonoRail.configure { $0.format = .json }
         requests()
+    }
 
+    /// Steps 10 and 11: a validation error, typed, and a delete.
+    private mutating func refusedAndDeleted(_ train: Train) async throws {
         step(10, "A validation error comes back typed, and local edits survive it")
         let nameless = Train()
         nameless.numberOfCars = 2
@@ -183,14 +213,6 @@ struct Walkthrough {
             show("Train.get(id: \(id))", "\(error.statusCode.map { "\($0)" } ?? "?") \(error.domain ?? "")")
         }
         requests()
-
-        try await offline(storage)
-        try await offlineWrites()
-        try await liveList()
-        try await relationshipList()
-
-        print("")
-        print("Done.")
     }
 
     /// Steps 12 and 13: the app restarts with the server gone, then the server comes back.
