@@ -50,28 +50,7 @@ struct HarnessParent {
                 port: 0, databasePath: directory.appendingPathComponent("server.sqlite").path, faults: faults)
         ).start()
         let script = HarnessScript(seed: seed, count: writes)
-        var random = SplitMix64(seed: seed ^ 0x5EED)
-        var delivered = 0
-        var launches = 0
-        var problems: [String] = []
-        while delivered < kills {
-            launches += 1
-            let child = try launch(server: server.baseURL)
-            // Most kills land while the launch queues or sends; a few before it has done anything.
-            let delay = Double(10 + Int(random.next() % 250)) / 1000
-            let deadline = Date().addingTimeInterval(delay)
-            while child.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
-            guard child.isRunning else {
-                // It finished before the kill: nothing is left to interrupt.
-                if child.terminationStatus != 0 {
-                    problems.append("launch \(launches) exited \(child.terminationStatus)")
-                }
-                break
-            }
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            delivered += 1
-        }
+        var (delivered, launches, problems) = try await killLaunches(server: server.baseURL)
         launches += 1
         let last = try launch(server: server.baseURL)
         let limit = Date().addingTimeInterval(600)
@@ -106,6 +85,34 @@ struct HarnessParent {
             writes: writes, kills: delivered, launches: launches, applied: applied,
             lost: max(0, writes - applied), duplicated: max(0, applied - writes), refused: refused,
             stateMatches: matches, seconds: (ContinuousClock.now - started).timeInterval, problems: problems)
+    }
+
+    /// Launches children and kills each at a random moment, until `kills` were delivered or a
+    /// launch finished first: the kills delivered, the launches, and what went wrong.
+    private func killLaunches(server: URL) async throws -> (delivered: Int, launches: Int, problems: [String]) {
+        var random = SplitMix64(seed: seed ^ 0x5EED)
+        var delivered = 0
+        var launches = 0
+        var problems: [String] = []
+        while delivered < kills {
+            launches += 1
+            let child = try launch(server: server)
+            // Most kills land while the launch queues or sends; a few before it has done anything.
+            let delay = Double(10 + Int(random.next() % 250)) / 1000
+            let deadline = Date().addingTimeInterval(delay)
+            while child.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            guard child.isRunning else {
+                // It finished before the kill: nothing is left to interrupt.
+                if child.terminationStatus != 0 {
+                    problems.append("launch \(launches) exited \(child.terminationStatus)")
+                }
+                break
+            }
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            delivered += 1
+        }
+        return (delivered, launches, problems)
     }
 
     var databasePath: String { directory.appendingPathComponent("app.sqlite").path }

@@ -53,13 +53,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     ///   - storeConfiguration: The store's configuration, before the model's own changes.
     ///   - storeClient: The store's client, used unless the model changes the client settings.
     init(configuration storeConfiguration: MonoRail.Configuration, storeClient: APIClient) {
-        var configuration = storeConfiguration
-        Model.configure(&configuration)
-        if configuration.delivery != storeConfiguration.delivery {
-            configuration.logger.error(
-                "\(Model.resourceSchema.typeName).configure(_:) sets delivery, which only the store's configuration decides; it stays \(storeConfiguration.delivery)"
-            )
-        }
+        let configuration = Self.configuration(of: storeConfiguration)
         client =
             configuration.clientRevision == storeConfiguration.clientRevision
             ? storeClient : APIClient(configuration: configuration.resolvedClient)
@@ -100,10 +94,27 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
                 $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
             }
         }
+        sideLoads = Self.sideLoads(registered: configuration.models)
+    }
+
+    /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.
+    private static func configuration(of store: MonoRail.Configuration) -> MonoRail.Configuration {
+        var configuration = store
+        Model.configure(&configuration)
+        if configuration.delivery != store.delivery {
+            configuration.logger.error(
+                "\(Model.resourceSchema.typeName).configure(_:) sets delivery, which only the store's configuration decides; it stays \(store.delivery)"
+            )
+        }
+        return configuration
+    }
+
+    /// The related models whose records may come beside this model's, by plural: the model's own
+    /// relationships first, then every registered model.
+    private static func sideLoads(registered: ModelRegistry) -> [(plural: String, loading: SideLoading)] {
         var seen = Set<String>()
-        // The model's own relationships first, then every registered model.
-        let registered = configuration.models.models.map { SideLoading.of($0) }
-        sideLoads = (Model.resourceSchema.sideLoading + registered).compactMap { loading in
+        let registered = registered.models.map { SideLoading.of($0) }
+        return (Model.resourceSchema.sideLoading + registered).compactMap { loading in
             let plural = loading.plural()
             return seen.insert(plural).inserted ? (plural, loading) : nil
         }

@@ -13,20 +13,7 @@ extension Outbox {
         let (settling, removed, updated, notedBefore) = state.withLock {
             state -> (Unsettled, [Int64], [PendingWrite], [Int64: Int]) in
             let settling = state.unsettled
-            var noting: [Int] = []
-            if let sequence, let index = state.entries.firstIndex(where: { $0.write.sequence == sequence }),
-                state.entries[index].noted <= state.entries[index].write.attempts
-            {
-                noting.append(index)
-                for later in state.entries.indices where later != index {
-                    guard noting.count < Self.notedAhead else { break }
-                    if !state.entries[later].isParked, !state.entries[later].isSending, state.entries[later].isKept,
-                        state.entries[later].noted <= state.entries[later].write.attempts
-                    {
-                        noting.append(later)
-                    }
-                }
-            }
+            let noting = sequence.map { Self.attemptsToNote(from: $0, in: state.entries) } ?? []
             // A write noted ahead goes without a commit: what is settled waits for the next one.
             guard sequence == nil ? !settling.isEmpty : !noting.isEmpty else { return (settling, [], [], [:]) }
             state.unsettled = Unsettled()
@@ -65,6 +52,24 @@ extension Outbox {
             }
             throw error
         }
+    }
+
+    /// The entries whose attempts a commit notes: the write of `sequence`, unless its attempt is
+    /// noted already, and the next kept writes likely to be sent, up to ``notedAhead`` in all.
+    private static func attemptsToNote(from sequence: Int64, in entries: [Entry]) -> [Int] {
+        guard let index = entries.firstIndex(where: { $0.write.sequence == sequence }),
+            entries[index].noted <= entries[index].write.attempts
+        else { return [] }
+        var noting = [index]
+        for later in entries.indices where later != index {
+            guard noting.count < notedAhead else { break }
+            if !entries[later].isParked, !entries[later].isSending, entries[later].isKept,
+                entries[later].noted <= entries[later].write.attempts
+            {
+                noting.append(later)
+            }
+        }
+        return noting
     }
 
     /// ``commit(noting:)`` where a failure is logged: the outbox's memory is ahead of storage

@@ -31,27 +31,7 @@ extension Outbox {
             return (write, state.storage, nil)
         }
         if let requeued {
-            // The parked writes of the record are sent again, with the new values, in their place.
-            do {
-                try await (storage ?? InMemoryOutboxStorage()).settle(
-                    removing: requeued.removed, updating: requeued.updated)
-            } catch {
-                // Not kept as the new write: the outbox stays as storage has it.
-                state.withLock { state in
-                    for entry in requeued.previous {
-                        if let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) {
-                            state.entries[index] = entry
-                        } else {
-                            let index = state.entries.firstIndex { $0.write.sequence > entry.write.sequence }
-                            state.entries.insert(entry, at: index ?? state.entries.endIndex)
-                        }
-                    }
-                }
-                throw error
-            }
-            apply()
-            for entry in requeued.resumed { tell(.queued(entry.write)) }
-            if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
+            try await keepRequeued(requeued, in: storage ?? InMemoryOutboxStorage(), apply: apply)
             return write
         }
         do {
@@ -80,6 +60,31 @@ extension Outbox {
         // While the server is known unreachable, the write waits for the retry instead of trying alone.
         if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
         return write
+    }
+
+    /// A write that took the place of its record's parked writes: kept in storage as the outbox now
+    /// has it, or the outbox put back as storage has it.
+    private func keepRequeued(_ requeued: Requeued, in storage: any OutboxStorage, apply: () -> Void) async throws {
+        // The parked writes of the record are sent again, with the new values, in their place.
+        do {
+            try await storage.settle(removing: requeued.removed, updating: requeued.updated)
+        } catch {
+            // Not kept as the new write: the outbox stays as storage has it.
+            state.withLock { state in
+                for entry in requeued.previous {
+                    if let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) {
+                        state.entries[index] = entry
+                    } else {
+                        let index = state.entries.firstIndex { $0.write.sequence > entry.write.sequence }
+                        state.entries.insert(entry, at: index ?? state.entries.endIndex)
+                    }
+                }
+            }
+            throw error
+        }
+        apply()
+        for entry in requeued.resumed { tell(.queued(entry.write)) }
+        if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
     }
 
     /// What a new write of a record with parked writes did to the outbox.

@@ -73,22 +73,21 @@ struct QueryPlan: Sendable {
         self.descending = sortKeys.map(\.1)
         self.isEvaluable = evaluable
         self.parameters = parameters
-        var filterFields = Set<Int>()
-        var orderFields = Set<Int>()
-        var slots = Set<Slot>()
-        for (slot, _) in conditions {
-            slots.insert(slot)
-            if case .field(let index) = slot { filterFields.insert(index) }
-        }
-        for (slot, _) in sortKeys {
-            slots.insert(slot)
-            if case .field(let index) = slot { orderFields.insert(index) }
-        }
+        let filterFields = Self.fieldIndices(conditions.map(\.0))
+        let orderFields = Self.fieldIndices(sortKeys.map(\.0))
         self.filterFields = filterFields
         self.orderFields = orderFields
-        self.slots = slots
+        self.slots = Set(conditions.map(\.0) + sortKeys.map(\.0))
         self.filterMask = Self.mask(filterFields)
         self.orderMask = Self.mask(orderFields)
+    }
+
+    /// The schema field indices among `slots`.
+    private static func fieldIndices(_ slots: [Slot]) -> Set<Int> {
+        Set(
+            slots.compactMap { slot in
+                if case .field(let index) = slot { index } else { nil }
+            })
     }
 
     /// Schema field indices as bits, for a test per change that costs one `and`: field 63 and later

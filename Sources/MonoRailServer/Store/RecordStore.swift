@@ -325,19 +325,28 @@ public final class RecordStore: Sendable {
                 conditions.append("\"id\" = ?")
                 arguments += [idValue(text) ?? text]
             } else if name == "q" {
-                // A search: any string column containing the term, case-insensitively.
-                let columns = resource.fields.filter { $0.type == .string }.map { quoted($0.name) }
-                guard !columns.isEmpty else { continue }
-                conditions.append("(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")")
-                let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-                for _ in columns { arguments += ["%" + escaped + "%"] }
+                guard let (condition, terms) = searchCondition(resource, term: text) else { continue }
+                conditions.append(condition)
+                arguments += terms
             } else if let column = resource.columns(idType: schema.idType).first(where: { $0.name == name }) {
                 conditions.append("\(quoted(name)) = ?")
                 arguments += [Self.filterValue(text, type: column.type)]
             }
         }
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// A search: any string column containing the term, case-insensitively; `nil` for a resource
+    /// with no string column.
+    private func searchCondition(_ resource: ResourceSchema, term: String) -> (String, StatementArguments)? {
+        let columns = resource.fields.filter { $0.type == .string }.map { quoted($0.name) }
+        guard !columns.isEmpty else { return nil }
+        let escaped = term.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        return (
+            "(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
+            StatementArguments(columns.map { _ in "%" + escaped + "%" })
+        )
     }
 
     static func filterValue(_ text: String, type: FieldSchema.FieldType) -> (any DatabaseValueConvertible)? {

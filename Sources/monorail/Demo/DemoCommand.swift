@@ -262,26 +262,7 @@ struct Walkthrough {
         var configuration = MonoRail.configuration
         configuration.writePolicy = .queuedWhenOffline
         configuration.models.register(Train.self, Car.self)
-        do {
-            let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
-            let train = try await Train.get(id: 1, policy: .cacheOnly, in: store)
-            train.maxSpeed = 80
-            try await train.save()
-            let line = Train()
-            line.company = "Night Line"
-            try await line.create(in: store)
-            let car = Car()
-            car.train = line
-            car.occupancy = 6
-            try await car.create(in: store)
-            show("train.maxSpeed", train.maxSpeed.map { "\($0)" } ?? "nil")
-            show("train.pendingChanges", "\(train.pendingChanges.keys.sorted())")
-            show("line.id (local until the server answers)", line.id?.isLocal == true ? "local" : "server")
-            show("outbox.pendingCount", "\(store.outbox.pendingCount)")
-            // A real app's process ends here. In this one, the old store, still holding its kept
-            // writes, must not send them beside the new one: not even the attempt it may be making.
-            await store.outbox.pause()
-        }
+        try await writeWhileOffline(configuration)
         print("   (the app quits; a new store opens the same file)")
         let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
         try await store.outbox.load()
@@ -308,6 +289,28 @@ struct Walkthrough {
             )
         }
         show("writes in the server's Idempotency-Key ledger", "\(try server.store.idempotencyLedger().count)")
+    }
+
+    /// Step 14's writes, made with the server stopped and kept in the outbox; then the app quits.
+    private mutating func writeWhileOffline(_ configuration: MonoRail.Configuration) async throws {
+        let store = ResourceStore(configuration: configuration, storage: try SQLiteStorage(path: storagePath))
+        let train = try await Train.get(id: 1, policy: .cacheOnly, in: store)
+        train.maxSpeed = 80
+        try await train.save()
+        let line = Train()
+        line.company = "Night Line"
+        try await line.create(in: store)
+        let car = Car()
+        car.train = line
+        car.occupancy = 6
+        try await car.create(in: store)
+        show("train.maxSpeed", train.maxSpeed.map { "\($0)" } ?? "nil")
+        show("train.pendingChanges", "\(train.pendingChanges.keys.sorted())")
+        show("line.id (local until the server answers)", line.id?.isLocal == true ? "local" : "server")
+        show("outbox.pendingCount", "\(store.outbox.pendingCount)")
+        // A real app's process ends here. In this one, the old store, still holding its kept
+        // writes, must not send them beside the new one: not even the attempt it may be making.
+        await store.outbox.pause()
     }
 
     /// Step 15: a live query follows the server's changes as other responses bring them, and pages.

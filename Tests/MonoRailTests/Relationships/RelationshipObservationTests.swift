@@ -13,7 +13,8 @@ import Testing
 struct RelationshipObservationTests {
     /// Counts the changes `read` sees, watching again after each, as SwiftUI does.
     final class Watch: Sendable {
-        private let fired = Locked(0)
+        /// Changes seen, and trackings registered (one at the start, one after each change).
+        private let counts = Locked((fired: 0, tracked: 0))
         private let read: @Sendable () -> Void
 
         init(_ read: @escaping @Sendable () -> Void) {
@@ -23,17 +24,23 @@ struct RelationshipObservationTests {
 
         private func track() {
             withObservationTracking(read) { [self] in
-                fired.withLock { $0 += 1 }
+                counts.withLock { $0.fired += 1 }
                 // Told before the change is made (willSet), as Observation does.
                 Task { self.track() }
             }
+            counts.withLock { $0.tracked += 1 }
         }
 
-        var count: Int { fired.withLock { $0 } }
+        var count: Int { counts.withLock { $0.fired } }
 
-        /// Waits for the re-tracking task of the last change to have run.
+        /// Waits until the re-tracking after the last change has run, so the next change is seen
+        /// however busy the machine is; bounded, so a tracking that never comes back fails the test
+        /// instead of hanging it.
         func settled() async {
-            for _ in 0..<100 { await Task.yield() }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline, counts.withLock({ $0.tracked <= $0.fired }) {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
         }
     }
 
