@@ -128,24 +128,8 @@ extension ResourceQuery {
             }
         }
         slots.append(contentsOf: spare)
-        // Each cycle of the permutation in turn: every instance moves once, through pointers — the
-        // collection methods, unspecialized for the model, would call into the runtime per move.
-        members.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var placed = [Bool](repeating: false, count: buffer.count)
-            for start in slots.indices where !placed[start] {
-                placed[start] = true
-                guard slots[start] != start else { continue }
-                let carried = (base + start).move()
-                var current = start
-                while slots[current] != start {
-                    (base + current).initialize(to: (base + slots[current]).move())
-                    current = slots[current]
-                    placed[current] = true
-                }
-                (base + current).initialize(to: carried)
-            }
-        }
+        // Every instance moves once, none is copied.
+        Permutation.apply(slots, to: &members)
         members.removeLast(members.count - sources.count)
     }
 }
