@@ -42,7 +42,8 @@ extension SQLiteStorage {
                 }
             }
         }
-        uses.withLock { $0.note(found.count == keys.count ? keys : found.compactMap { $0?.key }) }
+        let allFound = !found.contains { $0 == nil }
+        uses.withLock { $0.note(allFound ? keys : found.compactMap { $0?.key }) }
         return found
     }
 
