@@ -40,7 +40,7 @@ extension SQLiteStorage {
         /// The last use of each record and query noted, which are then forgotten.
         mutating func take() -> (records: [RecordKey: Int64], queries: [QueryKey: Int64]) {
             fold()
-            defer { self = Uses(clock: clock) }
+            defer { reset() }
             return (records, queries)
         }
 

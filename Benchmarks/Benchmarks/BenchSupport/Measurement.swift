@@ -21,3 +21,10 @@ public func nanoseconds(_ duration: Duration) -> Int {
 public func median(_ values: [Int]) -> Int {
     values.sorted()[values.count / 2]
 }
+
+extension Array {
+    /// The elements rotated left by `count`, so each side of a paired benchmark goes first in turn.
+    public func shifted(by count: Int) -> [Element] {
+        Array(self[count...] + self[..<count])
+    }
+}

@@ -105,10 +105,3 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 }
-
-extension Array {
-    /// The elements rotated left by `count`, so each side goes first in turn.
-    func shifted(by count: Int) -> [Element] {
-        Array(self[count...] + self[..<count])
-    }
-}

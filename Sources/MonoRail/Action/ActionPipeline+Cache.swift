@@ -206,8 +206,8 @@ extension ActionPipeline {
             let keys = query.ids.map { RecordKey(model: model, id: $0) }
             let found = try await storage.records(inOrderOf: query.related.isEmpty ? keys : keys + query.related)
             // A query with a record no longer kept is not answered: a partial list would pass for whole.
-            let records = query.related.isEmpty ? found.compactMap { $0 } : found.prefix(keys.count).compactMap { $0 }
-            let related = query.related.isEmpty ? [] : found.dropFirst(keys.count).compactMap { $0 }
+            let records = found.prefix(keys.count).compactMap { $0 }
+            let related = found.dropFirst(keys.count).compactMap { $0 }
             guard records.count == keys.count, related.count == query.related.count else { return nil }
             return CacheHit(
                 records: records, related: related, fetched: query.fetched, etag: query.etag,

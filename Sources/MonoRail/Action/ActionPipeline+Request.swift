@@ -61,7 +61,7 @@ extension ActionPipeline {
             let path = try setup.path(for: routes.show, id: id, parameters: &parameters, instance: instance)
             return Prepared(action, .get, path, parameters: parameters, id: id)
         case .create, .save, .delete:
-            return try prepareWrite(action, parameters: &parameters)
+            throw APIError(.invalidRequest, "\(action.verb.rawValue) is not a read")
         }
     }
 
@@ -102,7 +102,7 @@ extension ActionPipeline {
             let path = try setup.path(for: route, id: id, parameters: &parameters, instance: instance)
             return Prepared(action, .delete, path, parameters: parameters, id: id, body: body)
         default:
-            return try prepareRead(action, parameters: &parameters)
+            throw APIError(.invalidRequest, "\(action.verb.rawValue) is not a write")
         }
     }
 
