@@ -216,11 +216,11 @@ extension ActionPipeline {
 
         private func isFresh(_ fetchedAt: Date) -> Bool {
             guard let timeToLive = setup.cacheTimeToLive else { return true }
-            return pipeline.store.configuration.wallClock().timeIntervalSince(fetchedAt) <= timeToLive
+            return pipeline.store.now().timeIntervalSince(fetchedAt) <= timeToLive
         }
 
         private func age(of hit: CacheHit) -> Duration {
-            .seconds(max(0, pipeline.store.configuration.wallClock().timeIntervalSince(hit.fetched.date)))
+            .seconds(max(0, pipeline.store.now().timeIntervalSince(hit.fetched.date)))
         }
 
         /// The value of cached records, merged.

@@ -164,7 +164,7 @@ extension ActionPipeline {
         if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
         var options = RequestOptions(
             deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
-            operationName: "\(Model.resourceSchema.typeName).\(prepared.action.verb.rawValue)",
+            operationName: "\(setup.typeName).\(prepared.action.verb.rawValue)",
             uploadProgress: prepared.action.uploadProgress, format: setup.format,
             validationStatuses: conventions.validationStatuses)
         if !retries { options.retryPolicy = RetryPolicy.none }

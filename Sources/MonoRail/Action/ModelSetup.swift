@@ -15,6 +15,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let timeout: Duration?
     /// ``MonoRail/Configuration/offlineDeadline``.
     let offlineDeadline: Duration
+    /// The model's type name, for messages: asking `Model.resourceSchema` makes the whole schema.
+    let typeName: String
     let singular: String
     let plural: String
     let path: String
@@ -79,17 +81,19 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         conditionalWrites = configuration.conditionalWrites
         prunesOrphans = configuration.prunesOrphans
         models = configuration.models
+        let schema = Model.resourceSchema
+        typeName = schema.typeName
         singular = Model.resourceName
         plural = Model.resourcePlural
         path = Model.resourcePath
-        wireKeys = Model.resourceSchema.fields.map {
+        wireKeys = schema.fields.map {
             $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
         }
         var seenKeys = Set<String>()
         storedKeyOrder = ([Model.primaryKey] + wireKeys).filter { seenKeys.insert($0).inserted }
         idKey = Model.primaryKey
         recordKeys = RecordKeys(fields: wireKeys, id: idKey)
-        referenceIDKeys = Model.resourceSchema.fields.map { field in
+        referenceIDKeys = schema.fields.map { field in
             field.embedded?.reference.map {
                 $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)
             }
@@ -219,7 +223,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// The wire value of the field whose wire key or Swift name is `name`.
     private func value(named name: String, of instance: Model) -> JSONValue? {
-        let fields = Model.resourceSchema.fields
+        let fields = decoderPlan.fields
         guard let index = wireKeys.firstIndex(of: name) ?? fields.firstIndex(where: { $0.name == name }) else {
             return nil
         }
@@ -327,7 +331,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     ) throws -> LocatedValue {
         try response.locate(
             with: locator, roots: roots, shape: shape, requiresRoot: requiresRoot,
-            typeName: Model.resourceSchema.typeName)
+            typeName: typeName)
     }
 
     /// Related records side-loaded beside the main ones (Objects' format), for models this one relates

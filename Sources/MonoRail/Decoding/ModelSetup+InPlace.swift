@@ -12,7 +12,7 @@ extension ModelSetup {
         guard
             let found = InPlaceBody.list(
                 in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
-                listKey: listKey, typeName: Model.resourceSchema.typeName, reader: collector),
+                listKey: listKey, typeName: typeName, reader: collector),
             (try? RecordPatch.requireDistinctIDs(collector.patches, at: found.path, rising: collector.rising)) != nil
         else { return nil }
         return Located(main: collector.patches, path: found.path, container: found.container, rootKey: found.root)
@@ -28,7 +28,7 @@ extension ModelSetup {
         guard
             let found = InPlaceBody.record(
                 in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
-                roots: roots, shape: shape, required: required, typeName: Model.resourceSchema.typeName,
+                roots: roots, shape: shape, required: required, typeName: typeName,
                 reader: collector),
             let patch = collector.patches.first
         else { return nil }
@@ -38,7 +38,9 @@ extension ModelSetup {
     /// The nesting limit of the reader a body of `contentType` is read with as a tree.
     private func maxDepth(for contentType: String?) -> Int {
         let decoder = client.responseDecoder
-        return contentType.map(WireFormat.isMessagePack) == true
-            ? decoder.messagePackReader.maxDepth : decoder.parser.maxDepth
+        guard let contentType, !ResponseDecoder.isJSON(contentType), WireFormat.isMessagePack(contentType) else {
+            return decoder.parser.maxDepth
+        }
+        return decoder.messagePackReader.maxDepth
     }
 }

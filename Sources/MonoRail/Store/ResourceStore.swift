@@ -29,7 +29,9 @@ public final class ResourceStore: Observable, Sendable {
         var generation = 0
         /// The client of the current configuration, made on first use.
         var client: APIClient?
-        var setups: [ObjectIdentifier: (generation: Int, setup: any Sendable)] = [:]
+        /// Each a `ModelSetup` of the model it is keyed by; held as a class, since every action casts
+        /// its own back, and a class cast is a compare where a cast from `any Sendable` is a search.
+        var setups: [ObjectIdentifier: (generation: Int, setup: any AnyObject & Sendable)] = [:]
     }
 
     // Each job has its own lock, so reading the configuration never waits for a large merge.
@@ -142,7 +144,12 @@ public final class ResourceStore: Observable, Sendable {
 
     /// The stamp of a request sent now: after every one before it, at the configured wall clock's time.
     func stamp() -> FetchStamp {
-        FetchStamp.next(date: configuration.wallClock())
+        FetchStamp.next(date: now())
+    }
+
+    /// The wall clock's time, read without copying the whole configuration out of its lock.
+    func now() -> Date {
+        settings.withLock { $0.configuration.wallClock }()
     }
 
     /// The configuration models in this store use (before their own ``ResourceModel/configure(_:)``).

@@ -9,14 +9,17 @@ enum MediaType {
         let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
         var type = bytes[bytes.startIndex..<end].drop { isBlank($0) }
         while let last = type.last, isBlank(last) { type = type.dropLast() }
-        return String(decoding: type.lazy.map(lowercased), as: UTF8.self)
+        // Most servers send it in lowercase already: a copy of those bytes is a copy of valid UTF-8,
+        // where a mapped sequence would be checked and repaired byte by byte.
+        guard type.contains(where: isUppercase) else { return String(Substring(type)) }
+        return String(decoding: type.map { isUppercase($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
     }
 
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+    private static func isUppercase(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 }

@@ -27,17 +27,42 @@ final class RequestCoalescer: Sendable {
 
     /// What makes two requests identical: method, URL and header fields, in order.
     struct Key: Hashable, Sendable {
-        var method: HTTPRequest.Method
-        var scheme: String?
-        var authority: String?
-        var path: String?
-        var headerFields: HTTPFields
+        let method: HTTPRequest.Method
+        let scheme: String?
+        let authority: String?
+        let path: String?
+        let headerFields: HTTPFields
+        /// Worked out once: each request looks its key up three times, and hashing the header
+        /// fields is most of the cost of a look-up.
+        private let hash: Int
+
+        init(_ request: HTTPRequest) {
+            method = request.method
+            scheme = request.scheme
+            authority = request.authority
+            path = request.path
+            headerFields = request.headerFields
+            var hasher = Hasher()
+            hasher.combine(method)
+            hasher.combine(scheme)
+            hasher.combine(authority)
+            hasher.combine(path)
+            hasher.combine(headerFields)
+            hash = hasher.finalize()
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.hash == rhs.hash && lhs.method == rhs.method && lhs.path == rhs.path && lhs.authority == rhs.authority
+                && lhs.scheme == rhs.scheme && lhs.headerFields == rhs.headerFields
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
     }
 
     static func key(for request: HTTPRequest) -> Key {
-        Key(
-            method: request.method, scheme: request.scheme, authority: request.authority, path: request.path,
-            headerFields: request.headerFields)
+        Key(request)
     }
 
     func run(key: Key, operation: @Sendable () async throws -> Exchange) async throws -> Exchange {

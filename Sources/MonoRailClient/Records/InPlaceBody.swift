@@ -16,15 +16,22 @@ package enum InPlaceBody {
         in body: Data, contentType: String?, maxDepth: Int, locator: ResponseLocator, listKey: String,
         typeName: String, reader: some RecordReader
     ) -> InPlaceFound? {
-        func list(_ whole: some InPlaceValue) -> InPlaceFound? {
-            try? read(whole, locator: locator, roots: [listKey], shape: .array, required: false, typeName: typeName) {
-                list, path in
-                try list.walkElements { index, element in
-                    try element.read(with: reader, path: path, index: index, orTree: true)
-                }
+        func list(_ list: some InPlaceValue, path: String) throws -> Int {
+            try list.walkElements { index, element in
+                try element.read(with: reader, path: path, index: index, orTree: true)
             }
         }
-        return withValue(body, contentType: contentType, maxDepth: maxDepth, json: list, packed: list)
+        // Each format's value is named here, so that `read` is compiled for it: generic over the
+        // value, each member and element it walks would cost a type metadata look-up.
+        return withValue(body, contentType: contentType, maxDepth: maxDepth) { (whole: JSONTextValue) in
+            try? read(
+                whole, locator: locator, roots: [listKey], shape: .array, required: false, typeName: typeName,
+                main: list)
+        } packed: { (whole: PackedValue) in
+            try? read(
+                whole, locator: locator, roots: [listKey], shape: .array, required: false, typeName: typeName,
+                main: list)
+        }
     }
 
     /// The one record of a JSON or MessagePack body, found under the first of `roots` that holds
@@ -33,16 +40,19 @@ package enum InPlaceBody {
         in body: Data, contentType: String?, maxDepth: Int, locator: ResponseLocator, roots: [String],
         shape: ResponseLocator.Shape, required: Bool, typeName: String, reader: some RecordReader
     ) -> InPlaceFound? {
-        func record(_ whole: some InPlaceValue) -> InPlaceFound? {
-            try? read(whole, locator: locator, roots: roots, shape: shape, required: required, typeName: typeName) {
-                record, path in
-                guard let end = try record.read(with: reader, path: path, index: nil, orTree: false) else {
-                    throw Stop()
-                }
-                return end
-            }
+        func record(_ record: some InPlaceValue, path: String) throws -> Int {
+            guard let end = try record.read(with: reader, path: path, index: nil, orTree: false) else { throw Stop() }
+            return end
         }
-        return withValue(body, contentType: contentType, maxDepth: maxDepth, json: record, packed: record)
+        return withValue(body, contentType: contentType, maxDepth: maxDepth) { (whole: JSONTextValue) in
+            try? read(
+                whole, locator: locator, roots: roots, shape: shape, required: required, typeName: typeName,
+                main: record)
+        } packed: { (whole: PackedValue) in
+            try? read(
+                whole, locator: locator, roots: roots, shape: shape, required: required, typeName: typeName,
+                main: record)
+        }
     }
 
     /// A record kept by a record cache, MessagePack or its JSON text, read in place; `false` when it
@@ -72,12 +82,12 @@ package enum InPlaceBody {
         packed: (PackedValue) -> InPlaceFound?
     ) -> InPlaceFound? {
         guard !data.isEmpty else { return nil }
-        if let contentType, WireFormat.isMessagePack(contentType) {
+        if let contentType, !ResponseDecoder.isJSON(contentType) {
+            guard WireFormat.isMessagePack(contentType) else { return nil }
             return data.withUnsafeBytes { bytes in
                 packed(PackedValue(bytes: bytes, offset: 0, maxDepth: maxDepth, depth: 0))
             }
         }
-        if let contentType, !ResponseDecoder.isJSON(contentType) { return nil }
         return data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             var cursor = JSONCursor(bytes, maxDepth: maxDepth)
