@@ -24,6 +24,8 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
     /// does not compile.
     public let rewritesRecords: Bool
     let indexByValuePath: [ValuePathKey: Int]
+    /// Whether a field holds a reference: asked by every merge, in code generic over the model.
+    let hasReferences: Bool
 
     /// Creates a schema. Called by generated code.
     @_documentation(visibility: internal)
@@ -43,6 +45,7 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
         var index: [ValuePathKey: Int] = [:]
         for (position, field) in fields.enumerated() { index[ValuePathKey(field.valuePath)] = position }
         self.indexByValuePath = index
+        self.hasReferences = fields.contains { $0.isReference }
     }
 
     /// The related models whose records may come side-loaded, by plural name.

@@ -90,8 +90,9 @@ enum Merger {
         announcements: inout [() -> Void]
     ) -> [Model] {
         let type = ObjectIdentifier(Model.self)
-        let fields = Model.resourceSchema.fields
-        let hasReferences = fields.contains { $0.isReference }
+        let schema = Model.resourceSchema
+        let fields = schema.fields
+        let hasReferences = schema.hasReferences
         let perTypeListening = store.broadcasters.hasSubscribers(Model.self)
         let isRelated =
             store.relationshipIndex.indexes(Model.self) || store.relationshipObservers.isReferred(Model.self)
