@@ -31,8 +31,11 @@ public struct ReferenceServer: Sendable {
         public var faults: FaultInjection
         /// Answers CORS preflights and adds `Access-Control-Allow-Origin: *`; off by default.
         public var allowsCORS: Bool
-        /// Where `POST /uploads` stores files; a new temporary folder by default.
+        /// Where `POST /uploads` stores files; by default a new temporary folder for each server,
+        /// removed when it stops.
         public var uploadsDirectory: URL
+        /// The folder made up when none was given, which each server replaces with its own.
+        var defaultUploadsDirectory: URL?
         /// The largest upload accepted.
         public var maxUploadSize: Int
         /// The page size of an index asked for with no page: `25` pages every list by default, as
@@ -48,10 +51,8 @@ public struct ReferenceServer: Sendable {
             uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30, defaultPageSize: Int? = nil
         ) {
             self.defaultPageSize = defaultPageSize.map { max(1, $0) }
-            self.uploadsDirectory =
-                uploadsDirectory
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-                    "monorail-uploads-\(UUID().uuidString)")
+            self.uploadsDirectory = uploadsDirectory ?? Self.newUploadsDirectory()
+            self.defaultUploadsDirectory = uploadsDirectory == nil ? self.uploadsDirectory : nil
             self.maxUploadSize = maxUploadSize
             self.host = host
             self.port = port
@@ -62,6 +63,19 @@ public struct ReferenceServer: Sendable {
             self.bearerToken = bearerToken
             self.faults = faults
             self.allowsCORS = allowsCORS
+        }
+
+        static func newUploadsDirectory() -> URL {
+            FileManager.default.temporaryDirectory.appendingPathComponent("monorail-uploads-\(UUID().uuidString)")
+        }
+
+        /// The server's own uploads folder, when the configuration left it to the default: one
+        /// per server, so that one server stopping removes no other's files.
+        mutating func takeUploadsDirectory() -> URL? {
+            guard let made = defaultUploadsDirectory, made == uploadsDirectory else { return nil }
+            uploadsDirectory = Self.newUploadsDirectory()
+            defaultUploadsDirectory = uploadsDirectory
+            return uploadsDirectory
         }
     }
 
@@ -79,8 +93,14 @@ public struct ReferenceServer: Sendable {
     /// - Throws: ``SchemaError`` or a database error.
     public init(schema: ServerSchema, configuration: Configuration = Configuration()) throws {
         self.store = try RecordStore(schema: schema, path: configuration.databasePath)
+        var configuration = configuration
+        ownUploadsDirectory = configuration.takeUploadsDirectory()
         self.configuration = configuration
     }
+
+    /// The uploads folder this server made up, removed when it stops: the files in it are reachable
+    /// only through this server.
+    private let ownUploadsDirectory: URL?
 
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router()
@@ -124,7 +144,12 @@ public struct ReferenceServer: Sendable {
     ///
     /// - Parameter onRunning: Called with the port once the server listens.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        defer { removeOwnUploads() }
         try await makeApplication(onRunning: onRunning).runService()
+    }
+
+    fileprivate func removeOwnUploads() {
+        if let ownUploadsDirectory { try? FileManager.default.removeItem(at: ownUploadsDirectory) }
     }
 
     /// Starts serving in the background, for tests and the demo.
@@ -138,7 +163,7 @@ public struct ReferenceServer: Sendable {
         }
         let task = Task { try await application.runService(gracefulShutdownSignals: []) }
         for await port in ports {
-            return RunningReferenceServer(port: port, task: task, store: store, journal: journal, refusals: refusals)
+            return RunningReferenceServer(port: port, task: task, server: self)
         }
         throw CancellationError()
     }
@@ -149,12 +174,16 @@ public struct RunningReferenceServer: Sendable {
     /// The port it listens on.
     public let port: Int
     let task: Task<Void, any Error>
+    let server: ReferenceServer
     /// Its records.
-    public let store: RecordStore
+    public var store: RecordStore { server.store }
     /// Every request it received.
-    public let journal: RequestJournal
+    public var journal: RequestJournal { server.journal }
     /// Requests it answers with a chosen status.
-    public let refusals: Refusals
+    public var refusals: Refusals { server.refusals }
+    /// Where it stores uploaded files: the configuration's folder, or else its own, removed by
+    /// ``stop()``.
+    public var uploadsDirectory: URL { server.configuration.uploadsDirectory }
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL {
@@ -165,5 +194,6 @@ public struct RunningReferenceServer: Sendable {
     public func stop() async {
         task.cancel()
         _ = await task.result
+        server.removeOwnUploads()
     }
 }

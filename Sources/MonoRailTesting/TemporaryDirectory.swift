@@ -16,3 +16,34 @@ public func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result)
     defer { try? FileManager.default.removeItem(at: directory) }
     return try await body(directory)
 }
+
+/// A directory of its own under the temporary directory, removed with the value: held by a test
+/// suite, whose instance lives as long as one test, it takes that test's files with it.
+///
+/// ```swift
+/// @Suite struct ImportTests {
+///     let files = TemporaryDirectory()
+///
+///     @Test func readsASchemaFile() throws {
+///         let schema = files.path("schema.json")
+///         …
+///     }
+/// }
+/// ```
+public final class TemporaryDirectory: Sendable {
+    /// The directory; it exists once ``path(_:)`` was first asked.
+    public let url = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)")
+
+    /// Names a new directory; nothing is made until a path in it is asked for.
+    public init() {}
+
+    /// A path in the directory, which is made if need be; the file itself is not.
+    public func path(_ name: String) -> URL {
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url.appendingPathComponent(name)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

@@ -9,6 +9,7 @@ stdin closes, so the test process that started it takes it down with it.
     python3 serve.py 98 25      # and PAGE_SIZE = 25: every list paged unless asked otherwise
 """
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -19,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import django
 from django.conf import settings
 
-database = os.path.join(tempfile.mkdtemp(prefix="monorail-django-"), "db.sqlite3")
+folder = tempfile.mkdtemp(prefix="monorail-django-")
+database = os.path.join(folder, "db.sqlite3")
 settings.configure(
     DEBUG=False,
     SECRET_KEY="monorail-interop-tests",
@@ -68,3 +70,4 @@ print(server.server_port, flush=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 sys.stdin.read()  # returns when the parent closes the pipe or exits
 server.shutdown()
+shutil.rmtree(folder, ignore_errors=True)

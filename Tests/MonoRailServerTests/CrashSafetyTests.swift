@@ -14,6 +14,8 @@ import Testing
 /// acknowledged is there when it comes back.
 @Suite("Reference server: crash safety", .timeLimit(.minutes(5)))
 struct CrashSafetyTests {
+    let files = TemporaryDirectory()
+
     /// `swift build --build-tests` (and `swift test`) put the `monorail` executable next to the test bundle.
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("monorail")
@@ -43,9 +45,7 @@ struct CrashSafetyTests {
     func killed() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the monorail executable first")
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "monorail-crash-\(UUID().uuidString).sqlite"
-        ).path
+        let database = files.path("crash.sqlite").path
         var acknowledged: [Int] = []
         do {
             let (process, client) = try await launch(database: database)
@@ -72,8 +72,7 @@ extension CrashSafetyTests {
     func schemaOption() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the monorail executable first")
-        let schema = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "monorail-cli-\(UUID().uuidString).json")
+        let schema = files.path("schema.json")
         try Data(
             #"{"resources": [{"name": "person", "plural": "people", "fields": [{"name": "name", "type": "string"}]}], "seed": {"people": [{"name": "Grace"}]}}"#
                 .utf8

@@ -3,14 +3,17 @@ import Foundation
 import MonoRail
 import MonoRailAsyncHTTPClient
 import MonoRailServer
+import MonoRailTesting
 import NIOCore
 import TestServer
 import Testing
 
 @Suite("Reference server: schema files and storage", .timeLimit(.minutes(5)))
 struct SchemaAndStorageTests {
+    let files = TemporaryDirectory()
+
     func temporaryFile(_ name: String, _ contents: String? = nil) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)-\(name)")
+        let url = files.path(name)
         if let contents { try Data(contents.utf8).write(to: url) }
         return url
     }

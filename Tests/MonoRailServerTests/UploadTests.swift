@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailTesting
 import Testing
 
 /// Builds a multipart/form-data body by hand: the client's own multipart encoder is a later issue.
@@ -20,10 +21,11 @@ func multipartBody(boundary: String, parts: [(disposition: String, contentType: 
 
 @Suite("Reference server: uploads", .timeLimit(.minutes(5)))
 struct UploadTests {
+    let files = TemporaryDirectory()
+
     @Test("a multi-MB file streamed from disk is stored byte for byte, with its SHA-256")
     func largeUpload() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "monorail-up-\(UUID().uuidString)")
+        let directory = files.path("uploads")
         try await withServer(configuration: .init(uploadsDirectory: directory)) { _, client in
             var generator = SystemRandomNumberGenerator()
             var payload = Data(count: 6 * 1024 * 1024)
@@ -64,6 +66,36 @@ struct UploadTests {
             let permissions = try FileManager.default.attributesOfItem(atPath: stored.path)[.posixPermissions] as? Int
             #expect(permissions == 0o600)
         }
+    }
+
+    @Test("a server's own uploads folder goes when it stops; one it was given stays, and two servers share none")
+    func uploadsFolders() async throws {
+        func upload(to client: APIClient) async throws {
+            var form = MultipartFormData()
+            form.append(FileUpload(fileName: "a.bin", data: Data("abc".utf8)), name: "file")
+            let response = try await client.send(APIRequest(method: .post, path: "/uploads", body: .multipart(form)))
+            #expect(response.statusCode == 201)
+        }
+        func holdsFiles(_ folder: URL) -> Bool {
+            !((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).isEmpty
+        }
+        let defaults = ReferenceServer.Configuration()
+        var own: [URL] = []
+        for _ in 0..<2 {
+            try await withServer(configuration: defaults) { server, client in
+                try await upload(to: client)
+                #expect(holdsFiles(server.uploadsDirectory))
+                own.append(server.uploadsDirectory)
+            }
+        }
+        #expect(own.count == 2 && own[0] != own[1])
+        #expect(own.allSatisfy { !FileManager.default.fileExists(atPath: $0.path) })
+        let given = files.path("given")
+        try await withServer(configuration: .init(uploadsDirectory: given)) { server, client in
+            #expect(server.uploadsDirectory == given)
+            try await upload(to: client)
+        }
+        #expect(holdsFiles(given))
     }
 
     @Test("a quoted file name is read with its escapes")

@@ -6,8 +6,11 @@ import Testing
 
 @Suite("Downloads and the file cache")
 struct FileCacheTests {
-    static func directory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("monorail-cache-\(UUID().uuidString)")
+    let files = TemporaryDirectory()
+
+    /// A new directory, removed after the test.
+    func directory() -> URL {
+        files.path("cache-\(UUID().uuidString)")
     }
 
     // The fallback never applies: the name is a plain word.
@@ -40,7 +43,7 @@ struct FileCacheTests {
             }
             #expect(tooLarge?.code == .responseTooLarge)
 
-            let destination = Self.directory().appendingPathComponent("out/file.bin")
+            let destination = directory().appendingPathComponent("out/file.bin")
             let progress = ProgressLog()
             let first = try await api.download(
                 APIPath(verbatim: path), to: destination,
@@ -73,7 +76,7 @@ struct FileCacheTests {
 
     @Test("least recently used out first, within the size bound")
     func eviction() throws {
-        let cache = try FileCache(directory: Self.directory(), maxBytes: 1000)
+        let cache = try FileCache(directory: directory(), maxBytes: 1000)
         try cache.store(Data(repeating: 1, count: 400), for: Self.url("a"))
         try cache.store(Data(repeating: 2, count: 400), for: Self.url("b"))
         #expect(cache.data(for: Self.url("a")) == Data(repeating: 1, count: 400))  // a is now the newest
@@ -94,7 +97,7 @@ struct FileCacheTests {
 
     @Test("entries, ETags and their order survive a restart; files are the owner's only")
     func restart() throws {
-        let directory = Self.directory()
+        let directory = self.directory()
         do {
             let cache = try FileCache(directory: directory, maxBytes: 10_000)
             try cache.store(Data("one".utf8), for: Self.url("1"), etag: "\"e1\"")
@@ -117,7 +120,7 @@ struct FileCacheTests {
 
     @Test("a corrupt index or file is ignored and replaced")
     func corruption() throws {
-        let directory = Self.directory()
+        let directory = self.directory()
         do {
             let cache = try FileCache(directory: directory, maxBytes: 10_000)
             try cache.store(Data("alpha".utf8), for: Self.url("a"))
@@ -131,7 +134,7 @@ struct FileCacheTests {
             #expect(cache.data(for: Self.url("b")) == Data("beta 2".utf8))
         }
         // An index naming a file outside the cache: the entry is dropped and the file left alone.
-        let outside = Self.directory()
+        let outside = self.directory()
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try Data("keep".utf8).write(to: outside.appendingPathComponent("victim"))
         let hostile =
@@ -150,7 +153,7 @@ struct FileCacheTests {
 
     @Test("concurrent readers and writers keep the cache whole")
     func concurrency() async throws {
-        let cache = try FileCache(directory: Self.directory(), maxBytes: 20_000)
+        let cache = try FileCache(directory: directory(), maxBytes: 20_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
@@ -181,7 +184,7 @@ struct FileCacheTests {
         try await withHarness { harness in
             let (api, first) = try await Self.upload(UploadModelTests.randomData(600), to: harness)
             let (_, second) = try await Self.upload(UploadModelTests.randomData(600), to: harness)
-            let directory = Self.directory()
+            let directory = self.directory()
             let cache = try FileCache(directory: directory, maxBytes: 1000)
             _ = try await cache.file(APIPath(verbatim: first), named: "train/1/photo", using: api)
             _ = try await cache.file(APIPath(verbatim: second), named: "train/2/photo", using: api)
@@ -203,11 +206,11 @@ struct FileCacheTests {
 
     @Test("revalidated with the ETag: a 304 keeps the cached copy")
     func revalidation() async throws {
-        let uploads = Self.directory()
+        let uploads = directory()
         try await withHarness(server: .init(uploadsDirectory: uploads)) { harness in
             let bytes = UploadModelTests.randomData(10_000)
             let (api, path) = try await Self.upload(bytes, to: harness)
-            let cache = try FileCache(directory: Self.directory(), maxBytes: 1 << 20)
+            let cache = try FileCache(directory: directory(), maxBytes: 1 << 20)
             harness.journal.reset()
             #expect(try await cache.data(from: APIPath(verbatim: path), using: api) == bytes)
             let url = try api.url(for: APIPath(verbatim: path))

@@ -100,6 +100,7 @@ struct ReadmeFormatTests {
             let reply = try await api.send(APIRequest(method: .post, path: "/uploads", body: .multipart(form))).json()
             let id = try #require(reply["uploads"]?[0]?["stored_as"]?.stringValue)
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-readme-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: root) }
             let destination = root.appendingPathComponent("x.bin")
             let cachesURL = root
             // README DOWNLOAD BEGIN

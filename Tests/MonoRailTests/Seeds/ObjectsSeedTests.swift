@@ -67,6 +67,8 @@ enum ObjectsSeed {
 
 @Suite("Objects' README, over MessagePack, against the reference server speaking Objects", .timeLimit(.minutes(5)))
 struct ObjectsSeedTests {
+    let files = TemporaryDirectory()
+
     /// - Parameters:
     ///   - destroy: The delete route, when not the preset's.
     ///   - session: Who is signed in; default always ``ObjectsSeed/SignedIn``.
@@ -224,7 +226,7 @@ struct ObjectsSeedTests {
         "file(name:url:): a user's image kept in the file cache, replaced when its URL changes, credentials for the API's origin only"
     )
     func perObjectFile() async throws {
-        let cache = try FileCache(directory: FileCacheTests.directory(), maxBytes: 1 << 20)
+        let cache = try FileCache(directory: files.path("files"), maxBytes: 1 << 20)
         // Another origin: a second server on another port, as a CDN would be.
         try await withHarness { cdn in
             try await withObjectsServer(fileCache: cache) { harness in
