@@ -50,6 +50,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let sideLoads: [(plural: String, loading: SideLoading)]
     /// The envelope rules of this model's responses.
     let locator: ResponseLocator
+    /// The roots a single record may sit under, and whether one is required.
+    let recordRoots: (roots: [String], shape: ResponseLocator.Shape, required: Bool)
 
     /// - Parameters:
     ///   - storeConfiguration: The store's configuration, before the model's own changes.
@@ -99,6 +101,12 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             }
         }
         sideLoads = Self.sideLoads(registered: configuration.models)
+        recordRoots =
+            switch configuration.conventions.responseRoot {
+            case .modelName: ([singular], .object, false)
+            case .fixed(let single, _): ([single], .any, true)
+            case .bare: ([], .any, false)
+            }
     }
 
     /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.
@@ -292,15 +300,6 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         /// The object around the main record(s), for side-loads; `nil` for a bare body.
         var container: [String: JSONValue]?
         var rootKey: String?
-    }
-
-    /// The roots a single record may sit under, and whether one is required.
-    var recordRoots: (roots: [String], shape: ResponseLocator.Shape, required: Bool) {
-        switch conventions.responseRoot {
-        case .modelName: ([singular], .object, false)
-        case .fixed(let single, _): ([single], .any, true)
-        case .bare: ([], .any, false)
-        }
     }
 
     /// The member that holds a list body's records, when they are not a bare array.
