@@ -15,7 +15,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let timeout: Duration?
     /// ``MonoRail/Configuration/offlineDeadline``.
     let offlineDeadline: Duration
-    /// The model's type name, for messages: asking `Model.resourceSchema` makes the whole schema.
+    /// The model's type name, for messages: read once, as `Model.resourceSchema` in code generic over
+    /// the model copies the whole schema out of its witness.
     let typeName: String
     let singular: String
     let plural: String
