@@ -106,7 +106,7 @@ enum JSONFuzz {
             return nil
         case .int, .uint, .double:
             guard let number = object as? NSNumber, let double = value.doubleValue else { return path }
-            if case .int(let int) = value, let exact = Int64(exactly: number.doubleValue), abs(int) < 1 << 53 {
+            if case .int(let int) = value, let exact = Int64(exactly: number.doubleValue), int.magnitude < 1 << 53 {
                 return exact == int ? nil : path
             }
             // Beyond 2^53 Foundation's Double and ours may round the digits differently.
