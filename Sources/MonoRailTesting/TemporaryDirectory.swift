@@ -12,7 +12,7 @@ public import Foundation
 ///
 /// - Throws: What `body` throws.
 public func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)")
+    let directory = newTemporaryURL()
     defer { try? FileManager.default.removeItem(at: directory) }
     return try await body(directory)
 }
@@ -32,7 +32,7 @@ public func withTemporaryDirectory<Result>(_ body: (URL) async throws -> Result)
 /// ```
 public final class TemporaryDirectory: Sendable {
     /// The directory; it exists once ``path(_:)`` was first asked.
-    public let url = FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)")
+    public let url = newTemporaryURL()
 
     /// Names a new directory; nothing is made until a path in it is asked for.
     public init() {}
@@ -46,4 +46,9 @@ public final class TemporaryDirectory: Sendable {
     deinit {
         try? FileManager.default.removeItem(at: url)
     }
+}
+
+/// A path under the temporary directory that no one else uses.
+private func newTemporaryURL() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("monorail-\(UUID().uuidString)")
 }

@@ -38,9 +38,7 @@ extension ModelSetup {
     /// The nesting limit of the reader a body of `contentType` is read with as a tree.
     private func maxDepth(for contentType: String?) -> Int {
         let decoder = client.responseDecoder
-        guard let contentType, !ResponseDecoder.isJSON(contentType), WireFormat.isMessagePack(contentType) else {
-            return decoder.parser.maxDepth
-        }
-        return decoder.messagePackReader.maxDepth
+        return WireFormat.ofResponse(contentType: contentType) == .messagePack
+            ? decoder.messagePackReader.maxDepth : decoder.parser.maxDepth
     }
 }

@@ -26,6 +26,14 @@ public enum WireFormat: Sendable, Hashable {
         }
     }
 
+    /// How a response body with this `Content-Type` is read: ``json`` (also when none is declared),
+    /// ``messagePack``, or `nil` for any other type. JSON, the common case, is recognised first, by
+    /// its prefix alone when it is written as most servers write it.
+    package static func ofResponse(contentType: String?) -> WireFormat? {
+        guard let contentType, !ResponseDecoder.isJSON(contentType) else { return .json }
+        return isMessagePack(contentType) ? .messagePack : nil
+    }
+
     /// Whether a `Content-Type` names MessagePack (`application/x-msgpack`, `application/msgpack`,
     /// `application/vnd.msgpack`).
     public static func isMessagePack(_ contentType: String) -> Bool {

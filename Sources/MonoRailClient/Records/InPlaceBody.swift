@@ -81,9 +81,8 @@ package enum InPlaceBody {
         _ data: Data, contentType: String?, maxDepth: Int, json: (JSONTextValue) -> InPlaceFound?,
         packed: (PackedValue) -> InPlaceFound?
     ) -> InPlaceFound? {
-        guard !data.isEmpty else { return nil }
-        if let contentType, !ResponseDecoder.isJSON(contentType) {
-            guard WireFormat.isMessagePack(contentType) else { return nil }
+        guard !data.isEmpty, let format = WireFormat.ofResponse(contentType: contentType) else { return nil }
+        if format == .messagePack {
             return data.withUnsafeBytes { bytes in
                 packed(PackedValue(bytes: bytes, offset: 0, maxDepth: maxDepth, depth: 0))
             }

@@ -58,21 +58,17 @@ public struct ResponseDecoder: Sendable {
     ///
     /// - Throws: ``APIError`` for any other content type, or an empty body.
     private func isMessagePack(_ body: Data, response: HTTPResponse?, request: HTTPRequest?) throws -> Bool {
-        // Each media type check runs once, and a JSON response, the common case, needs only the first.
-        var isPacked = false
-        if let contentType = response?.headerFields[.contentType], !Self.isJSON(contentType) {
-            guard WireFormat.isMessagePack(contentType) else {
-                throw APIError(
-                    .decodingFailed, "expected a JSON or MessagePack response, got \(contentType)",
-                    request: request, response: response, rawBody: body)
-            }
-            isPacked = true
+        let contentType = response?.headerFields[.contentType]
+        guard let format = WireFormat.ofResponse(contentType: contentType) else {
+            throw APIError(
+                .decodingFailed, "expected a JSON or MessagePack response, got \(contentType ?? "")",
+                request: request, response: response, rawBody: body)
         }
         guard !body.isEmpty else {
             throw APIError(
                 .decodingFailed, "the response body is empty", request: request, response: response, rawBody: body)
         }
-        return isPacked
+        return format == .messagePack
     }
 
     private func notJSON(_ error: any Error, _ body: Data, _ response: HTTPResponse?, _ request: HTTPRequest?)

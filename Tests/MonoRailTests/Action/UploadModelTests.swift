@@ -19,12 +19,8 @@ struct UploadModelTests {
         SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Where a test's files go; removed after it.
     let files = TemporaryDirectory()
-
-    /// A path for a file removed after the test.
-    func temporaryFile(_ name: String) -> URL {
-        files.path(name)
-    }
 
     @Test("a create answered by a record with no id merges into the instance (ApiModel's upload endpoint)")
     func answerWithoutID() async throws {
@@ -102,7 +98,7 @@ struct UploadModelTests {
     func streamedFromDisk() async throws {
         try await withHarness { harness in
             let bytes = Self.randomData(3 * 1024 * 1024 + 17)
-            let file = temporaryFile("big.bin")
+            let file = files.path("big.bin")
             try bytes.write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let conductor = PhotoConductor()
@@ -128,7 +124,7 @@ struct UploadModelTests {
     func pythonParser() async throws {
         let inMemory = Self.randomData(3000)
         let onDisk = Self.randomData(200_000)
-        let file = temporaryFile("disk.bin")
+        let file = files.path("disk.bin")
         try onDisk.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var form = MultipartFormData()
@@ -136,7 +132,7 @@ struct UploadModelTests {
         form.append(FileUpload(fileName: #"a "quoted" näme.txt"#, data: inMemory), name: "train[photo]")
         form.append(try FileUpload(fileURL: file, fileName: "東京 report.pdf", mimeType: "application/pdf"), name: "doc")
         form.append("", name: "empty")
-        let bodyFile = temporaryFile("body")
+        let bodyFile = files.path("body")
         #expect(FileManager.default.createFile(atPath: bodyFile.path, contents: nil))
         defer { try? FileManager.default.removeItem(at: bodyFile) }
         let handle = try FileHandle(forWritingTo: bodyFile)
@@ -192,7 +188,7 @@ struct UploadModelTests {
 
     @Test("a 100 MB upload streams from disk: memory stays far below its size")
     func hundredMegabytes() async throws {
-        let file = temporaryFile("100mb.bin")
+        let file = files.path("100mb.bin")
         #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
         defer { try? FileManager.default.removeItem(at: file) }
         let writer = try FileHandle(forWritingTo: file)
@@ -243,7 +239,7 @@ struct UploadModelTests {
         #expect(reply[0]?["size"]?.intValue == 100 << 20)
         #expect(reply[0]?["content_type"] == "application/x-big")
         // The same command with a 3-byte file is the baseline: the runtime and its libraries.
-        let small = temporaryFile("small.bin")
+        let small = files.path("small.bin")
         try Data("abc".utf8).write(to: small)
         defer { try? FileManager.default.removeItem(at: small) }
         let baseline = try peak(try await upload(small))
