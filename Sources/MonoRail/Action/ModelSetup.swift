@@ -303,12 +303,13 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         var rootKey: String?
     }
 
-    /// The member that holds a list body's records, when they are not a bare array.
-    var listKey: String {
+    /// The members that may hold a list body's records, when they are not a bare array: DRF's
+    /// `results` and fastapi-pagination's `items` for bare bodies.
+    var listKeys: [String] {
         switch conventions.responseRoot {
-        case .modelName: plural
-        case .fixed(_, let list): list
-        case .bare: "results"
+        case .modelName: [plural]
+        case .fixed(_, let list): [list]
+        case .bare: ["results", "items"]
         }
     }
 
@@ -321,7 +322,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// The list of records in a response and the path of the list.
     func records(in response: APIResponse) throws -> Located<[JSONValue]> {
-        let found = try locate(response, roots: [listKey], shape: .array, requiresRoot: false)
+        let found = try locate(response, roots: listKeys, shape: .array, requiresRoot: false)
         return Located(
             main: found.value.arrayValue ?? [], path: found.path, container: found.container, rootKey: found.root)
     }

@@ -59,11 +59,25 @@ public struct Paging: Sendable, Hashable {
     public static let rails = Paging(style: .pageNumbers(page: "page", size: "per_page"))
 
     /// Django REST framework: `page`/`page_size` and the `{"count", "next", "previous", "results"}`
-    /// envelope; for `LimitOffsetPagination`, set ``style`` to `.offsets(limit: "limit", offset:
-    /// "offset")`.
+    /// envelope (an `X-Total-Count` header field is read too, for lists without it); for
+    /// `LimitOffsetPagination`, set ``style`` to `.offsets(limit: "limit", offset: "offset")`.
     public static let djangoREST = Paging(
-        style: .pageNumbers(page: "page", size: "page_size"), totalCountHeader: nil, totalCountKey: "count",
-        nextKey: "next")
+        style: .pageNumbers(page: "page", size: "page_size"), totalCountKey: "count", nextKey: "next")
+
+    /// FastAPI's usual hand-written paging: `limit`/`offset` parameters, the total in `X-Total-Count`
+    /// — or in the `"total"` of fastapi-pagination's `LimitOffsetPage` envelope,
+    /// `{"items", "total", "limit", "offset"}`.
+    public static let fastAPI = Paging(style: .offsets(limit: "limit", offset: "offset"), totalCountKey: "total")
+
+    /// fastapi-pagination's default `Page`: `page`/`size` parameters and the
+    /// `{"items", "total", "page", "size", "pages"}` envelope.
+    ///
+    /// ```swift
+    /// $0.conventions = .fastAPI
+    /// $0.conventions.paging = .fastAPIPagination
+    /// ```
+    public static let fastAPIPagination = Paging(
+        style: .pageNumbers(page: "page", size: "size"), totalCountKey: "total")
 }
 
 /// How a server family writes a live query's `IN` and range conditions as query parameters.

@@ -17,7 +17,8 @@ public struct ServerConventions: Sendable {
         case modelName
         /// Fixed keys for every model (Objects: `{"object": …}`, `{"objects": […]}`).
         case fixed(single: String, list: String)
-        /// Bare records and arrays; a paginated `{"results": […]}` list is also recognised.
+        /// Bare records and arrays; a paginated list's records are also found under `results`
+        /// (DRF) or `items` (fastapi-pagination).
         case bare
     }
 
@@ -111,6 +112,25 @@ public struct ServerConventions: Sendable {
         django.orderParameter = "ordering"
         django.paging = .djangoREST
         return django
+    }()
+
+    /// FastAPI, and the "bare JSON" services written like it (Express, NestJS, Spring, Go): bare
+    /// bodies both ways, paths without trailing slashes (`/books/1`), updates as `PATCH` with only
+    /// the changed fields, `limit`/`offset` pages with the total in `X-Total-Count` or a
+    /// fastapi-pagination envelope (``Paging/fastAPI``), 422 validation errors in FastAPI's
+    /// `{"detail": [{"loc", "msg"}]}` (read under every preset), and filters as `field=value`, with
+    /// `IN` and ranges as fastapi-filter's lookups (`year__gte=1900`).
+    ///
+    /// FastAPI has no ordering convention, so a query sorts its records itself
+    /// (``orderParameter`` is `nil`); set it to the parameter your API reads. For an API that
+    /// replaces records with `PUT`, set ``updateMethod`` to `.put` and ``sendsOnlyChanges`` to `false`.
+    public static let fastAPI: ServerConventions = {
+        var fastAPI = ServerConventions(
+            updateMethod: .patch, sendsOnlyChanges: true, wrapsRequestBody: false, responseRoot: .bare)
+        fastAPI.filterStyle = .lookups
+        fastAPI.orderParameter = nil
+        fastAPI.paging = .fastAPI
+        return fastAPI
     }()
 
     /// Objects: MessagePack both ways; singular paths; a push (`POST /train/`) creates a record

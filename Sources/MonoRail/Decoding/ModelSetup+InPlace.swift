@@ -12,7 +12,7 @@ extension ModelSetup {
         guard
             let found = InPlaceBody.list(
                 in: response.body, contentType: contentType, maxDepth: maxDepth(for: contentType), locator: locator,
-                listKey: listKey, typeName: typeName, reader: collector),
+                listKeys: listKeys, typeName: typeName, reader: collector),
             (try? RecordPatch.requireDistinctIDs(collector.patches, at: found.path, rising: collector.rising)) != nil
         else { return nil }
         return Located(main: collector.patches, path: found.path, container: found.container, rootKey: found.root)

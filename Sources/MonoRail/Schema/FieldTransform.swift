@@ -131,6 +131,16 @@ extension FieldTransform where Self == DateTransform {
 
     /// Dates in any of several formats, tried in order.
     public static func date(formats: [DateFormat]) -> DateTransform { DateTransform(formats: formats) }
+
+    /// A calendar date, written as `1968-11-01` (OpenAPI's `format: date`); read from a date alone or
+    /// any default format.
+    ///
+    /// ```swift
+    /// @Field(transform: .dateOnly) var published: Date?
+    /// ```
+    public static var dateOnly: DateTransform {
+        DateTransform(formats: [.dateOnly] + DateFormat.defaults.filter { $0 != .dateOnly })
+    }
 }
 
 extension FieldTransform where Self == URLTransform {

@@ -13,8 +13,10 @@ extension APIClient {
     /// A `304 Not Modified` answering a request sent with `If-None-Match` or `If-Modified-Since` is
     /// returned, not thrown.
     ///
-    /// - Throws: ``APIError``: ``APIError/Code/httpStatus`` for a non-2xx status,
-    ///   ``APIError/Code/validationFailed`` for a 422 with validation messages, or a transport code.
+    /// - Throws: ``APIError``: ``APIError/Code/unauthorized`` for a 401, ``APIError/Code/forbidden``
+    ///   for a 403, ``APIError/Code/httpStatus`` for another non-2xx status (each with the server's
+    ///   reason in its message when the body gives one), ``APIError/Code/validationFailed`` for a 422
+    ///   with validation messages, or a transport code.
     public func send(_ request: APIRequest) async throws -> APIResponse {
         var head: HTTPRequest?
         do {
@@ -130,8 +132,15 @@ extension APIClient {
                     parsedBody: parsed)
             }
         }
+        let code: APIError.Code =
+            switch status.code {
+            case 401: .unauthorized
+            case 403: .forbidden
+            default: .httpStatus
+            }
+        let told = parsed.flatMap(APIError.reason(in:)).map { ": \($0)" } ?? ""
         throw APIError(
-            .httpStatus, "the server answered \(status.code) \(reason)",
+            code, "the server answered \(status.code) \(reason)\(told)",
             request: result.request, response: result.response, rawBody: result.body, parsedBody: parsed)
     }
 

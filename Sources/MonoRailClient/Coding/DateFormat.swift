@@ -10,6 +10,8 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     enum Kind: Hashable, Sendable {
         case iso8601(fraction: FractionRule)
         case rails
+        case dateOnly
+        case withoutTimeZone
         case pattern(String)
     }
 
@@ -23,14 +25,24 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     public static let iso8601WithFractionalSeconds = DateFormat(kind: .iso8601(fraction: .required))
     /// Rails' `yyyy-MM-dd'T'HH:mm:ss.SSSZ`, for example `2015-12-30T18:12:33.000-0500`.
     public static let rails = DateFormat(kind: .rails)
+    /// A calendar date alone, `1968-11-01` (OpenAPI's `format: date`, Pydantic's and Django's
+    /// `date`), read as its midnight in UTC and written as the UTC day.
+    public static let dateOnly = DateFormat(kind: .dateOnly)
+    /// A date-time with no offset, `2015-12-30T12:12:33` or `2015-12-30T12:12:33.123456`, as
+    /// Pydantic and Django write a naive `datetime`: read as UTC, since nothing says otherwise, and
+    /// written in UTC with milliseconds and without an offset.
+    public static let withoutTimeZone = DateFormat(kind: .withoutTimeZone)
 
     /// A Unicode date pattern such as `"yyyy-MM-dd"`, read in UTC with the POSIX locale.
     public static func custom(_ pattern: String) -> DateFormat {
         DateFormat(kind: .pattern(pattern))
     }
 
-    /// The formats tried by default, in order.
-    public static let defaults: [DateFormat] = [.iso8601WithFractionalSeconds, .iso8601, .rails]
+    /// The formats tried by default, in order: ISO 8601 with and without fractional seconds, Rails',
+    /// a date alone and a date-time without an offset.
+    public static let defaults: [DateFormat] = [
+        .iso8601WithFractionalSeconds, .iso8601, .rails, .dateOnly, .withoutTimeZone,
+    ]
 
     /// The dates MonoRail reads and writes: from 0000-01-01T00:00:00Z up to, not including,
     /// 10000-01-01T00:00:00Z — the years a four-digit ISO 8601 year can write back.
@@ -59,6 +71,8 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
         case .iso8601(.forbidden): "ISO 8601"
         case .iso8601(.required): "ISO 8601 with fractional seconds"
         case .rails: "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
+        case .dateOnly: "yyyy-MM-dd"
+        case .withoutTimeZone: "ISO 8601 without an offset (UTC)"
         case .pattern(let pattern): pattern
         }
     }
@@ -79,13 +93,22 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     private func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         switch kind {
         case .iso8601(let fraction):
-            guard let parsed = ISO8601Parser.parse(bytes: text), (parsed.fractionDigits > 0) == (fraction == .required)
+            guard let parsed = ISO8601Parser.parse(bytes: text), parsed.offsetStyle != nil,
+                (parsed.fractionDigits > 0) == (fraction == .required)
             else { return nil }
             return parsed.date
         case .rails:
             guard let parsed = ISO8601Parser.parse(bytes: text), parsed.fractionDigits == 3,
-                parsed.offsetStyle != .colon
+                let offset = parsed.offsetStyle, offset != .colon
             else { return nil }
+            return parsed.date
+        case .dateOnly:
+            guard let parsed = ISO8601Parser.parse(bytes: text), !parsed.hasTime else { return nil }
+            return parsed.date
+        case .withoutTimeZone:
+            guard let parsed = ISO8601Parser.parse(bytes: text), parsed.hasTime, parsed.offsetStyle == nil else {
+                return nil
+            }
             return parsed.date
         case .pattern(let pattern):
             // The formatter reads the POSIX locale's ASCII names only, and Foundation's
@@ -100,9 +123,13 @@ public struct DateFormat: Sendable, Hashable, CustomStringConvertible {
     public func string(from date: Date) -> String {
         switch kind {
         case .iso8601(let fraction):
-            ISO8601Parser.format(date, milliseconds: fraction == .required, railsOffset: false)
+            ISO8601Parser.format(date, milliseconds: fraction == .required, offset: .zulu)
         case .rails:
-            ISO8601Parser.format(date, milliseconds: true, railsOffset: true)
+            ISO8601Parser.format(date, milliseconds: true, offset: .compact)
+        case .dateOnly:
+            ISO8601Parser.format(date, milliseconds: false, offset: .dateOnly)
+        case .withoutTimeZone:
+            ISO8601Parser.format(date, milliseconds: true, offset: .none)
         case .pattern(let pattern):
             PatternFormatters.shared.withFormatter(pattern) { $0.string(from: date) }
         }

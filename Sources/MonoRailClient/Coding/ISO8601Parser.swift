@@ -1,14 +1,17 @@
 import Foundation
 
 /// A fast, allocation-free reader and writer for the ISO 8601 profile APIs use:
-/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM|±HH)`.
+/// `YYYY-MM-DD[THH:MM:SS[.fraction][Z|±HH:MM|±HHMM|±HH]]`.
 enum ISO8601Parser {
     enum OffsetStyle { case zulu, colon, compact, hoursOnly }
 
     struct Parsed {
         var date: Date
+        /// Whether a time of day followed the date; a date alone is read as its midnight in UTC.
+        var hasTime: Bool
         var fractionDigits: Int
-        var offsetStyle: OffsetStyle
+        /// How the offset from UTC was written, or `nil` when there was none (read as UTC).
+        var offsetStyle: OffsetStyle?
     }
 
     static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Parsed? {
@@ -30,15 +33,20 @@ enum ISO8601Parser {
             return true
         }
         guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2),
-            index < bytes.count, bytes[index] == 0x54 || bytes[index] == 0x74 || bytes[index] == 0x20
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        if index == bytes.count {
+            return Parsed(
+                date: Date(timeIntervalSince1970: Double(days * 86_400)), hasTime: false, fractionDigits: 0,
+                offsetStyle: nil)
+        }
+        guard bytes[index] == 0x54 || bytes[index] == 0x74 || bytes[index] == 0x20 else { return nil }
         index += 1
         guard let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2) else {
             return nil
         }
-        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60,
-            second < 61
-        else { return nil }
+        guard hour < 24, minute < 60, second < 61 else { return nil }
         var fraction = 0.0
         var fractionDigits = 0
         if expect(0x2E) {
@@ -51,10 +59,11 @@ enum ISO8601Parser {
             }
             guard fractionDigits > 0 else { return nil }
         }
-        guard index < bytes.count else { return nil }
         var offsetSeconds = 0
-        let style: OffsetStyle
-        switch bytes[index] {
+        let style: OffsetStyle?
+        switch index < bytes.count ? bytes[index] : nil {
+        case nil:
+            style = nil
         case 0x5A, 0x7A:
             index += 1
             style = .zulu
@@ -80,10 +89,9 @@ enum ISO8601Parser {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return Parsed(
-            date: Date(timeIntervalSince1970: Double(seconds) + fraction),
+            date: Date(timeIntervalSince1970: Double(seconds) + fraction), hasTime: true,
             fractionDigits: fractionDigits,
             offsetStyle: style)
     }
@@ -91,7 +99,7 @@ enum ISO8601Parser {
     /// Writes `date`, clamped into ``DateFormat/supportedRange``: decoders never produce a date
     /// outside it and encoders refuse one, so clamping only keeps a direct
     /// ``DateFormat/string(from:)`` from trapping on an infinite or far-off date.
-    static func format(_ date: Date, milliseconds: Bool, railsOffset: Bool) -> String {
+    static func format(_ date: Date, milliseconds: Bool, offset: WrittenOffset) -> String {
         let lowest = DateFormat.supportedRange.lowerBound.timeIntervalSince1970
         let end = Int(DateFormat.supportedRange.upperBound.timeIntervalSince1970)
         // Written so that NaN takes the lower bound.
@@ -114,12 +122,21 @@ enum ISO8601Parser {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
-        text += "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2))"
+        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        if offset == .dateOnly { return text }
+        text += "T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2))"
         if milliseconds { text += ".\(pad(millis, 3))" }
-        text += railsOffset ? "+0000" : "Z"
+        switch offset {
+        case .zulu: text += "Z"
+        case .compact: text += "+0000"
+        case .none, .dateOnly: break
+        }
         return text
     }
+
+    /// What follows the seconds when a date is written: `Z`, Rails' `+0000`, nothing (a date-time
+    /// without an offset, in UTC), or no time at all.
+    enum WrittenOffset { case zulu, compact, none, dateOnly }
 
     private static func isLeap(_ year: Int) -> Bool {
         (year % 4 == 0 && year % 100 != 0) || year % 400 == 0

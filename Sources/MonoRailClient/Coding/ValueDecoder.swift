@@ -299,7 +299,9 @@ final class ValueDecoderImpl: Decoder {
         case .uint(let uint): return Decimal(uint)
         // The shortest round-tripping description keeps "46.8" as 46.8 rather than 46.799999….
         case .double(let double): text = double.description
-        case .string(let string) where context.isLenient: text = string.trimmingCharacters(in: .whitespaces)
+        // A decimal travels as a string wherever exactness matters (Pydantic, DRF's DecimalField,
+        // MessagePack here): read in full, as MessagePack's is, with spaces around it only when lenient.
+        case .string(let string): text = context.isLenient ? string.trimmingCharacters(in: .whitespaces) : string
         default: throw mismatch(Decimal.self, value, path)
         }
         guard let decimal = Decimal(exactly: text) else {

@@ -14,6 +14,7 @@ public import HTTPTypes
 /// } catch let error as APIError {
 ///     switch error.code {
 ///     case .httpStatus where error.statusCode == 404: print("gone")
+///     case .unauthorized: showSignIn()
 ///     case .validationFailed: print(error.errors.fullMessages)
 ///     case .timedOut, .cannotConnect: print("offline?")
 ///     default: print(error.message)
@@ -24,7 +25,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     /// What kind of failure this is. New codes may be added without breaking callers.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
-            case httpStatus, validationFailed, decodingFailed, encodingFailed
+            case httpStatus, unauthorized, forbidden, validationFailed, decodingFailed, encodingFailed
             case timedOut, cannotConnect, cancelled, connectionClosed, responseTooLarge, invalidRequest, invalidResponse
             case transport
             case inconsistentResponse, notPersisted, notCached, dependencyRejected, tooManyPages, invalidConfiguration
@@ -38,8 +39,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
             self.value = value
         }
 
-        /// The server answered with a status that is not a success.
+        /// The server answered with a status that is not a success, and not one of those below.
         public static let httpStatus = Code(.httpStatus)
+        /// The server answered `401 Unauthorized`: no credentials, or credentials it no longer
+        /// takes — after the configured authentication refreshed its token and tried again, or
+        /// could not refresh it. The server's reason, when it gave one, ends the ``APIError/message``.
+        public static let unauthorized = Code(.unauthorized)
+        /// The server answered `403 Forbidden`: it knows who asks and refuses them this.
+        public static let forbidden = Code(.forbidden)
         /// The server rejected the record; see ``APIError/errors``.
         public static let validationFailed = Code(.validationFailed)
         /// The response could not be read as the requested type; see ``APIError/decodingFailure``.

@@ -12,8 +12,11 @@ import Foundation
 /// ```
 ///
 /// Recognised shapes: Rails `{"errors": {"company": ["can't be blank"]}}`, Django REST framework's bare
-/// `{"company": ["This field is required."]}`, ApiModel's `{"train": {"errors": {…}}}`, and an array of
-/// messages `{"errors": ["…"]}`, which are filed under ``baseField``.
+/// `{"company": ["This field is required."]}`, ApiModel's `{"train": {"errors": {…}}}`, an array of
+/// messages `{"errors": ["…"]}`, which are filed under ``baseField``, and FastAPI's (Pydantic's)
+/// `{"detail": [{"loc": ["body", "title"], "msg": "Field required"}]}`, keyed by `loc` without its
+/// `body`/`query`/`path`/`header`/`cookie` part, a nested `loc` as a dotted path (`author.name`,
+/// `tags.0`).
 public struct ValidationErrors: Sendable, Hashable, Sequence {
     /// The field name for messages about the record as a whole (Rails' `base`).
     public static let baseField = "base"
@@ -108,6 +111,9 @@ extension ValidationErrors {
         -> ValidationErrors?
     {
         guard case .object(let object) = body else { return nil }
+        if case .array(let details)? = object["detail"], let parsed = fromDetails(details) {
+            return parsed
+        }
         if let errors = object["errors"], let parsed = fromErrorsValue(errors) {
             return parsed
         }
@@ -123,6 +129,30 @@ extension ValidationErrors {
             return fromFieldMap(object)
         }
         return nil
+    }
+
+    /// The parts of a Pydantic `loc` that say where the value came from rather than which field it is.
+    private static let locationParts: Set<String> = ["body", "query", "path", "header", "cookie"]
+
+    /// FastAPI's `[{"loc": [...], "msg": "...", "type": "..."}]`; `nil` unless every item has both.
+    private static func fromDetails(_ details: [JSONValue]) -> ValidationErrors? {
+        var fields: [(field: String, messages: [String])] = []
+        for detail in details {
+            guard case .array(let loc)? = detail["loc"], let message = detail["msg"]?.stringValue else { return nil }
+            var parts = loc.compactMap { part -> String? in
+                if let name = part.stringValue { return name }
+                return part.intValue.map { String($0) }
+            }
+            guard parts.count == loc.count else { return nil }
+            if let first = parts.first, locationParts.contains(first) { parts.removeFirst() }
+            let field = parts.isEmpty ? baseField : parts.joined(separator: ".")
+            if let index = fields.firstIndex(where: { $0.field == field }) {
+                fields[index].messages.append(message)
+            } else {
+                fields.append((field, [message]))
+            }
+        }
+        return fields.isEmpty ? nil : ValidationErrors(fields)
     }
 
     private static func fromErrorsValue(_ value: JSONValue) -> ValidationErrors? {

@@ -10,10 +10,11 @@ package import Foundation
 /// a record the reader leaves to its tree). The caller then drops what the reader kept and reads
 /// the body as a tree, which decides and reports exactly as for any other body.
 package enum InPlaceBody {
-    /// The list of a JSON or MessagePack body: a bare array, or the array under `listKey`, below
-    /// the locator's namespace. A record not read in place is read from its tree.
+    /// The list of a JSON or MessagePack body: a bare array, or the array under the first of
+    /// `listKeys` that holds one, below the locator's namespace. A record not read in place is read
+    /// from its tree.
     package static func list(
-        in body: Data, contentType: String?, maxDepth: Int, locator: ResponseLocator, listKey: String,
+        in body: Data, contentType: String?, maxDepth: Int, locator: ResponseLocator, listKeys: [String],
         typeName: String, reader: some RecordReader
     ) -> InPlaceFound? {
         func list(_ list: some InPlaceValue, path: String) throws -> Int {
@@ -25,11 +26,11 @@ package enum InPlaceBody {
         // value, each member and element it walks would cost a type metadata look-up.
         return withValue(body, contentType: contentType, maxDepth: maxDepth) { (whole: JSONTextValue) in
             try? read(
-                whole, locator: locator, roots: [listKey], shape: .array, required: false, typeName: typeName,
+                whole, locator: locator, roots: listKeys, shape: .array, required: false, typeName: typeName,
                 main: list)
         } packed: { (whole: PackedValue) in
             try? read(
-                whole, locator: locator, roots: [listKey], shape: .array, required: false, typeName: typeName,
+                whole, locator: locator, roots: listKeys, shape: .array, required: false, typeName: typeName,
                 main: list)
         }
     }

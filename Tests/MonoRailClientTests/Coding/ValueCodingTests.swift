@@ -166,6 +166,29 @@ struct ValueCodingTests {
                 == "2015-12-30T12:12:33.250+0000")
     }
 
+    @Test("a date alone and a date-time without an offset decode by default, as UTC; each format keeps to its own")
+    func datesAsAPIsSendThem() throws {
+        let decoder = ValueDecoder()
+        #expect(try decoder.decode(Date.self, from: "1968-11-01").timeIntervalSince1970 == -36_806_400)
+        #expect(try decoder.decode(Date.self, from: "0000-01-01") == DateFormat.supportedRange.lowerBound)
+        #expect(try decoder.decode(Date.self, from: "2024-05-06T07:08:09").timeIntervalSince1970 == 1_714_979_289)
+        let micro = try decoder.decode(Date.self, from: "2024-05-06T07:08:09.123456")
+        #expect(abs(micro.timeIntervalSince1970 - 1_714_979_289.123456) < 0.000_001)
+        for bad: JSONValue in ["1968-11-31", "1968-13-01", "1968-11-1", "1968-11-01T", "1968-11-01 ", "68-11-01"] {
+            #expect(throws: DecodingError.self, "\(bad)") { try decoder.decode(Date.self, from: bad) }
+        }
+        #expect(DateFormat.dateOnly.date(from: "2024-05-06T07:08:09Z") == nil)
+        #expect(DateFormat.withoutTimeZone.date(from: "2024-05-06T07:08:09Z") == nil)
+        #expect(DateFormat.withoutTimeZone.date(from: "2024-05-06") == nil)
+        #expect(DateFormat.iso8601.date(from: "2024-05-06T07:08:09") == nil)
+        #expect(DateFormat.iso8601.date(from: "2024-05-06") == nil)
+        #expect(DateFormat.rails.date(from: "2024-05-06T07:08:09.000") == nil)
+        let date = Date(timeIntervalSince1970: 1_714_979_289.25)
+        #expect(DateFormat.dateOnly.string(from: date) == "2024-05-06")
+        #expect(DateFormat.withoutTimeZone.string(from: date) == "2024-05-06T07:08:09.250")
+        #expect(DateFormat.dateOnly.string(from: Date(timeIntervalSince1970: -1)) == "1969-12-31")
+    }
+
     @Test("a decoding error names the wire key and the JSON path")
     func errorPath() throws {
         let json = #"{"trains": [{"id": 1, "company": "DB", "number_of_cars": "many"}]}"#
@@ -272,13 +295,17 @@ struct ValueCodingTests {
         #expect(RetryPolicy.retryAfterDelay("Wed, 21 Oct 2015 07:28:00 GMT" + hostile, now: Date()) == nil)
     }
 
-    @Test("a lenient Decimal takes a whole number string, not its prefix")
+    @Test("a Decimal takes a whole number string (Pydantic's and DRF's), not its prefix; spaces only when lenient")
     func decimalStrings() throws {
         let lenient = ValueDecoder(options: CodingOptions(coercion: .lenient))
+        let strict = ValueDecoder()
         #expect(try lenient.decode(Decimal.self, from: " 12.50 ") == Decimal(string: "12.5"))
         #expect(try lenient.decode(Decimal.self, from: "-1e3") == -1000)
+        #expect(try strict.decode(Decimal.self, from: "12.50") == Decimal(string: "12.5"))
+        #expect(throws: DecodingError.self) { try strict.decode(Decimal.self, from: " 12.50 ") }
         for bad: JSONValue in ["12abc", "-", "1,5", "0x10", "1e", "1e5x", "", "NaN", "1e200"] {
             #expect(throws: DecodingError.self, "\(bad)") { try lenient.decode(Decimal.self, from: bad) }
+            #expect(throws: DecodingError.self, "\(bad)") { try strict.decode(Decimal.self, from: bad) }
         }
     }
 

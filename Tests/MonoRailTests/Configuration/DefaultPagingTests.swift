@@ -141,7 +141,7 @@ struct DefaultPagingTests {
 
     @Test("Django REST framework with PAGE_SIZE: get() prunes nothing; getAll() prunes exactly the deleted")
     func django() async throws {
-        let server = try await DjangoServer.start(extraTrains: 98, pageSize: 25)
+        let server = try await PythonServer.django(extraTrains: 98, pageSize: 25)
         defer { server.stop() }
         var configuration = MonoRail.Configuration.testing(server.baseURL)
         configuration.conventions = .djangoREST
@@ -167,7 +167,7 @@ struct DefaultPagingTests {
             let answer = try await Train.response(in: harness.store)
             #expect(answer.extent == .whole)
         }
-        let server = try await DjangoServer.start()
+        let server = try await PythonServer.django()
         defer { server.stop() }
         var configuration = MonoRail.Configuration.testing(server.baseURL)
         configuration.conventions = .djangoREST

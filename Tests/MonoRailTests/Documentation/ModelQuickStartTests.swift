@@ -99,7 +99,7 @@ struct ModelQuickStartTests {
 
     @Test("runs against Django REST framework with the .djangoREST preset")
     func django() async throws {
-        let server = try await DjangoServer.start()
+        let server = try await PythonServer.django()
         defer { server.stop() }
         MonoRail.configure { $0 = MonoRail.Configuration(conventions: .djangoREST, retryPolicy: .none) }
         let output = try await quickStart(apiRootURL: server.baseURL)

@@ -10,7 +10,7 @@ struct DjangoInteropTests {
         extraTrains: Int = 0, configure: (inout MonoRail.Configuration) -> Void = { _ in },
         _ body: (ResourceStore) async throws -> Void
     ) async throws {
-        let server = try await DjangoServer.start(extraTrains: extraTrains)
+        let server = try await PythonServer.django(extraTrains: extraTrains)
         defer { server.stop() }
         var configuration = MonoRail.Configuration.testing(server.baseURL)
         configuration.conventions = .djangoREST
