@@ -2,6 +2,7 @@ import Foundation
 import MonoRail
 import MonoRailServer
 import MonoRailTesting
+import Observation
 import TestModels
 import TestServer
 import Testing
@@ -42,6 +43,42 @@ struct RelationshipTests {
             let other = try await Seed.Car.get(id: 3, in: harness.store)
             _ = try await other.$train.load()
             #expect(harness.journal.count == count + 1)  // only the car's own GET
+        }
+    }
+
+    @Test("a reference's raw id reads with no request and no live target; observed as the reference is")
+    func referenceIDs() async throws {
+        try await withHarness { harness in
+            let cars = try await Seed.Car.get(in: harness.store)
+            let before = harness.journal.count
+            let grouped = Dictionary(grouping: cars) { $0.$train.id }
+            #expect(grouped.mapValues { $0.compactMap(\.id).count } == [ResourceID(1): 2, ResourceID(2): 1])
+            #expect(cars.allSatisfy { $0.train == nil })
+            #expect(harness.store.instance(of: Seed.Train.self, id: 1) == nil)
+            #expect(harness.journal.count == before)
+
+            let car = try #require(cars.first)
+            let changed = Locked(false)
+            withObservationTracking {
+                _ = car.$train.id
+            } onChange: {
+                changed.withLock { $0 = true }
+            }
+            let other = try await Seed.Train.get(id: 2, in: harness.store)
+            car.train = other
+            #expect(changed.withLock { $0 })
+            #expect(car.$train.id == 2)
+            car.train = nil
+            #expect(car.$train.id == nil)
+
+            let yard = Yard()
+            let trains = try await Seed.Train.get(in: harness.store)
+            yard.trains = trains
+            #expect(yard.$trains.ids == trains.compactMap(\.id))
+            // A @Has(.many): the ids of the live cars naming the train; car 1 was moved away above.
+            let train = try #require(trains.first)
+            #expect(train.$cars.ids == [2])
+            #expect(train.$cars.ids == train.cars.compactMap(\.id))
         }
     }
 
