@@ -27,6 +27,9 @@ public struct ReferenceServer: Sendable {
         public var envelope: ServerEnvelope
         /// When set, every request needs `Authorization: Bearer <token>`; others get 401.
         public var bearerToken: String?
+        /// When set, every request needs an access token this issuer handed out at
+        /// `POST /oauth/token` and that has not expired; others get 401. Default `nil`.
+        public var expiringTokens: TokenIssuer?
         /// Latency, failures and dropped connections for client tests; all off by default.
         public var faults: FaultInjection
         /// Answers CORS preflights and adds `Access-Control-Allow-Origin: *`; off by default.
@@ -48,8 +51,10 @@ public struct ReferenceServer: Sendable {
             host: String = "127.0.0.1", port: Int = 3000, databasePath: String = ":memory:",
             maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil, envelope: ServerEnvelope = .rails,
             bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false,
-            uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30, defaultPageSize: Int? = nil
+            uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30, defaultPageSize: Int? = nil,
+            expiringTokens: TokenIssuer? = nil
         ) {
+            self.expiringTokens = expiringTokens
             self.defaultPageSize = defaultPageSize.map { max(1, $0) }
             self.uploadsDirectory = uploadsDirectory ?? Self.newUploadsDirectory()
             self.defaultUploadsDirectory = uploadsDirectory == nil ? self.uploadsDirectory : nil
@@ -115,6 +120,9 @@ public struct ReferenceServer: Sendable {
         }
         if let token = configuration.bearerToken {
             router.add(middleware: BearerTokenMiddleware(token: token))
+        }
+        if let issuer = configuration.expiringTokens {
+            router.add(middleware: ExpiringTokenMiddleware(issuer: issuer))
         }
         if configuration.faults.isActive {
             router.add(middleware: FaultMiddleware(faults: configuration.faults))

@@ -259,8 +259,10 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     /// Whether a failed attempt is worth another: no answer, a transient status (`408`, `425`,
     /// `429`, `5xx`), or an answer that cannot be read; a `409` after an earlier attempt (which may
-    /// still be running on the server) for a few tries. Any other refusal is final.
+    /// still be running on the server) for a few tries; a `401` once there is a token. Any other
+    /// refusal is final.
     static func outcome(of error: APIError, attempts: Int) -> Outbox.Outcome {
+        if error.statusCode == 401 || error.code == .unauthorized { return .unauthorized(error) }
         let isRefusal = error.statusCode.map { (400..<500).contains($0) && ![408, 425, 429].contains($0) } ?? false
         if !isRefusal,
             error.isTransient || error.code == .cancelled || error.statusCode == 425 || Outbox.isUnreadable(error)

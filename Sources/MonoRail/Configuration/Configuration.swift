@@ -163,6 +163,18 @@ extension MonoRail {
             get { client.networkingDelegate }
             set { client.networkingDelegate = newValue }
         }
+        /// Tokens that refresh: the access token on every request to the API's origin, one refresh
+        /// on a `401` for every request in flight (see ``/MonoRailClient/Authentication``). While the
+        /// server answers `401`, kept writes wait in the ``Outbox``, not refused, until
+        /// ``/MonoRailClient/Authentication/tokenDidChange()`` or a refresh brings a token. Default `nil`.
+        ///
+        /// ```swift
+        /// MonoRail.configure { $0.authentication = Authentication(source: session) }
+        /// ```
+        public var authentication: Authentication? {
+            get { client.authentication }
+            set { client.authentication = newValue }
+        }
         /// When to retry. Default ``/MonoRailClient/RetryPolicy/default``: idempotent requests on transient failures.
         public var retryPolicy: RetryPolicy {
             get { client.retryPolicy }

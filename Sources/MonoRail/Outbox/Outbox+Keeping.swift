@@ -186,9 +186,14 @@ extension Outbox {
     /// The replaced local ids, to rewrite a body about to be kept.
     var replacedIDs: [String: ResourceID] { state.withLock { $0.replaced } }
 
-    /// Tells the outbox a request went through: a write waiting to be tried again is tried now.
+    /// Tells the outbox a request went through: a write waiting to be tried again, or for a token,
+    /// is tried now.
     func noteReachable() {
         let waiting = state.withLock { state -> Bool in
+            if state.run == nil, state.awaitsToken {
+                state.awaitsToken = false
+                return true
+            }
             guard state.run == nil, let retry = state.retry else { return false }
             retry.cancel()
             state.retry = nil

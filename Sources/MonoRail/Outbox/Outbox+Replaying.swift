@@ -27,10 +27,19 @@ extension Outbox {
         _ = await run?.value
     }
 
-    /// A replay run, unless paused.
+    /// A replay run, unless paused or waiting for a token.
     func startAutomaticRun() {
-        guard !state.withLock({ $0.isPaused }) else { return }
+        guard !state.withLock({ $0.isPaused || $0.awaitsToken }) else { return }
         startRun()
+    }
+
+    /// A token is to be had again: what waited for one is sent.
+    package func tokenDidChange() {
+        let waited = state.withLock { state in
+            defer { state.awaitsToken = false }
+            return state.awaitsToken
+        }
+        if waited { startAutomaticRun() }
     }
 
     /// The replay run, started if none is running; `isNew` says whether this call started it.
@@ -40,6 +49,8 @@ extension Outbox {
             if let run = state.run { return (run, false) }
             state.retry?.cancel()
             state.retry = nil
+            // A run the app asks for tries again whether or not a token came.
+            state.awaitsToken = false
             let run = Task { [weak self] in
                 guard let self else { return RunResult.drained }
                 let result = await self.replay()
@@ -269,6 +280,10 @@ extension Outbox {
                 state.unsettled.rewritten.insert(write.sequence)
             }
             tell(.retrying(failed, error, after: delay))
+        case .unauthorized(let error):
+            state.withLock { $0.awaitsToken = true }
+            tell(.waitingForToken(write, error))
+            return error
         case .unreachable(let error, let retryAfter):
             let delay = retryAfter ?? Self.backoff(attempts: write.attempts)
             state.withLock { $0.retryDelay = delay }

@@ -10,7 +10,7 @@ extension Outbox {
 
     func scheduleRetry() {
         state.withLock { state in
-            guard state.run == nil, !state.entries.isEmpty else { return }
+            guard state.run == nil, !state.entries.isEmpty, !state.awaitsToken else { return }
             let delay = state.retryDelay
             state.retry?.cancel()
             state.retry = Task { [weak self] in

@@ -55,7 +55,13 @@ import MonoRailTransport
 ///
 /// A `404` or `410` says the record is gone: the write and its dependents leave the outbox and the
 /// instance is marked deleted (``OutboxEvent/rejected(_:_:)``).
-public final class Outbox: Sendable {
+///
+/// **Signed out.** A `401` refuses the credentials, not the write: the write is kept and sending
+/// stops (``OutboxEvent/waitingForToken(_:_:)``) until the configured
+/// ``/MonoRailClient/Authentication`` has a token again — a refresh, or the app's
+/// ``/MonoRailClient/Authentication/tokenDidChange()`` after sign-in — or a request goes through,
+/// or the app calls ``flush()``.
+public final class Outbox: Sendable, TokenObserver {
     /// A kept write with what the live instance needs: the instance, held until the server answers,
     /// and the edit numbers the write sends.
     struct Entry: Sendable {
@@ -93,6 +99,8 @@ public final class Outbox: Sendable {
         case rejected(APIError)
         /// No answer: try again after the delay, or the server's `Retry-After`.
         case unreachable(APIError, retryAfter: Duration?)
+        /// The server wants credentials it did not get (`401`): the write waits for a token.
+        case unauthorized(APIError)
     }
 
     /// How a replay run ended.
@@ -117,6 +125,9 @@ public final class Outbox: Sendable {
         var restoring: [String: Task<Void, Never>] = [:]
         /// Whether sending waits for `flush()`.
         var isPaused = false
+        /// Whether the server answered `401`: sending waits for a token (``tokenDidChange()``), a
+        /// request that goes through, or `flush()`.
+        var awaitsToken = false
         /// Calls of `flush()` waiting: a paused outbox still sends for them.
         var flushes = 0
         /// Local ids the server has replaced, and by what.

@@ -19,6 +19,9 @@ public enum OutboxEvent: Sendable {
     /// The server could not be reached, or answered with a failure; the write stays queued and is
     /// tried again after `delay` (or, unreached, sooner when another request succeeds).
     case retrying(PendingWrite, APIError, after: Duration)
+    /// The server answered `401`: the write stays kept, and the outbox sends nothing until a token
+    /// is to be had again (see ``Outbox``, "Signed out").
+    case waitingForToken(PendingWrite, APIError)
     /// The outbox stopped sending the write (``Outbox/parked``): the server refused it, kept failing
     /// it past ``MonoRail/Configuration/outboxLimits``, or it depends on a parked write. The instance
     /// keeps its values, unsaved, with the error in ``ResourceModel/errors`` and

@@ -85,12 +85,15 @@ public final class ResourceStore: Observable, Sendable {
     /// try await ResourceStore.default.outbox.flush()         // send what is kept, in order, exactly once
     /// ```
     public var outbox: Outbox {
-        madeOutbox.withLock { outbox in
-            if let outbox { return outbox }
+        let (outbox, isNew) = madeOutbox.withLock { outbox in
+            if let outbox { return (outbox, false) }
             let made = Outbox(store: self)
             outbox = made
-            return made
+            return (made, true)
         }
+        // Outside the outbox's lock: reading the configuration takes the settings lock.
+        if isNew { configuration.authentication?.addObserver(outbox) }
+        return outbox
     }
 
     /// Logs a notice the first time this store meets what `subject` names; later calls say nothing.
@@ -178,6 +181,7 @@ public final class ResourceStore: Observable, Sendable {
             }
             if applied {
                 Self.diagnose(updated)
+                if let outbox = outboxIfMade { updated.authentication?.addObserver(outbox) }
                 return
             }
         }

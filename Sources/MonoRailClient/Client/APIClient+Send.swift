@@ -146,7 +146,7 @@ extension APIClient {
 
     // MARK: - Chain
 
-    /// Middleware → retries → log → de-duplication → transport.
+    /// Middleware → authentication → retries → log → de-duplication → transport.
     func chain(for options: RequestOptions) -> MiddlewareNext {
         let deduplicates = configuration.deduplicatesRequests && options.deduplicates
         guard options.retryPolicy != nil || options.isAnonymous else {
@@ -182,6 +182,10 @@ extension APIClient {
         next = wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
         next = retrying(retryPolicy ?? configuration.retryPolicy, clock: configuration.clock, next)
         if anonymous { return next }
+        if let authentication = configuration.authentication {
+            let origin = baseComponents(configuration.baseURL).map { ($0.scheme, $0.authority) }
+            next = wrap(AuthenticationMiddleware(authentication: authentication, origin: origin), around: next)
+        }
         for middleware in configuration.middleware.reversed() {
             next = wrap(middleware, around: next)
         }

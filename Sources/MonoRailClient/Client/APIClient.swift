@@ -44,6 +44,9 @@ public final class APIClient: Sendable {
         /// MonoRail's original hook for default headers, default parameters and response headers,
         /// applied outside all ``middleware``; `nil` (the default) for none.
         public var networkingDelegate: (any NetworkingDelegate)?
+        /// Tokens that refresh, sent to ``baseURL``'s origin only; `nil` (the default) for none.
+        /// Applied inside all ``middleware``, outside retries.
+        public var authentication: Authentication?
         /// When to retry.
         public var retryPolicy: RetryPolicy
         /// Whether concurrent identical GETs share one request (each call can opt out).
@@ -81,7 +84,8 @@ public final class APIClient: Sendable {
             logger: Logger = Logger(label: "MonoRail"),
             requestLogLevel: Logger.Level = .debug,
             clock: any Clock<Duration> = ContinuousClock(),
-            networkingDelegate: (any NetworkingDelegate)? = nil
+            networkingDelegate: (any NetworkingDelegate)? = nil,
+            authentication: Authentication? = nil
         ) {
             self.baseURL = baseURL
             self.transport = transport
@@ -99,6 +103,7 @@ public final class APIClient: Sendable {
             self.requestLogLevel = requestLogLevel
             self.clock = clock
             self.networkingDelegate = networkingDelegate
+            self.authentication = authentication
         }
     }
 

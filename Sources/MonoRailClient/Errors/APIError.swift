@@ -42,7 +42,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         /// The server answered with a status that is not a success, and not one of those below.
         public static let httpStatus = Code(.httpStatus)
         /// The server answered `401 Unauthorized`: no credentials, or credentials it no longer
-        /// takes — after the configured authentication refreshed its token and tried again, or
+        /// takes — after the configured ``Authentication`` refreshed its token and tried again, or
         /// could not refresh it. The server's reason, when it gave one, ends the ``APIError/message``.
         public static let unauthorized = Code(.unauthorized)
         /// The server answered `403 Forbidden`: it knows who asks and refuses them this.

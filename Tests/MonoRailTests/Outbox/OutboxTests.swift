@@ -48,6 +48,7 @@ struct OutboxTests {
         case .confirmed(let write): "confirmed \(write.sequence)"
         case .rejected(let write, let error): "rejected \(write.sequence) \(error.code)"
         case .retrying(let write, _, _): "retrying \(write.sequence)"
+        case .waitingForToken(let write, _): "waiting for a token \(write.sequence)"
         case .parked(let write, let error): "parked \(write.sequence) \(error.code)"
         case .discarded(let write): "discarded \(write.sequence)"
         }
