@@ -149,6 +149,7 @@ let package = Package(
                 "MonoRailServer",
                 "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -231,9 +232,16 @@ let package = Package(
             name: "MonoRailTestingTests",
             dependencies: ["MonoRail", "MonoRailTesting", "MonoRailTransport"]
         ),
+        // `monorail scaffold --openapi` run on the FastAPI and Django apps' documents, as written;
+        // MonoRailScaffoldTests checks that scaffolding them again writes exactly these.
+        .target(
+            name: "ScaffoldedModels",
+            dependencies: ["MonoRail"],
+            path: "Tests/ScaffoldedModels"
+        ),
         .testTarget(
             name: "MonoRailScaffoldTests",
-            dependencies: ["MonoRail", "MonoRailScaffold", "TestModels", "TestServer"]
+            dependencies: ["MonoRail", "MonoRailScaffold", "ScaffoldedModels", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

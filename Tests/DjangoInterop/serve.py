@@ -1,7 +1,7 @@
 """A Django REST framework app for MonoRail's interoperability tests.
 
 Serves trains and cars on 127.0.0.1 with DRF's defaults (trailing slashes, bare bodies, 400 for
-validation errors). Prints the port on the first line of stdout once it listens, then serves until
+validation errors), and drf-spectacular's OpenAPI document of them at `/schema/?format=json`. Prints the port on the first line of stdout once it listens, then serves until
 stdin closes, so the test process that started it takes it down with it.
 
     python3 serve.py            # a free port, a temporary database
@@ -26,7 +26,14 @@ settings.configure(
     DEBUG=False,
     SECRET_KEY="monorail-interop-tests",
     ALLOWED_HOSTS=["127.0.0.1", "localhost"],
-    INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework", "django_filters", "trains"],
+    INSTALLED_APPS=[
+        "django.contrib.contenttypes",
+        "django.contrib.auth",
+        "rest_framework",
+        "django_filters",
+        "drf_spectacular",
+        "trains",
+    ],
     DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": database}},
     ROOT_URLCONF="trains.api",
     MIDDLEWARE=[],
@@ -38,7 +45,9 @@ settings.configure(
         "UNAUTHENTICATED_USER": None,
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
         "PAGE_SIZE": int(sys.argv[2]) if len(sys.argv) > 2 else None,
+        "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     },
+    SPECTACULAR_SETTINGS={"TITLE": "Trains", "VERSION": "1.0.0"},
 )
 django.setup()
 

@@ -1,7 +1,6 @@
 import Foundation
 import MonoRail
 import MonoRailScaffold
-import TestModels
 import TestServer
 import Testing
 
@@ -38,49 +37,8 @@ struct ScaffoldTests {
     @Test("the generated source compiles against MonoRail")
     func compiles() async throws {
         let source = try Scaffold.source(from: Self.sample)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("scaffold-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("Models.swift")
-        try Data((source + "\nlet check: [Car] = Train().cars\n").utf8).write(to: file)
-
-        // The test bundle sits in the build directory, next to the modules and the macro plugin.
-        let build = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let plugin = build.appendingPathComponent("MonoRailMacros-tool")
-        try #require(FileManager.default.isExecutableFile(atPath: plugin.path), "build the macro plugin first")
-        // MonoRail's dependencies include C modules (NIO, swift-numerics); their module maps live in
-        // the package checkouts.
-        let checkouts = build.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("checkouts")
-        func moduleMaps(in directory: URL) -> [String] {
-            (FileManager.default.enumerator(atPath: directory.path)?.compactMap { $0 as? String } ?? [])
-                .filter { $0.hasSuffix("/module.modulemap") && !$0.contains("-tool.build/") }
-                .map { directory.appendingPathComponent($0).path }
-        }
-        // Targets without a module map of their own get one generated in the build directory.
-        let generated = (try? FileManager.default.contentsOfDirectory(atPath: build.path)) ?? []
-        let maps =
-            moduleMaps(in: checkouts)
-            + generated.filter { $0.hasSuffix(".build") && !$0.hasSuffix("-tool.build") }
-            .map { build.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
-            .filter { FileManager.default.fileExists(atPath: $0) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                "swiftc", "-typecheck", "-swift-version", "6", "-I", build.appendingPathComponent("Modules").path,
-                "-load-plugin-executable", plugin.path + "#MonoRailMacros", file.path,
-            ] + maps.flatMap { ["-Xcc", "-fmodule-map-file=" + $0] }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = await offPool {
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        #expect(process.terminationStatus == 0, "\(text)\n\(source)")
+        let result = try await typecheck(["Models.swift": source + "\nlet check: [Car] = Train().cars\n"])
+        #expect(result.status == 0, "\(result.output)\n\(source)")
     }
 
     @Test("a bare record and a bare array take the given name")

@@ -372,6 +372,9 @@ extension ResourceModel {
                 let value = try fields[index].encode(values, coder)
                 // A file the server already has (or none) is not sent: there is nothing to upload.
                 if fields[index].isUpload, value.isNull { continue }
+                // A create leaves out what the app never set, so the server's defaults apply: a `null`
+                // would override them (Rails), or be refused for a field that may not be null (DRF).
+                if verb == .create, value.isNull { continue }
                 object[setup.wireKeys[index]] = value
             } catch {
                 throw APIError(

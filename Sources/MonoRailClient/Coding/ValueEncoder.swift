@@ -74,16 +74,30 @@ final class EncodingContext {
         case let value as Double: return try boxDouble(value, path)
         case let value as Float: return try boxDouble(Double(value), path)
         case let value as Decimal:
-            // JSON numbers are written from the decimal's own digits when they fit in a Double exactly.
-            let number = NSDecimalNumber(decimal: value)
-            if let int = Int64(exactly: number.doubleValue), Decimal(int) == value { return .int(int) }
-            return try boxDouble(number.doubleValue, path)
+            return try boxDecimal(value, path)
         case let value as Data: return .string(value.base64EncodedString())
         default:
             let encoder = ValueEncoderImpl(context: self, path: path)
             try value.encode(to: encoder)
             return encoder.storage.resolve()
         }
+    }
+
+    /// A decimal as the JSON number its own digits write — `17.99`, not `NSDecimalNumber`'s
+    /// `17.990000000000002` — or, when no `Double` writes those digits back, as a string of them,
+    /// which Pydantic and DRF take for a decimal: a decimal is never sent as another number.
+    func boxDecimal(_ value: Decimal, _ path: PathNode?) throws -> JSONValue {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(
+                value,
+                .init(codingPath: PathNode.keys(of: path), debugDescription: "\(value) cannot be written as JSON"))
+        }
+        let digits = value.description
+        if let int = Int64(digits) { return .int(int) }
+        if let double = Double(digits), double.isFinite, Decimal(string: double.description) == value {
+            return .double(double)
+        }
+        return .string(digits)
     }
 
     func boxDouble(_ value: Double, _ path: PathNode?) throws -> JSONValue {

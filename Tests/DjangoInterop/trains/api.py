@@ -1,4 +1,6 @@
 import django_filters
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework import filters, pagination, routers, serializers, viewsets
 from rest_framework.settings import api_settings
 
@@ -51,6 +53,13 @@ class PageNumbersOrOffsets(pagination.BasePagination):
     def get_paginated_response(self, data):
         return self.delegate.get_paginated_response(data)
 
+    # drf-spectacular documents the page-number style, the one a client meets by default.
+    def get_schema_operation_parameters(self, view):
+        return PageNumbers().get_schema_operation_parameters(view)
+
+    def get_paginated_response_schema(self, schema):
+        return PageNumbers().get_paginated_response_schema(schema)
+
 
 class TrainViewSet(viewsets.ModelViewSet):
     queryset = Train.objects.all().order_by("id")
@@ -76,4 +85,4 @@ class CarViewSet(viewsets.ModelViewSet):
 router = routers.DefaultRouter()
 router.register("trains", TrainViewSet)
 router.register("cars", CarViewSet)
-urlpatterns = router.urls
+urlpatterns = router.urls + [path("schema/", SpectacularAPIView.as_view(), name="schema")]

@@ -309,6 +309,20 @@ struct ValueCodingTests {
         }
     }
 
+    @Test("a Decimal is sent as its own digits: a number when a Double writes them back, else a string")
+    func decimalEncoding() throws {
+        let encoder = ValueEncoder()
+        func sent(_ text: String) throws -> JSONValue {
+            try encoder.encode(try #require(Decimal(string: text)))
+        }
+        #expect(try sent("17.99") == .double(17.99))
+        #expect(JSONWriter.serialize(try sent("17.99")) == Data("17.99".utf8))
+        #expect(try sent("12") == .int(12))
+        #expect(try sent("-0.5") == .double(-0.5))
+        #expect(try sent("0.12345678901234567890123") == "0.12345678901234567890123")
+        #expect(try sent("123456789012345678901234567890") == "123456789012345678901234567890")
+    }
+
     @Test("numbers compare and hash by value")
     func numericEquality() {
         #expect(JSONValue.int(25) == .double(25))

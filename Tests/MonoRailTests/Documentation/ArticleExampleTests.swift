@@ -3,6 +3,7 @@ import MonoRail
 import MonoRailServer
 import MonoRailTesting
 import TestModels
+import TestServer
 import Testing
 
 /// The examples of the Concurrency and Testing-your-app articles, run here; a test checks each one

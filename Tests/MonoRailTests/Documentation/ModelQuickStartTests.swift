@@ -3,6 +3,7 @@ import MonoRail
 import MonoRailSQLite
 import MonoRailServer
 import TestModels
+import TestServer
 import Testing
 
 /// The README's model quick start, compiled and run against the reference server (Rails
@@ -105,7 +106,7 @@ struct ModelQuickStartTests {
         let output = try await quickStart(apiRootURL: server.baseURL)
         try #require(output.count >= 4)
         #expect(output[0] == "true")
-        #expect(output[1] == "This field may not be null.")
+        #expect(output[1] == "This field is required.")
         #expect(output.contains("MonoRail Co."))
         #expect(output.last == "deleted")
     }

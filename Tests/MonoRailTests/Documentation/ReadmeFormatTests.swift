@@ -3,6 +3,7 @@ import MonoRail
 import MonoRailServer
 import MonoRailTesting
 import TestModels
+import TestServer
 import Testing
 
 /// The examples of the article "Formats, uploads and files", compiled here and run where they do

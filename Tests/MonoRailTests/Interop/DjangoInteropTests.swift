@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import TestModels
+import TestServer
 import Testing
 
 /// MonoRail's models against a real Django REST framework app with the `.djangoREST` preset.
@@ -57,8 +58,8 @@ struct DjangoInteropTests {
             let error = try await #require(throws: APIError.self) { try await nameless.create(in: store) }
             #expect(error.code == .validationFailed)
             #expect(error.statusCode == 400)
-            #expect(error.errors["company"] == ["This field may not be null."])
-            #expect(error.errors.fullMessages == ["Company: This field may not be null."])
+            #expect(error.errors["company"] == ["This field is required."])
+            #expect(error.errors.fullMessages == ["Company: This field is required."])
             #expect(nameless.numberOfCars == 3)
             #expect(nameless.id == nil)
         }

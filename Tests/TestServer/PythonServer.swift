@@ -1,14 +1,13 @@
-import Foundation
-import TestServer
+public import Foundation
 
 /// A Python web app in the repository's tests, started with the system's `python3`: the Django REST
 /// framework app in `Tests/DjangoInterop` or the FastAPI app in `Tests/FastAPIInterop`.
 ///
 /// The app's packages are installed with pip when they are missing, so `swift test` works on a
 /// fresh machine with Python; `.ci/run` installs them up front.
-final class PythonServer {
+public final class PythonServer {
     /// Which app, and what it needs.
-    struct App: Sendable {
+    public struct App: Sendable {
         var name: String
         var script: URL
         /// The modules it imports, checked with `python3 -c "import …"`.
@@ -16,21 +15,25 @@ final class PythonServer {
         /// The pip packages that provide them.
         var packages: [String]
 
-        static let django = App(
+        /// The Django REST framework app, with drf-spectacular's OpenAPI document at `/schema/`.
+        public static let django = App(
             name: "Django", script: repositoryRoot.appendingPathComponent("Tests/DjangoInterop/serve.py"),
-            modules: ["django", "rest_framework", "django_filters"],
-            packages: ["django", "djangorestframework", "django-filter"])
-        static let fastAPI = App(
+            modules: ["django", "rest_framework", "django_filters", "drf_spectacular"],
+            packages: ["django", "djangorestframework", "django-filter", "drf-spectacular"])
+        /// The FastAPI app, with FastAPI's OpenAPI document at `/openapi.json`.
+        public static let fastAPI = App(
             name: "FastAPI", script: repositoryRoot.appendingPathComponent("Tests/FastAPIInterop/serve.py"),
             modules: ["fastapi", "uvicorn", "fastapi_pagination"],
             packages: ["fastapi", "uvicorn", "fastapi-pagination"])
     }
 
-    let port: Int
+    /// The port it listens on.
+    public let port: Int
     private let process: Process
     private let input: Pipe
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/") }
 
     private init(port: Int, process: Process, input: Pipe) {
         self.port = port
@@ -38,12 +41,14 @@ final class PythonServer {
         self.input = input
     }
 
-    struct StartError: Error, CustomStringConvertible {
-        var description: String
+    /// Why the app did not start.
+    public struct StartError: Error, CustomStringConvertible {
+        /// What its script printed, or what pip said.
+        public var description: String
     }
 
     /// Starts the app on a free port with a fresh database, passing `arguments` to its script.
-    static func start(_ app: App, arguments: [String] = []) async throws -> PythonServer {
+    public static func start(_ app: App, arguments: [String] = []) async throws -> PythonServer {
         try await offPool { Result { try installIfNeeded(app) } }.get()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -78,18 +83,18 @@ final class PythonServer {
     /// Starts the Django app, holding `extraTrains` more trains ("Bulk 0", "Bulk 1", …) after the two
     /// it always has; with a `pageSize`, DRF's `PAGE_SIZE` pages every list by default, as apps
     /// configured that way do.
-    static func django(extraTrains: Int = 0, pageSize: Int? = nil) async throws -> PythonServer {
+    public static func django(extraTrains: Int = 0, pageSize: Int? = nil) async throws -> PythonServer {
         try await start(.django, arguments: [String(extraTrains)] + (pageSize.map { [String($0)] } ?? []))
     }
 
     /// Starts the FastAPI app, holding `extraBooks` more books ("Volume 0", …) after its three.
-    static func fastAPI(extraBooks: Int = 0) async throws -> PythonServer {
+    public static func fastAPI(extraBooks: Int = 0) async throws -> PythonServer {
         try await start(.fastAPI, arguments: [String(extraBooks)])
     }
 
     /// Stops the app by closing its standard input; it exits on its own, unwaited for, so that no
     /// thread of the cooperative pool blocks on it.
-    func stop() {
+    public func stop() {
         try? input.fileHandleForWriting.close()
     }
 
