@@ -66,22 +66,25 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             guard field.relationship?.isPolymorphic == true else { return [(field, field.name)] }
             return [(field, field.name), (field, RelationshipSpec.typeStorage(of: field.name))]
         }
+        // Generated parameters and locals start with `_$` and fields are read through `self.`, so a
+        // field named `value`, `index`, `result` or `other` is never shadowed by them.
         let comparisons = schemaFields.enumerated().map { index, entry in
-            "        result.record(\(index), _$same(\(entry.storage), other.\(entry.storage)))"
+            "        _$result.record(\(index), _$same(self.\(entry.storage), _$other.\(entry.storage)))"
         }.joined(separator: "\n")
         let directCases = schemaFields.enumerated().compactMap { index, entry -> String? in
             let field = entry.field
             guard field.relationship == nil, field.transform == nil else { return nil }
             let optional = field.type.hasSuffix("?") || field.type.hasPrefix("Optional<")
-            return "        case \(index): \(field.name) = try decoder.\(optional ? "decodeOptional" : "decode")(value)"
+            return
+                "        case \(index): self.\(field.name) = try _$decoder.\(optional ? "decodeOptional" : "decode")(_$source)"
         }
         let directDecode =
             directCases.isEmpty
             ? ""
             : """
 
-                \(access)mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
+                \(access)mutating func _$decodeField(_ _$index: Int, from _$source: FieldSource, with _$decoder: FieldDecoder) throws -> Bool {
+                    switch _$index {
             \(directCases.joined(separator: "\n"))
                     default: return false
                     }
@@ -92,10 +95,10 @@ public struct ResourceMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
             \(raw: access)struct FieldValues: ResourceFieldValues {
             \(raw: storedLines.joined(separator: "\n"))
                 \(raw: access)init() {}
-                \(raw: access)func _$sameFields(as other: FieldValues) -> FieldComparison {
-                    var result = FieldComparison()
+                \(raw: access)func _$sameFields(as _$other: FieldValues) -> FieldComparison {
+                    var _$result = FieldComparison()
             \(raw: comparisons)
-                    return result
+                    return _$result
                 }\(raw: directDecode)
             }
             """

@@ -1,3 +1,4 @@
+import Foundation
 import MonoRailClient
 
 /// Legal Swift names for what an API calls its resources, fields and values: every name written is
@@ -31,7 +32,8 @@ enum SwiftNames {
         var words: [String] = []
         var current = ""
         var previousIsLower = false
-        for scalar in text.unicodeScalars {
+        // `Wéird` reads as `Weird`: accents go, letters without an ASCII form split words.
+        for scalar in text.folding(options: .diacriticInsensitive, locale: nil).unicodeScalars {
             guard isIdentifierBody(scalar), scalar != "_" else {
                 if !current.isEmpty { words.append(current) }
                 current = ""

@@ -64,19 +64,19 @@ struct ResourceMacroTests {
                 var note: String = ""
                 init() {
                 }
-                func _$sameFields(as other: FieldValues) -> FieldComparison {
-                    var result = FieldComparison()
-                    result.record(0, _$same(company, other.company))
-                    result.record(1, _$same(numberOfCars, other.numberOfCars))
-                    result.record(2, _$same(maxSpeed, other.maxSpeed))
-                    return result
+                func _$sameFields(as _$other: FieldValues) -> FieldComparison {
+                    var _$result = FieldComparison()
+                    _$result.record(0, _$same(self.company, _$other.company))
+                    _$result.record(1, _$same(self.numberOfCars, _$other.numberOfCars))
+                    _$result.record(2, _$same(self.maxSpeed, _$other.maxSpeed))
+                    return _$result
                 }
-                mutating func _$decodeField(_ index: Int, from value: FieldSource, with decoder: FieldDecoder) throws -> Bool {
-                    switch index {
+                mutating func _$decodeField(_ _$index: Int, from _$source: FieldSource, with _$decoder: FieldDecoder) throws -> Bool {
+                    switch _$index {
                     case 0:
-                        company = try decoder.decodeOptional(value)
+                        self.company = try _$decoder.decodeOptional(_$source)
                     case 1:
-                        numberOfCars = try decoder.decode(value)
+                        self.numberOfCars = try _$decoder.decode(_$source)
                     default:
                         return false
                     }

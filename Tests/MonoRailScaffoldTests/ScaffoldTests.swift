@@ -47,4 +47,39 @@ struct ScaffoldTests {
         #expect(try Scaffold.source(from: [["id": 1, "x": 1]], name: "point").contains("final class Point {"))
         #expect(throws: Scaffold.Failure.self) { try Scaffold.source(from: "text") }
     }
+
+    @Test("a sample's model is named from its URL's path: ids, versions and extensions passed over")
+    func pathNames() {
+        #expect(Scaffold.modelName(fromPath: "/books/1") == "Book")
+        #expect(Scaffold.modelName(fromPath: "/api/v1/train_cars?page=2") == "TrainCar")
+        #expect(Scaffold.modelName(fromPath: "/people/6F1E6D6A-7B3C-4E4B-9C1F-2A4B5C6D7E8F") == "Person")
+        #expect(Scaffold.modelName(fromPath: "/books.json") == "Book")
+        #expect(Scaffold.modelName(fromPath: "/v2/42") == nil)
+        #expect(Scaffold.modelName(fromPath: "book") == "Book")
+    }
+
+    @Test("dates as APIs send them, names that are no Swift names, and one output however the keys come")
+    func samples() async throws {
+        let sample: JSONValue = [
+            "published": "1968-11-01", "updated": "2024-05-06T07:08:09", "model/authors": "x", "errors": ["a"],
+            "2fa": true, "class": "c",
+        ]
+        let source = try Scaffold.source(from: sample, defaultName: "book")
+        for line in [
+            "final class Book {", "var published: Date?", "var updated: Date?",
+            "@Field(key: \"model/authors\") var modelAuthors: String?",
+            "@Field(key: \"errors\") var errorsValue: [String]?",
+            "@Field(key: \"2fa\") var _2fa: Bool?",
+        ] {
+            #expect(source.contains(line), "missing: \(line)\n\(source)")
+        }
+        let result = try await typecheck(["Book.swift": source])
+        #expect(result.status == 0, "\(result.output)\n\(source)")
+        // Two lists of records: the first key in order names the main model, every time.
+        let two: JSONValue = ["zebras": [["id": 1]], "apples": [["id": 2, "crisp": true]]]
+        let outputs = Set((0..<20).map { _ in (try? Scaffold.source(from: two)) ?? "" })
+        #expect(outputs.count == 1)
+        #expect(outputs.first?.contains("final class Apple {") == true)
+        #expect(throws: Scaffold.Failure.self) { try Scaffold.source(from: [] as JSONValue) }
+    }
 }

@@ -67,19 +67,71 @@ struct ScaffoldCommandTests {
         let sample = FileManager.default.temporaryDirectory.appendingPathComponent("sample-\(UUID().uuidString).json")
         try Data(#"{"cars": [{"id": 1, "occupancy": 4, "train_id": 2}]}"#.utf8).write(to: sample)
         defer { try? FileManager.default.removeItem(at: sample) }
-        let fromFile = try await run(binary, ["scaffold", sample.path])
+        let fromFile = try await run(binary, ["scaffold", sample.path]).output
         #expect(fromFile.contains("final class Car {"))
         #expect(fromFile.contains("@References var train: Train?"))
 
         let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
         defer { Task { await server.stop() } }
-        let fromURL = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        let fromURL = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"]).output
         #expect(fromURL.contains("final class Train {"))
         #expect(fromURL.contains("@Has(.embedsMany) var cars: [Car]"))
         #expect(fromURL.contains("@Has(.embedsOne) var conductor: Conductor?"))
     }
 
-    func run(_ binary: URL, _ arguments: [String]) async throws -> String {
+    @Test("--openapi writes a file per model and a configuration; a bad document exits non-zero, saying why")
+    func openAPI() async throws {
+        let binary = CrashSafetyTests.binary
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = folder.appendingPathComponent("openapi.json")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(
+            #"""
+            {"openapi": "3.1.0", "info": {"title": "Shop", "version": "1"},
+             "paths": {"/products/{id}": {"get": {"responses": {"200": {"description": "",
+               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Product"}}}}}}}},
+             "components": {"schemas": {"Product": {"type": "object", "properties": {
+               "id": {"type": "integer"}, "name": {"type": "string"}, "added": {"type": "string", "format": "date"}}}}}}
+            """#.utf8
+        ).write(to: document)
+        let models = folder.appendingPathComponent("Models")
+        let written = try await run(binary, ["scaffold", "--openapi", document.path, "--output", models.path])
+        #expect(written.status == 0, "\(written.output)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: models.path).sorted() == [
+                "Product.swift", "ShopConfiguration.swift",
+            ])
+        let product = try String(contentsOf: models.appendingPathComponent("Product.swift"), encoding: .utf8)
+        #expect(product.contains("@Field(transform: .dateOnly) var added: Date?"))
+
+        let bad = folder.appendingPathComponent("bad.json")
+        try Data(#"{"swagger": "2.0"}"#.utf8).write(to: bad)
+        let refused = try await run(binary, ["scaffold", "--openapi", bad.path])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("error: the document is Swagger 2.0"))
+        let both = try await run(binary, ["scaffold", "--openapi", bad.path, bad.path])
+        #expect(both.status != 0)
+    }
+
+    @Test("a bare sample is named from its URL's path, or --name")
+    func sampleNames() async throws {
+        let binary = CrashSafetyTests.binary
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0, envelope: .bare)).start()
+        defer { Task { await server.stop() } }
+        let fromPath = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        #expect(fromPath.status == 0)
+        #expect(fromPath.output.contains("final class Train {"), "\(fromPath.output)")
+        let named = try await run(
+            binary, ["scaffold", "--name", "Locomotive", server.baseURL.absoluteString + "/trains/1"])
+        #expect(named.output.contains("final class Locomotive {"))
+        let again = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        #expect(again.output == fromPath.output)
+    }
+
+    func run(_ binary: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -91,7 +143,7 @@ struct ScaffoldCommandTests {
             Thread {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
             }.start()
         }
     }

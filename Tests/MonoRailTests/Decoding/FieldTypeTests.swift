@@ -16,6 +16,31 @@ struct FieldTypeTests {
          "depots": [{"city": "Bern", "platforms": 4}], "nickname": null, "count": 9, "unknown_field": [1, 2]}}
         """
 
+    /// Fields named as the code `@Resource` writes names its own parameters and locals.
+    @Resource
+    final class Reading {
+        var value: Double?
+        var index: Int?
+        var result: String?
+        var other: Bool?
+        var decoder: String?
+    }
+
+    @Test("fields named value, index, result, other or decoder decode, compare and save like any other")
+    func namesTheMacroUses() async throws {
+        try await withCanned { server, store in
+            let body =
+                #"{"reading": {"id": 1, "value": 2.5, "index": 3, "result": "ok", "other": true, "decoder": "d"}}"#
+            server.respond(to: "GET /readings/1", body: body)
+            let reading = try await Reading.get(id: 1, in: store)
+            #expect(reading.value == 2.5 && reading.index == 3 && reading.result == "ok")
+            #expect(reading.other == true && reading.decoder == "d")
+            #expect(!reading.hasChanges)
+            reading.result = "changed"
+            #expect(reading.changes.map(\.key) == ["result"])
+        }
+    }
+
     @Test("every supported type decodes, and the record keeps its string id")
     func decodesEveryType() async throws {
         try await withCanned { server, store in

@@ -14,23 +14,8 @@ struct ReadmeFormatTests {
     /// Each README block of the section, as marked regions of this file read in order.
     static let blocks = [["FORMAT CONFIG"], ["FORMAT MODEL"], ["CODEC"], ["UPLOAD MODEL", "UPLOAD"], ["DOWNLOAD"]]
 
-    /// Every Swift block of the README and of the DocC articles, normalised: the README links to
-    /// the articles, which hold the longer examples.
-    static func readmeBlocks() throws -> [[String]] {
-        let root = repositoryRoot
-        var documents = [root.appendingPathComponent("README.md")]
-        let sources = root.appendingPathComponent("Sources")
-        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
-            let catalog = sources.appendingPathComponent(module).appendingPathComponent("Documentation.docc")
-            let articles = (try? FileManager.default.contentsOfDirectory(atPath: catalog.path)) ?? []
-            documents += articles.sorted().filter { $0.hasSuffix(".md") }.map { catalog.appendingPathComponent($0) }
-        }
-        return try documents.flatMap { document in
-            try String(contentsOf: document, encoding: .utf8).components(separatedBy: "```swift\n").dropFirst().map {
-                normalise($0.components(separatedBy: "```")[0])
-            }
-        }
-    }
+    /// Every Swift block of the README and of the DocC articles, normalised.
+    static func readmeBlocks() throws -> [[String]] { try DocumentationBlocks.all() }
 
     @Test("the examples match the README")
     func matchesReadme() throws {
@@ -47,9 +32,7 @@ struct ReadmeFormatTests {
         }
     }
 
-    static func normalise(_ text: String) -> [String] {
-        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
+    static func normalise(_ text: String) -> [String] { DocumentationBlocks.normalise(text) }
 
     // Compiled, not run: it changes the default store.
     func formatConfiguration() {

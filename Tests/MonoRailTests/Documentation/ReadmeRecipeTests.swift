@@ -8,7 +8,7 @@ import Testing
 /// The README's "Your server" recipes: each compiled here, and run against a server of its family.
 @Suite("README recipes per server family", .timeLimit(.minutes(5)))
 struct ReadmeRecipeTests {
-    static let regions = ["RECIPE RAILS", "RECIPE DJANGO", "RECIPE BARE"]
+    static let regions = ["RECIPE RAILS", "RECIPE DJANGO", "RECIPE FASTAPI", "RECIPE TOKENS"]
 
     @Test("the recipes match the README")
     func matchReadme() throws {
@@ -39,14 +39,16 @@ struct ReadmeRecipeTests {
         // README RECIPE DJANGO END
     }
 
-    func bare() {
-        // README RECIPE BARE BEGIN
-        MonoRail.configure {
-            $0.conventions.wrapsRequestBody = false  // send {"company": …}, not {"train": {"company": …}}
-            $0.conventions.responseRoot = .bare  // read the record, or the array, as it is
-            $0.conventions.updateMethod = .patch  // if updates are PATCH
-        }
-        // README RECIPE BARE END
+    func fastAPI() {
+        // README RECIPE FASTAPI BEGIN
+        MonoRail.configure { $0.conventions = .fastAPI }
+        // README RECIPE FASTAPI END
+    }
+
+    func tokens(session: some TokenSource) {
+        // README RECIPE TOKENS BEGIN
+        MonoRail.configure { $0.authentication = Authentication(source: session) }
+        // README RECIPE TOKENS END
     }
 
     @Test("Rails, paging by default: getAll() reads every page")
@@ -60,26 +62,23 @@ struct ReadmeRecipeTests {
         }
     }
 
-    @Test("bare JSON: bodies sent bare, answers read bare, updates by PATCH")
+    @Test("bare JSON with the FastAPI preset: bodies sent bare, answers read bare, updates by PATCH with only changes")
     func bareJSON() async throws {
-        try await withHarness(
-            server: .init(envelope: .bare),
-            configure: {
-                $0.conventions.wrapsRequestBody = false
-                $0.conventions.responseRoot = .bare
-                $0.conventions.updateMethod = .patch
-            },
-            { harness in
-                let train = Train()
-                train.company = "Bare Rail"
-                try await train.create(in: harness.store)
-                let id = try #require(train.id)
-                train.maxSpeed = 88
-                try await train.save()
-                #expect(harness.journal.entries.suffix(2) == ["POST /trains", "PATCH /trains/\(id)"])
-                #expect(try harness.server.store.find("trains", id: id.description)?["max_speed"] == 88)
-                let all = try await Train.get(in: harness.store)
-                #expect(all.contains { $0 === train })
-            })
+        try await withHarness(server: .init(envelope: .bare)) {
+            $0.conventions = .fastAPI
+        } _: { harness in
+            let train = Train()
+            train.company = "Bare Rail"
+            train.numberOfCars = 4
+            try await train.create(in: harness.store)
+            let id = try #require(train.id)
+            train.maxSpeed = 88
+            try await train.save()
+            #expect(harness.journal.entries.suffix(2) == ["POST /trains", "PATCH /trains/\(id)"])
+            #expect(try harness.server.store.find("trains", id: id.description)?["max_speed"] == 88)
+            #expect(try harness.server.store.find("trains", id: id.description)?["number_of_cars"] == 4)
+            let all = try await Train.get(in: harness.store)
+            #expect(all.contains { $0 === train })
+        }
     }
 }

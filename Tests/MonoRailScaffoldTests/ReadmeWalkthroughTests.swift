@@ -1,0 +1,53 @@
+import Foundation
+import MonoRail
+import ScaffoldedModels
+import TestServer
+import Testing
+
+/// The README's "Any API in five minutes": the models `monorail scaffold --openapi` wrote for the
+/// FastAPI app (Tests/ScaffoldedModels/Library), used as the README shows, against that app.
+@Suite("README: any API in five minutes", .timeLimit(.minutes(5)))
+struct ReadmeWalkthroughTests {
+    @Test("the walkthrough matches the README")
+    func matchesReadme() throws {
+        let code = try #require(try DocumentationBlocks.region("SCAFFOLD WALKTHROUGH", in: #filePath))
+        let readme = code.map {
+            $0.replacingOccurrences(
+                of: "apiRootURL: apiRoot", with: #"apiRootURL: URL(string: "http://127.0.0.1:8000")!"#)
+        }
+        #expect(try DocumentationBlocks.all().contains(readme))
+    }
+
+    @Test("the walkthrough runs against the FastAPI app, unedited models and all")
+    func runs() async throws {
+        let server = try await PythonServer.fastAPI()
+        defer { server.stop() }
+        let apiRoot = server.baseURL
+        var printed: [String] = []
+        func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
+
+        // README SCAFFOLD WALKTHROUGH BEGIN
+        let store = ResourceStore()
+        store.configure { $0.useLibrary(apiRootURL: apiRoot) }
+
+        let book = try await Book.get(id: 1, in: store)  // GET /books/1
+        book.genre = .poetry
+        try await book.save()  // PATCH /books/1 {"genre": "poetry"}: only what changed
+
+        let books = try await Book.query(pageSize: 50, in: store)  // GET /books?page=1&size=50
+        let byAuthor = Dictionary(grouping: books.instances) { $0.$author.id }  // no author loaded
+        print(books.total ?? 0, byAuthor.count)  // 3 2
+
+        do {
+            try await Book().create(in: store)
+        } catch let error as APIError where error.code == .validationFailed {
+            print(error.errors["title"])  // ["Field required"], from 422 {"detail": [{"loc": ["body", "title"], …}]}
+        }
+        // README SCAFFOLD WALKTHROUGH END
+        #expect(printed == ["3 2", #"["Field required"]"#])
+        #expect(store.instances(of: Author.self).isEmpty)
+        try await book.fetch()
+        #expect(book.genre == .poetry)
+        #expect(book.title == "The Left Hand of Darkness")
+    }
+}
