@@ -146,6 +146,8 @@ extension Outbox {
                         state -> (Next, ResourceStore?, [String: ResourceID]) in
                         // Paused between two writes of an automatic run: the next waits, unless a flush does.
                         guard !state.isPaused || state.flushes > 0 else { return (.none(waiting: nil), nil, [:]) }
+                        // A 401 answered one write: the others would meet it too, until a token comes.
+                        guard !state.awaitsToken else { return (.none(waiting: nil), nil, [:]) }
                         return (Self.next(in: state, now: .now), state.store, state.replaced)
                     }
                     guard let store, sending < max(1, store.configuration.outboxLimits.concurrentWrites) else {

@@ -178,13 +178,18 @@ struct AuthenticationTests {
         try await withTokens {
             $0.writePolicy = .queued
             $0.allowsQueuedWritesLostOnQuit = true
+            $0.outboxLimits.concurrentWrites = 1
         } _: { api, issuer, session, authentication in
             let train = try await Train.get(id: 1, in: api.store)
+            let other = try await Train.get(id: 2, in: api.store)
             issuer.expireAccessTokens()
             issuer.revokeRefreshTokens()
             let events = api.store.outbox.events
+            api.journal.reset()
             train.company = "Written while signed out"
             try await train.save()
+            other.company = "Also while signed out"
+            try await other.save()
             var waited: APIError?
             for await event in events {
                 if case .waitingForToken(_, let error) = event {
@@ -194,7 +199,10 @@ struct AuthenticationTests {
                 if case .parked = event { break }
             }
             #expect(waited?.code == .unauthorized)
-            #expect(api.store.outbox.pendingCount == 1)
+            #expect(api.store.outbox.pendingCount == 2)
+            // The first 401 stops the run: the other write is not sent to meet it too.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(api.journal.entries.filter { $0.hasPrefix("PUT /trains/") }.count == 1, "\(api.journal.entries)")
             #expect(api.store.outbox.parked.isEmpty)
             #expect(train.rejection == nil)
             #expect(train.hasPendingChanges)
@@ -209,6 +217,7 @@ struct AuthenticationTests {
             authentication.tokenDidChange()
             #expect(try await eventually { api.store.outbox.pendingCount == 0 })
             #expect((try api.server.store.find("trains", id: "1"))?["company"] == "Written while signed out")
+            #expect((try api.server.store.find("trains", id: "2"))?["company"] == "Also while signed out")
             #expect(!train.hasPendingChanges)
         }
     }
