@@ -21,8 +21,6 @@ struct APIShape {
         var patchIsPartial = false
         /// Whether bodies sent are wrapped in the singular name (`{"book": {…}}`).
         var wrapsRequestBody = false
-        /// Whether a record comes back wrapped (`{"book": {…}}`).
-        var wrapsResponse = false
         var paging: PagingShape?
         /// Relationships at nested routes: `/authors/{author_id}/books` lists books of an author.
         var nested: [(property: String, target: String, route: String)] = []

@@ -45,6 +45,13 @@ struct Conventions {
             settings.append(
                 "validationStatuses = [\(shape.validationStatuses.sorted().map(String.init).joined(separator: ", "))]")
         }
+        // A list inside `{"data": [...]}` rather than DRF's `results` or fastapi-pagination's `items`.
+        let listKeys = ["results", "items"]
+        let others = measured.compactMap(\.paging?.listKey).filter { !listKeys.contains($0) }
+        if preset != "rails", !others.isEmpty {
+            let keys = (listKeys + Set(others).sorted()).map(SchemaMapper.stringLiteral)
+            settings.append("listKeys = [\(keys.joined(separator: ", "))]")
+        }
         if let paging { settings.append("paging = \(Self.source(paging, indent: 8))") }
         self.settings = settings
     }

@@ -96,11 +96,12 @@ struct OpenAPIScaffold {
         lines.append("@Resource" + (arguments.isEmpty ? "" : "(\(arguments.joined(separator: ", ")))"))
         lines.append("\(modifier)final class \(resource.typeName) {")
         var taken = SwiftNames.reservedPropertyNames
-        for (key, propertySchema, isRequired) in properties where key != primaryKey {
-            lines.append(
-                "    "
-                    + fieldDeclaration(
-                        key: key, schema: propertySchema, isRequired: isRequired, mapper: &mapper, taken: &taken))
+        for (key, propertySchema, _) in properties where key != primaryKey {
+            let field = fieldDeclaration(key: key, schema: propertySchema, mapper: &mapper, taken: &taken)
+            lines.append("    " + field)
+            if field.contains(": JSONValue"), let reason = Self.untyped(propertySchema, in: document) {
+                mapper.warn("\(resource.typeName).\(key) is kept as JSONValue: \(reason)")
+            }
         }
         for nested in resource.nested {
             let property = SwiftNames.unique(nested.property, in: &taken)
@@ -128,32 +129,22 @@ struct OpenAPIScaffold {
     }
 
     private func fieldDeclaration(
-        key: String, schema: JSONValue, isRequired: Bool, mapper: inout SchemaMapper, taken: inout Set<String>
+        key: String, schema: JSONValue, mapper: inout SchemaMapper, taken: inout Set<String>
     ) -> String {
-        let mapping = shape.usesCamelCaseKeys ? KeyMapping.identity : KeyMapping.snakeCase
         var shape = mapper.shape(of: schema, name: key)
-        // `author_id`: a reference to an author, when there is such a model.
-        if key.hasSuffix("_id") || (self.shape.usesCamelCaseKeys && key.hasSuffix("Id")),
-            shape.type == .int || shape.type == .string || shape.type == .uuid,
-            let target = mapper.resources.values.first(where: {
-                $0 == SwiftNames.typeName(String(key.dropLast(key.hasSuffix("_id") ? 3 : 2)))
-            })
-        {
-            let property = SwiftNames.unique(
-                SwiftNames.propertyName(String(key.dropLast(key.hasSuffix("_id") ? 3 : 2))), in: &taken)
-            let keyArgument =
-                mapping.wireKey(for: property) + "_id" == key ? "" : "(key: \(SchemaMapper.stringLiteral(key)))"
-            return "@References\(keyArgument) \(modifier)var \(SwiftNames.escaped(property)): \(target)?"
+        if let reference = referenceDeclaration(key: key, shape: shape, models: mapper.resources, taken: &taken) {
+            return reference
         }
         let property = SwiftNames.unique(SwiftNames.propertyName(key), in: &taken)
-        let keyMatches = mapping.wireKey(for: property) == key
+        let keyMatches = keyMapping.wireKey(for: property) == key
+        let name = SwiftNames.escaped(property)
         switch shape.type {
         case .resource(let model):
             let key = keyMatches ? "" : ", key: \(SchemaMapper.stringLiteral(key))"
-            return "@Has(.embedsOne\(key)) \(modifier)var \(SwiftNames.escaped(property)): \(model)?"
+            return "@Has(.embedsOne\(key)) \(modifier)var \(name): \(model)?"
         case .array(.resource(let model)):
             let key = keyMatches ? "" : ", key: \(SchemaMapper.stringLiteral(key))"
-            return "@Has(.embedsMany\(key)) \(modifier)var \(SwiftNames.escaped(property)): [\(model)]"
+            return "@Has(.embedsMany\(key)) \(modifier)var \(name): [\(model)]"
         default:
             break
         }
@@ -167,14 +158,45 @@ struct OpenAPIScaffold {
             attributes.append("@Field(key: \(SchemaMapper.stringLiteral(key)))")
         }
         if case .array = shape.type, shape.defaultLiteral == nil, !shape.isNullable { shape.defaultLiteral = "[]" }
-        let declaration: String
-        if let literal = shape.defaultLiteral, !shape.isNullable {
-            declaration = "var \(SwiftNames.escaped(property)): \(shape.type.swift) = \(literal)"
-        } else {
-            declaration = "var \(SwiftNames.escaped(property)): \(shape.type.swift)?"
-        }
-        _ = isRequired
+        let declaration =
+            if let literal = shape.defaultLiteral, !shape.isNullable {
+                "var \(name): \(shape.type.swift) = \(literal)"
+            } else {
+                "var \(name): \(shape.type.swift)?"
+            }
         return (attributes + [modifier + declaration]).joined(separator: " ")
+    }
+
+    /// How keys map to properties: camelCase APIs keep their keys, others are snake_case.
+    private var keyMapping: KeyMapping { shape.usesCamelCaseKeys ? .identity : .snakeCase }
+
+    /// `author_id` (or `authorId` in a camelCase API) holding an id, when there is an `Author` model:
+    /// `@References var author: Author?`.
+    private func referenceDeclaration(
+        key: String, shape: FieldShape, models: [String: String], taken: inout Set<String>
+    ) -> String? {
+        let suffix = key.hasSuffix("_id") ? 3 : self.shape.usesCamelCaseKeys && key.hasSuffix("Id") ? 2 : 0
+        guard suffix > 0, [.int, .string, .uuid].contains(shape.type) else { return nil }
+        let stem = String(key.dropLast(suffix))
+        guard let target = models.values.first(where: { $0 == SwiftNames.typeName(stem) }) else { return nil }
+        let property = SwiftNames.unique(SwiftNames.propertyName(stem), in: &taken)
+        let keyArgument =
+            keyMapping.wireKey(for: property) + "_id" == key ? "" : "(key: \(SchemaMapper.stringLiteral(key)))"
+        return "@References\(keyArgument) \(modifier)var \(SwiftNames.escaped(property)): \(target)?"
+    }
+
+    /// Why a field's schema has no one Swift type, when it says something: `nil` for a schema that
+    /// asks for any JSON (`{}`, a free-form object).
+    static func untyped(_ schema: JSONValue, in document: OpenAPIDocument) -> String? {
+        if let reference = schema["$ref"]?.stringValue, document.lookUp(reference) == nil {
+            return "it refers to \(reference), which the document does not have"
+        }
+        let resolved = document.resolved(schema)
+        let alternatives = (resolved["oneOf"] ?? resolved["anyOf"])?.arrayValue ?? []
+        let present = alternatives.filter { !SchemaMapper.isNull(document.resolved($0)) }
+        if present.count > 1 { return "it is one of \(present.count) schemas with no one Swift type" }
+        if resolved["enum"] != nil { return "its values are of mixed types" }
+        return nil
     }
 
     // MARK: - Support types

@@ -85,6 +85,11 @@ struct OpenAPIHostileTests {
             #expect(room.contains(line), "missing: \(line)\n\(room)")
         }
         #expect(try #require(files["Dangling.swift"]).contains("@Resource(path: \"/api/v2/danglings\")"))
+        #expect(output.warnings.contains("ClassRoom.mixed is kept as JSONValue: its values are of mixed types"))
+        #expect(
+            output.warnings.contains(
+                "Dangling.gone is kept as JSONValue: it refers to #/components/schemas/Nowhere, which the document does not have"
+            ), "\(output.warnings)")
         let result = try await typecheck(files)
         #expect(result.status == 0, "\(result.output)\n\(files.values.joined(separator: "\n"))")
     }
@@ -136,6 +141,30 @@ struct OpenAPIHostileTests {
         let record = try #require(output.files.first { $0.name == "Record.swift" }?.contents)
         #expect(record.contains("var me: JSONValue?"))
         #expect(record.contains("var deep: JSONValue?"))
+    }
+
+    @Test("lists inside {\"data\": […]} get the list key and the envelope's total in the conventions")
+    func dataEnvelope() throws {
+        let list: JSONValue = [
+            "type": "object",
+            "properties": [
+                "data": ["type": "array", "items": Self.reference("Widget")], "total_count": ["type": "integer"],
+            ],
+        ]
+        let widget: JSONValue = [
+            "type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]],
+        ]
+        let listing: JSONValue = [
+            "parameters": [["name": "page", "in": "query"], ["name": "per_page", "in": "query"]],
+            "responses": Self.returning(list)["responses"] ?? nil,
+        ]
+        let output = try Scaffold.models(
+            fromOpenAPI: Self.document(paths: ["/widgets": ["get": listing]], schemas: ["Widget": widget]))
+        let configuration = try #require(output.files.first { $0.name == "HostileConfiguration.swift" }?.contents)
+        #expect(configuration.contains(#"conventions.listKeys = ["results", "items", "data"]"#), "\(configuration)")
+        #expect(
+            configuration.contains(
+                #"style: .pageNumbers(page: "page", size: "per_page"), totalCountKey: "total_count")"#))
     }
 
     @Test("10,000 schemas and 10,000 resources scaffold, one file each, in one pass")

@@ -303,13 +303,12 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         var rootKey: String?
     }
 
-    /// The members that may hold a list body's records, when they are not a bare array: DRF's
-    /// `results` and fastapi-pagination's `items` for bare bodies.
+    /// The members that may hold a list body's records, when they are not a bare array.
     var listKeys: [String] {
         switch conventions.responseRoot {
         case .modelName: [plural]
         case .fixed(_, let list): [list]
-        case .bare: ["results", "items"]
+        case .bare: conventions.listKeys
         }
     }
 

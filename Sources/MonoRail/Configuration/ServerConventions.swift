@@ -17,8 +17,8 @@ public struct ServerConventions: Sendable {
         case modelName
         /// Fixed keys for every model (Objects: `{"object": …}`, `{"objects": […]}`).
         case fixed(single: String, list: String)
-        /// Bare records and arrays; a paginated list's records are also found under `results`
-        /// (DRF) or `items` (fastapi-pagination).
+        /// Bare records and arrays; a paginated list's records are also found under one of
+        /// ``ServerConventions/listKeys``: `results` (DRF) or `items` (fastapi-pagination).
         case bare
     }
 
@@ -34,6 +34,10 @@ public struct ServerConventions: Sendable {
     public var responseRoot: ResponseRoot
     /// A namespace path wrapping every response, such as `"data"` or `"a.b.c"`.
     public var rootNamespace: String?
+    /// Where a bare list's records sit when the body is an object around them (``ResponseRoot/bare``),
+    /// tried in order: DRF's `results` and fastapi-pagination's `items` by default; an API answering
+    /// `{"data": [...], "meta": {...}}` adds `"data"`.
+    public var listKeys: [String] = ["results", "items"]
     /// Statuses whose bodies are validation errors.
     public var validationStatuses: Set<Int>
     /// The query parameter that carries a search term when the search route has no `:term`.
