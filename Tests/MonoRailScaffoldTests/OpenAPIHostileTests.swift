@@ -42,7 +42,8 @@ struct OpenAPIHostileTests {
                 "first-name": ["type": "string"], "first_name": ["type": "string"], "größe": ["type": "number"],
                 "self": ["type": "string"], "Type": ["type": "string"], "": ["type": "string"],
                 "status": [
-                    "type": "string", "enum": ["non-fiction", "", "1", "rawValue", "default", "A b", "a_b", "A_B"],
+                    "type": "string",
+                    "enum": ["non-fiction", "", "1", "rawValue", "default", "A b", "a_b", "A_B", "a var b"],
                 ],
                 "levels": ["type": "integer", "enum": [1, -2, 3], "default": 3],
                 "mixed": ["enum": [1, "a"]],
@@ -80,7 +81,7 @@ struct OpenAPIHostileTests {
             "@References var error: ErrorModel?", "@Field(key: \"\") var value: String?",
             "var levels: Levels = .value3", "@References var classRoom: ClassRoom?", "case minus2 = -2",
             "case nonFiction = \"non-fiction\"",
-            "case rawValueValue = \"rawValue\"", "case `default` = \"default\"",
+            "case rawValueValue = \"rawValue\"", "case `default` = \"default\"", "case aVarB = \"a var b\"",
         ] {
             #expect(room.contains(line), "missing: \(line)\n\(room)")
         }
