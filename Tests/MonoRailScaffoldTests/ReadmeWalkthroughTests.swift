@@ -37,6 +37,7 @@ struct ReadmeWalkthroughTests {
         let books = try await Book.query(pageSize: 50, in: store)  // GET /books?page=1&size=50
         let byAuthor = Dictionary(grouping: books.instances) { $0.$author.id }  // no author loaded
         print(books.total ?? 0, byAuthor.count)  // 3 2
+        let kept = try await Book.get(id: 1, policy: .cacheOnly, in: store)  // offline: no request
 
         do {
             try await Book().create(in: store)
@@ -45,6 +46,7 @@ struct ReadmeWalkthroughTests {
         }
         // README SCAFFOLD WALKTHROUGH END
         #expect(printed == ["3 2", #"["Field required"]"#])
+        #expect(kept === book)
         #expect(store.instances(of: Author.self).isEmpty)
         try await book.fetch()
         #expect(book.genre == .poetry)
