@@ -43,6 +43,9 @@ public enum Scaffold {
         public var warnings: [String]
     }
 
+    /// The largest OpenAPI document read, in bytes.
+    public static var maximumDocumentSize: Int { OpenAPIDocument.maximumSize }
+
     /// The models and configuration an OpenAPI 3 document (JSON) describes: one `@Resource` per
     /// resource schema, a file each, and one file with the API's `ServerConventions` and a
     /// `MonoRail.Configuration.use…(apiRootURL:)` that applies them.

@@ -97,7 +97,10 @@ struct ScaffoldCommand: AsyncParsableCommand {
                 throw Scaffold.Failure("cannot read \(source): \(error.localizedDescription)")
             }
         }
-        let client = APIClient(baseURL: url, transport: MonoRail.defaultTransport)
+        var configuration = APIClient.Configuration(baseURL: url, transport: MonoRail.defaultTransport)
+        // Large APIs publish documents of several megabytes (GitHub's is about 12 MB).
+        configuration.maxResponseBodySize = Scaffold.maximumDocumentSize
+        let client = APIClient(configuration: configuration)
         do {
             return try await client.send(
                 APIRequest(method: .get, path: APIPath(verbatim: url.absoluteString), headers: [.accept: accept])
