@@ -95,6 +95,8 @@ public final class Authentication: Sendable {
         var refresh: (replacing: AccessToken, task: Task<AccessToken, any Error>)?
         /// The token whose refresh failed, and why.
         var failure: (rejected: AccessToken, error: any Error)?
+        /// The token the last refresh brought.
+        var refreshed: AccessToken?
         /// Incremented when the token changes: a refresh that ends after a newer change keeps that one.
         var generation = 0
         var observers: [WeakObserver] = []
@@ -164,9 +166,11 @@ public final class Authentication: Sendable {
                 state.hasAsked = true
             }
         }
-        guard let token, let expiry = token.expiresAt,
-            expiry.timeIntervalSinceNow < Double(refreshLeeway.components.seconds)
-        else { return token }
+        // A token a refresh just brought is sent until it expires, even inside the leeway: a server
+        // whose tokens live shorter than the leeway would otherwise be asked for one per request.
+        let isFresh = state.withLock { $0.refreshed } == token
+        let margin = isFresh ? 0 : Double(refreshLeeway.components.seconds)
+        guard let token, let expiry = token.expiresAt, expiry.timeIntervalSinceNow < margin else { return token }
         return try await refreshed(after: token, refusal: nil, request: nil)
     }
 
@@ -222,6 +226,7 @@ public final class Authentication: Sendable {
             switch result {
             case .success(let token):
                 state.token = token
+                state.refreshed = token
                 state.hasAsked = true
                 state.failure = nil
             case .failure(let error):

@@ -18,6 +18,8 @@ final class TestSession: TokenSource {
     let delay: Duration
     /// The expiry the source reports for its token, when it knows one.
     let expiresAt = Locked<Date?>(nil)
+    /// How long a refreshed token lives, when the server says.
+    let refreshedLifetime = Locked<TimeInterval?>(nil)
 
     init(_ tokens: (access: String, refresh: String)?, delay: Duration = .milliseconds(50)) {
         self.tokens = Locked(tokens)
@@ -48,8 +50,9 @@ final class TestSession: TokenSource {
             throw APIError(.decodingFailed, "no token in \(answer)")
         }
         tokens.withLock { $0 = (access, next) }
-        expiresAt.withLock { $0 = nil }
-        return AccessToken(access)
+        let expiry = refreshedLifetime.withLock { $0 }.map { Date().addingTimeInterval($0) }
+        expiresAt.withLock { $0 = expiry }
+        return AccessToken(access, expiresAt: expiry)
     }
 }
 
@@ -163,13 +166,20 @@ struct AuthenticationTests {
 
     @Test("a token about to expire is refreshed before it is sent")
     func expiring() async throws {
-        try await withTokens { api, issuer, session, _ in
+        try await withTokens { api, issuer, session, authentication in
             session.expiresAt.withLock { $0 = Date().addingTimeInterval(5) }
             api.journal.reset()
             _ = try await Train.get(id: 1, in: api.store)
             #expect(session.refreshCount == 1)
             #expect(api.journal.entries == ["POST /oauth/token", "GET /trains/1"])
             #expect(issuer.refreshCount == 1)
+
+            // Tokens that live shorter than the leeway are used until they expire, not refreshed per request.
+            session.refreshedLifetime.withLock { $0 = 5 }
+            session.expiresAt.withLock { $0 = Date().addingTimeInterval(5) }
+            authentication.tokenDidChange()
+            for id in [1, 2, 1, 2] { _ = try await Train.get(id: id, in: api.store) }
+            #expect(session.refreshCount == 2)
         }
     }
 
