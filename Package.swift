@@ -265,7 +265,7 @@ if Context.environment["MONORAIL_FUZZ"] != nil {
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "FuzzSupport", "MonoRail", "MonoRailClient", "MonoRailServer",
+                "FuzzSupport", "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailScaffold",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -6,7 +6,8 @@ import Foundation
 /// back and reads again, or nothing; never a trap.
 enum DateFuzz {
     static let formats: [DateFormat] = [
-        .iso8601, .iso8601WithFractionalSeconds, .rails, .custom("yyyy-MM-dd"), .custom("y/MM/dd HH:mm:ss Z"),
+        .iso8601, .iso8601WithFractionalSeconds, .rails, .withoutTimeZone, .dateOnly, .custom("yyyy-MM-dd"),
+        .custom("y/MM/dd HH:mm:ss Z"),
     ]
 
     static func run(_ data: Data) {
@@ -25,7 +26,7 @@ enum DateFuzz {
                 fatalError("the decoder and the range disagree on \(seconds)")
             }
             // Formatting is total, even outside the range.
-            for format in formats.prefix(3) { _ = format.string(from: Date(timeIntervalSince1970: seconds)) }
+            for format in formats.prefix(5) { _ = format.string(from: Date(timeIntervalSince1970: seconds)) }
             let timestamp = data.withUnsafeBytes {
                 MessagePackTimestamp(
                     seconds: $0.loadUnaligned(as: Int64.self), nanoseconds: UInt32(data[0]) * 3_000_000)
@@ -36,11 +37,16 @@ enum DateFuzz {
 
     static func check(_ date: Date, from source: String) {
         guard DateFormat.supportedRange.contains(date) else { fatalError("\(source) read as a date out of range") }
-        for format in formats.prefix(3) {
+        // The first four write the instant; a date alone writes its UTC day, read back as its midnight.
+        for format in formats.prefix(4) {
             let written = format.string(from: date)
             guard let again = format.date(from: written) else { fatalError("\(source) wrote \(written), unreadable") }
             if abs(again.timeIntervalSince(date)) >= 1 { fatalError("\(source) wrote \(written), read differently") }
         }
+        let day = DateFormat.dateOnly.string(from: date)
+        guard let midnight = DateFormat.dateOnly.date(from: day), midnight <= date.addingTimeInterval(0.001),
+            date.timeIntervalSince(midnight) < 86_400
+        else { fatalError("\(source) wrote the day \(day), read as another") }
         do {
             _ = try ValueEncoder().encode(["at": date])
         } catch {

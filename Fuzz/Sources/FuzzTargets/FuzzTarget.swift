@@ -19,6 +19,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case routeTemplates = "route-templates"
     case messagePackList = "msgpack-list"
     case jsonList = "json-list"
+    case openAPI = "openapi"
 
     /// The target the environment names; stops with the list of names when it names none.
     public static let selected: FuzzTarget = {
@@ -47,6 +48,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .routeTemplates: HeaderFuzz.routeTemplate(data)
         case .messagePackList: ListFuzz.run(data, contentType: ListFuzz.messagePack)
         case .jsonList: ListFuzz.run(data, contentType: ListFuzz.json)
+        case .openAPI: OpenAPIFuzz.run(data)
         }
     }
 }

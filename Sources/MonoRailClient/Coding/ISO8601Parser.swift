@@ -114,6 +114,8 @@ enum ISO8601Parser {
                 millis = 0
             }
             if seconds >= end { (seconds, millis) = (end - 1, 999) }
+            // A date alone is the day the instant falls in, not the one its rounded milliseconds reach.
+            if offset == .dateOnly { seconds = Int(interval.rounded(.down)) }
         }
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

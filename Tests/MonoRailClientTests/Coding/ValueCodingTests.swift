@@ -187,6 +187,8 @@ struct ValueCodingTests {
         #expect(DateFormat.dateOnly.string(from: date) == "2024-05-06")
         #expect(DateFormat.withoutTimeZone.string(from: date) == "2024-05-06T07:08:09.250")
         #expect(DateFormat.dateOnly.string(from: Date(timeIntervalSince1970: -1)) == "1969-12-31")
+        // The day the instant falls in, though its milliseconds round up into the next.
+        #expect(DateFormat.dateOnly.string(from: Date(timeIntervalSince1970: -0.0004)) == "1969-12-31")
     }
 
     @Test("a decoding error names the wire key and the JSON path")
