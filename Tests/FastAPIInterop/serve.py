@@ -32,10 +32,17 @@ lock = threading.Lock()
 statuses: dict[int, int] = {}
 
 
+writes: list[dict] = []
+
+
 @app.middleware("http")
 async def count_statuses(request, call_next):
+    if request.method in ("POST", "PUT", "PATCH"):
+        body = await request.body()
+        with lock:
+            writes.append({"method": request.method, "path": request.url.path, "body": body.decode("utf-8", "replace")})
     response = await call_next(request)
-    if request.url.path != "/_statuses":
+    if not request.url.path.startswith("/_"):
         with lock:
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
     return response
@@ -46,6 +53,13 @@ def read_statuses() -> dict[str, int]:
     """How many responses of each status the app sent: the tests check that nothing was redirected."""
     with lock:
         return {str(code): count for code, count in sorted(statuses.items())}
+
+
+@app.get("/_writes", include_in_schema=False)
+def read_writes() -> list[dict]:
+    """Every write received, with its body as sent: the tests check what a save sends."""
+    with lock:
+        return list(writes)
 
 
 class Genre(str, enum.Enum):

@@ -47,6 +47,14 @@ struct ReadmeWalkthroughTests {
         // README SCAFFOLD WALKTHROUGH END
         #expect(printed == ["3 2", #"["Field required"]"#])
         #expect(kept === book)
+        // What the app received: the save's PATCH held the one change; the create, nothing never set.
+        let writes: [JSONValue] = try await store.client.get("/_writes")
+        #expect(
+            writes.map { "\($0["method"]?.stringValue ?? "") \($0["path"]?.stringValue ?? "")" } == [
+                "PATCH /books/1", "POST /books",
+            ])
+        #expect(try JSONParser().parse(Data((writes[0]["body"]?.stringValue ?? "").utf8)) == ["genre": "poetry"])
+        #expect(try JSONParser().parse(Data((writes[1]["body"]?.stringValue ?? "").utf8)) == [:])
         #expect(store.instances(of: Author.self).isEmpty)
         try await book.fetch()
         #expect(book.genre == .poetry)
