@@ -7,10 +7,8 @@ struct Conventions {
     private(set) var settings: [String] = []
     /// The paging most lists use, which the settings give every model.
     let paging: APIShape.PagingShape?
-    let shape: APIShape
 
     init(_ shape: APIShape) {
-        self.shape = shape
         let home = shape.resources.filter { !$0.isNested }
         let measured = home.isEmpty ? shape.resources : home
         let slashed = measured.filter(\.hasTrailingSlash).count * 2 > measured.count

@@ -11,8 +11,6 @@ struct OpenAPIDocument {
     static let maximumReferenceChain = 64
 
     let root: [String: JSONValue]
-    /// The `openapi` version, such as `"3.1.0"`.
-    let version: String
 
     init(data: Data) throws(Scaffold.Failure) {
         guard data.count <= Self.maximumSize else {
@@ -40,11 +38,10 @@ struct OpenAPIDocument {
                 "the document is Swagger 2.0: MonoRail reads OpenAPI 3 documents (convert it, for example with swagger2openapi)"
             )
         }
-        guard let version = root["openapi"]?.stringValue, version.hasPrefix("3.") else {
+        guard root["openapi"]?.stringValue?.hasPrefix("3.") == true else {
             throw Scaffold.Failure("the document has no \"openapi\": \"3.x\" member: it is not an OpenAPI 3 document")
         }
         self.root = root
-        self.version = version
     }
 
     private static func looksLikeYAML(_ data: Data) -> Bool {

@@ -10,7 +10,8 @@ import Testing
 struct ReadmeWalkthroughTests {
     @Test("the walkthrough matches the README")
     func matchesReadme() throws {
-        let code = try #require(try DocumentationBlocks.region("SCAFFOLD WALKTHROUGH", in: #filePath))
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let code = try #require(DocumentationBlocks.region("SCAFFOLD WALKTHROUGH", of: source))
         let readme = code.map {
             $0.replacingOccurrences(
                 of: "apiRootURL: apiRoot", with: #"apiRootURL: URL(string: "http://127.0.0.1:8000")!"#)

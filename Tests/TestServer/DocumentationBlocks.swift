@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The Swift blocks of the README and of the DocC articles, for tests that check an example still
 /// reads as the documentation shows it.
@@ -26,10 +26,9 @@ public enum DocumentationBlocks {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// The code between `// README <region> BEGIN` and `// README <region> END` in a source file,
-    /// normalised; `nil` when the file has no such region.
-    public static func region(_ region: String, in sourceFile: String) throws -> [String]? {
-        let source = try String(contentsOf: URL(fileURLWithPath: sourceFile), encoding: .utf8)
+    /// The code between `// README <region> BEGIN` and `// README <region> END` in a source file's
+    /// text, normalised; `nil` when it has no such region.
+    public static func region(_ region: String, of source: String) -> [String]? {
         let parts = source.components(separatedBy: "// README \(region) BEGIN\n")
         guard parts.count == 2 else { return nil }
         return normalise(parts[1].components(separatedBy: "// README \(region) END")[0])

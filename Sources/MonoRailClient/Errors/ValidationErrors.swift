@@ -137,6 +137,8 @@ extension ValidationErrors {
     /// FastAPI's `[{"loc": [...], "msg": "...", "type": "..."}]`; `nil` unless every item has both.
     private static func fromDetails(_ details: [JSONValue]) -> ValidationErrors? {
         var fields: [(field: String, messages: [String])] = []
+        // A field's place in `fields`: a long list of details stays one pass.
+        var positions: [String: Int] = [:]
         for detail in details {
             guard case .array(let loc)? = detail["loc"], let message = detail["msg"]?.stringValue else { return nil }
             var parts = loc.compactMap { part -> String? in
@@ -146,9 +148,10 @@ extension ValidationErrors {
             guard parts.count == loc.count else { return nil }
             if let first = parts.first, locationParts.contains(first) { parts.removeFirst() }
             let field = parts.isEmpty ? baseField : parts.joined(separator: ".")
-            if let index = fields.firstIndex(where: { $0.field == field }) {
+            if let index = positions[field] {
                 fields[index].messages.append(message)
             } else {
+                positions[field] = fields.count
                 fields.append((field, [message]))
             }
         }

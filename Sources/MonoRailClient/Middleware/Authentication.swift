@@ -156,7 +156,9 @@ public final class Authentication: Sendable {
 
     /// The token to send: the source's, asked once, refreshed first when it is about to expire.
     private func currentToken() async throws -> AccessToken? {
-        let (known, hasAsked, generation) = state.withLock { ($0.token, $0.hasAsked, $0.generation) }
+        let (known, hasAsked, generation, lastRefreshed) = state.withLock {
+            ($0.token, $0.hasAsked, $0.generation, $0.refreshed)
+        }
         var token = known
         if !hasAsked {
             token = try await source.token()
@@ -168,8 +170,7 @@ public final class Authentication: Sendable {
         }
         // A token a refresh just brought is sent until it expires, even inside the leeway: a server
         // whose tokens live shorter than the leeway would otherwise be asked for one per request.
-        let isFresh = state.withLock { $0.refreshed } == token
-        let margin = isFresh ? 0 : Double(refreshLeeway.components.seconds)
+        let margin = lastRefreshed == token ? 0 : Double(refreshLeeway.components.seconds)
         guard let token, let expiry = token.expiresAt, expiry.timeIntervalSinceNow < margin else { return token }
         return try await refreshed(after: token, refusal: nil, request: nil)
     }

@@ -24,9 +24,7 @@ struct ReadmeFormatTests {
         for regions in Self.blocks {
             var code: [String] = []
             for region in regions {
-                let parts = source.components(separatedBy: "// README \(region) BEGIN\n")
-                try #require(parts.count == 2, "no region \(region)")
-                code += Self.normalise(parts[1].components(separatedBy: "// README \(region) END")[0])
+                code += try #require(DocumentationBlocks.region(region, of: source), "no region \(region)")
             }
             #expect(blocks.contains(code), "README block \(regions) differs from the tested code")
         }

@@ -3,6 +3,7 @@ import MonoRail
 import MonoRailServer
 import MonoRailTesting
 import TestModels
+import TestServer
 import Testing
 
 /// The README's "Your server" recipes: each compiled here, and run against a server of its family.
@@ -15,9 +16,7 @@ struct ReadmeRecipeTests {
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let blocks = try ReadmeFormatTests.readmeBlocks()
         for region in Self.regions {
-            let parts = source.components(separatedBy: "// README \(region) BEGIN\n")
-            try #require(parts.count == 2, "no region \(region)")
-            let code = ReadmeFormatTests.normalise(parts[1].components(separatedBy: "// README \(region) END")[0])
+            let code = try #require(DocumentationBlocks.region(region, of: source), "no region \(region)")
             #expect(blocks.contains(code), "README block \(region) differs from the tested code")
         }
     }
