@@ -75,11 +75,13 @@ final class RelationshipIndex: Sendable {
         var matching: [Target] = []
         var stale: [ObjectIdentifier] = []
         for (candidate, isLive) in zip(candidates, live) {
-            if isLive, Self.foreignIDs(of: candidate, field: fieldEntry, coder: coder).contains(key.id) {
-                matching.append(candidate)
-            } else {
+            guard Self.foreignIDs(of: candidate, field: fieldEntry, coder: coder).contains(key.id) else {
                 stale.append(ObjectIdentifier(candidate))
+                continue
             }
+            // One not live is left where its notes put it: a merge running beside this read may be
+            // about to insert it, and would not note it again; a released one leaves by itself.
+            if isLive { matching.append(candidate) }
         }
         state.withLock { state in
             for identifier in stale {
