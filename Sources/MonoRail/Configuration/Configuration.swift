@@ -170,9 +170,12 @@ extension MonoRail {
         ///
         /// ```swift
         /// MonoRail.configure { $0.authentication = Authentication(source: session) }
+        /// MonoRail.configure { $0.middleware.append(.authentication(session)) }   // the same
         /// ```
+        ///
+        /// Reads the one in ``middleware`` when it has one and this was not set.
         public var authentication: Authentication? {
-            get { client.authentication }
+            get { client.authentication ?? client.middleware.lazy.compactMap { $0 as? Authentication }.first }
             set { client.authentication = newValue }
         }
         /// When to retry. Default ``/MonoRailClient/RetryPolicy/default``: idempotent requests on transient failures.

@@ -182,12 +182,17 @@ extension APIClient {
         next = wrap(LoggingMiddleware(logger: configuration.logger, level: configuration.requestLogLevel), around: next)
         next = retrying(retryPolicy ?? configuration.retryPolicy, clock: configuration.clock, next)
         if anonymous { return next }
+        let origin = baseComponents(configuration.baseURL).map { ($0.scheme, $0.authority) }
         if let authentication = configuration.authentication {
-            let origin = baseComponents(configuration.baseURL).map { ($0.scheme, $0.authority) }
-            next = wrap(AuthenticationMiddleware(authentication: authentication, origin: origin), around: next)
+            next = wrap(authentication.restricted(to: origin), around: next)
         }
         for middleware in configuration.middleware.reversed() {
-            next = wrap(middleware, around: next)
+            // Tokens go to the API's origin only, wherever the list has them.
+            if let authentication = middleware as? Authentication {
+                next = wrap(authentication.restricted(to: origin), around: next)
+            } else {
+                next = wrap(middleware, around: next)
+            }
         }
         if let delegate = configuration.networkingDelegate {
             next = wrap(NetworkingDelegateMiddleware(delegate), around: next)

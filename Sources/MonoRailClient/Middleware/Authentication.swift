@@ -34,7 +34,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
 /// token for a new access token.
 ///
 /// ```swift
-/// struct Session: TokenSource {
+/// struct Session: AccessTokenSource {
 ///     let keychain: Keychain
 ///     func token() async throws -> AccessToken? { keychain.accessToken }
 ///     func refresh(after rejected: AccessToken) async throws -> AccessToken {
@@ -44,7 +44,7 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible, CustomDe
 ///     }
 /// }
 /// ```
-public protocol TokenSource: Sendable {
+public protocol AccessTokenSource: Sendable {
     /// The token to send now, or `nil` when the user is signed out: requests then go without one.
     /// Asked once, then whenever ``Authentication/tokenDidChange()`` says the app changed it.
     func token() async throws -> AccessToken?
@@ -58,7 +58,7 @@ public protocol TokenSource: Sendable {
     func refresh(after rejected: AccessToken) async throws -> AccessToken
 }
 
-/// Tokens that refresh, on every request to the API: the access token from a ``TokenSource`` is sent
+/// Tokens that refresh, on every request to the API: the access token from a ``AccessTokenSource`` is sent
 /// to the API's origin only, and on a `401` one refresh is shared by every request in flight, each
 /// then sent again once. Alamofire's `AuthenticationInterceptor` is the model.
 ///
@@ -83,7 +83,7 @@ public protocol TokenSource: Sendable {
 ///   `Authorization`.
 public final class Authentication: Sendable {
     /// Where tokens come from.
-    public let source: any TokenSource
+    public let source: any AccessTokenSource
     /// How long before its expiry a token is refreshed rather than sent. Default 30 seconds.
     public let refreshLeeway: Duration
 
@@ -116,7 +116,7 @@ public final class Authentication: Sendable {
     /// - Parameters:
     ///   - source: Where tokens come from.
     ///   - refreshLeeway: How long before its expiry a token is refreshed rather than sent.
-    public init(source: any TokenSource, refreshLeeway: Duration = .seconds(30)) {
+    public init(source: any AccessTokenSource, refreshLeeway: Duration = .seconds(30)) {
         self.source = source
         self.refreshLeeway = refreshLeeway
     }
@@ -269,6 +269,44 @@ package protocol TokenObserver: AnyObject, Sendable {
 }
 
 /// ``Authentication`` in the middle of an ``APIClient``'s chain, with the API's origin.
+extension Authentication: Middleware {
+    /// Sends `request` with the token, as an ``APIClient`` does for requests to its API's origin:
+    /// in a client's ``APIClient/Configuration/middleware``, requests to other origins and anonymous
+    /// requests pass by.
+    public func intercept(
+        _ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata, next: MiddlewareNext
+    ) async throws -> (HTTPResponse, Data) {
+        try await send(request, body: body, metadata: metadata, next: next)
+    }
+
+    /// This authentication, for requests to `origin` only.
+    func restricted(to origin: (scheme: String, authority: String)?) -> AuthenticationMiddleware {
+        AuthenticationMiddleware(authentication: self, origin: origin)
+    }
+}
+
+extension Middleware where Self == Authentication {
+    /// Tokens that refresh, as a step of ``APIClient/Configuration/middleware``: the same as setting
+    /// ``APIClient/Configuration/authentication``.
+    ///
+    /// ```swift
+    /// MonoRail.configure { $0.middleware.append(.authentication(session)) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - tokens: Where tokens come from.
+    ///   - refreshLeeway: How long before its expiry a token is refreshed rather than sent.
+    public static func authentication(
+        _ tokens: some AccessTokenSource, refreshLeeway: Duration = .seconds(30)
+    ) -> Authentication {
+        Authentication(source: tokens, refreshLeeway: refreshLeeway)
+    }
+}
+
+/// The earlier name of ``AccessTokenSource``.
+@available(*, deprecated, renamed: "AccessTokenSource")
+public typealias TokenSource = AccessTokenSource
+
 struct AuthenticationMiddleware: Middleware {
     let authentication: Authentication
     /// The scheme and authority tokens are sent to.

@@ -9,7 +9,7 @@ import Testing
 
 /// An app's sign-in as apps write one: tokens held in memory, refreshed at the reference server's
 /// `POST /oauth/token` through the store's own client.
-final class TestSession: TokenSource {
+final class TestSession: AccessTokenSource {
     private let tokens: Locked<(access: String, refresh: String)?>
     private let refreshes = Locked(0)
     /// The client the refresh is sent with: the store's, set once the store exists.
@@ -59,25 +59,33 @@ final class TestSession: TokenSource {
 @Suite("Tokens that refresh", .timeLimit(.minutes(5)))
 struct AuthenticationTests {
     /// A reference server whose access tokens expire, a signed-in session, and a store using it.
+    ///
+    /// - Parameter asMiddleware: Whether the authentication is given as SPEC §9 writes it,
+    ///   `$0.middleware.append(.authentication(tokens))`, rather than `$0.authentication = …`.
     func withTokens(
+        asMiddleware: Bool = false,
         configure: (inout MonoRail.Configuration) -> Void = { _ in },
         _ body: (TestAPI, TokenIssuer, TestSession, Authentication) async throws -> Void
     ) async throws {
         let issuer = TokenIssuer(lifetime: .seconds(600))
         let session = TestSession(issuer.signIn(username: "reader", password: "secret"))
-        let authentication = Authentication(source: session)
         try await withHarness(server: .init(expiringTokens: issuer)) {
-            $0.authentication = authentication
+            if asMiddleware {
+                $0.middleware.append(.authentication(session))
+            } else {
+                $0.authentication = Authentication(source: session)
+            }
             configure(&$0)
         } _: { api in
             session.client.withLock { $0 = api.store.client }
+            let authentication = try #require(api.store.configuration.authentication)
             try await body(api, issuer, session, authentication)
         }
     }
 
-    @Test("the access token goes to the API's origin, and nowhere else")
-    func origin() async throws {
-        try await withTokens { api, _, session, _ in
+    @Test("the access token goes to the API's origin, and nowhere else", arguments: [false, true])
+    func origin(asMiddleware: Bool) async throws {
+        try await withTokens(asMiddleware: asMiddleware) { api, _, session, _ in
             let train = try await Train.get(id: 1, in: api.store)
             #expect(train.company == "MonoRail Co.")
             let token = try #require(session.accessToken)
@@ -183,9 +191,9 @@ struct AuthenticationTests {
         }
     }
 
-    @Test("kept writes wait through a 401 — not refused — and go once the app signs in again")
-    func outboxWaits() async throws {
-        try await withTokens {
+    @Test("kept writes wait through a 401 — not refused — and go once the app signs in again", arguments: [false, true])
+    func outboxWaits(asMiddleware: Bool) async throws {
+        try await withTokens(asMiddleware: asMiddleware) {
             $0.writePolicy = .queued
             $0.allowsQueuedWritesLostOnQuit = true
             $0.outboxLimits.concurrentWrites = 1

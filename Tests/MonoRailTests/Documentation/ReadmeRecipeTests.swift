@@ -44,9 +44,9 @@ struct ReadmeRecipeTests {
         // README RECIPE FASTAPI END
     }
 
-    func tokens(session: some TokenSource) {
+    func tokens(session: some AccessTokenSource) {
         // README RECIPE TOKENS BEGIN
-        MonoRail.configure { $0.authentication = Authentication(source: session) }
+        MonoRail.configure { $0.middleware.append(.authentication(session)) }   // or $0.authentication = …
         // README RECIPE TOKENS END
     }
 
