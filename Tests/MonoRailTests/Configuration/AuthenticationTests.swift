@@ -191,7 +191,8 @@ struct AuthenticationTests {
         }
     }
 
-    @Test("kept writes wait through a 401 — not refused — and go once the app signs in again", arguments: [false, true])
+    @Test(
+        "kept writes wait through a 401 — not refused — and go once the app signs in again", arguments: [false, true])
     func outboxWaits(asMiddleware: Bool) async throws {
         try await withTokens(asMiddleware: asMiddleware) {
             $0.writePolicy = .queued
