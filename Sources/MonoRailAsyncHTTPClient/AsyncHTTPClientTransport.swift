@@ -21,7 +21,7 @@ import NIOPosix
 /// let transport = AsyncHTTPClientTransport()
 /// let client = APIClient(configuration: .init(baseURL: url, transport: transport))
 /// ```
-public struct AsyncHTTPClientTransport: Transport {
+public struct AsyncHTTPClientTransport: StreamingTransport {
     /// Settings for an ``AsyncHTTPClientTransport``.
     public struct Configuration: Sendable {
         /// The timeout used when a request's metadata names none.
@@ -76,6 +76,39 @@ public struct AsyncHTTPClientTransport: Transport {
                 try await self.follow(request, url: url, body: body, metadata: metadata)
             }
         }
+    }
+
+    /// Opens a response whose body is read as it arrives; see ``StreamingTransport/open(_:metadata:)``.
+    ///
+    /// Redirects are followed as for ``send(_:body:metadata:)``. The body is read as AsyncHTTPClient
+    /// delivers it, which asks the server for more only as it is read.
+    public func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, ResponseBodyStream
+    ) {
+        guard var url = request.url else {
+            throw TransportError(.invalidRequest, "the request has no usable URL")
+        }
+        var request = request
+        let origin = url
+        // A stream holds its connection for as long as it is read: it takes no slot of the gate,
+        // which is for requests that end.
+        for _ in 0...configuration.maxRedirects {
+            let response = try await execute(request, url: url, body: nil, metadata: metadata)
+            let status = Int(response.status.code)
+            guard [301, 302, 303, 307, 308].contains(status),
+                let location = response.headers.first(name: "location"),
+                let target = URL(string: location, relativeTo: url)?.absoluteURL
+            else {
+                return (Self.head(of: response), ResponseBodyStream(StreamedBody(body: response.body)))
+            }
+            if status == 303 { request.method = .get }
+            if !isSameOrigin(origin, target) {
+                request.headerFields[.authorization] = nil
+                request.headerFields[.cookie] = nil
+            }
+            url = target
+        }
+        throw TransportError(.other, "more than \(configuration.maxRedirects) redirects")
     }
 
     /// The pool AsyncHTTPClient picks a connection from: one per scheme, host and port.
@@ -170,13 +203,7 @@ public struct AsyncHTTPClientTransport: Transport {
 
     private func collect(_ response: HTTPClientResponse, metadata: RequestMetadata) async throws -> (HTTPResponse, Data)
     {
-        var head = HTTPResponse(
-            status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase))
-        for header in response.headers {
-            if let name = HTTPField.Name(header.name) {
-                head.headerFields.append(HTTPField(name: name, value: header.value))
-            }
-        }
+        let head = Self.head(of: response)
         // NIO's parser already refuses a malformed length; the filter keeps a negative one from ever
         // reaching reserveCapacity.
         let expected = response.headers.first(name: "content-length").flatMap { Int64($0) }.flatMap {
@@ -208,6 +235,17 @@ public struct AsyncHTTPClientTransport: Transport {
             throw Self.transportError(from: error)
         }
         return (head, body)
+    }
+
+    private static func head(of response: HTTPClientResponse) -> HTTPResponse {
+        var head = HTTPResponse(
+            status: .init(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase))
+        for header in response.headers {
+            if let name = HTTPField.Name(header.name) {
+                head.headerFields.append(HTTPField(name: name, value: header.value))
+            }
+        }
+        return head
     }
 
     /// Streams a body into a file, a chunk at a time.
@@ -275,6 +313,28 @@ public struct AsyncHTTPClientTransport: Transport {
                 .connectionClosed, "the connection closed before the response was complete", underlyingError: error)
         }
         return TransportError(.other, String(describing: error), underlyingError: error)
+    }
+}
+
+/// A response body as AsyncHTTPClient delivers it, as `Data`, its failures as ``TransportError``s.
+private struct StreamedBody: AsyncSequence, Sendable {
+    let body: HTTPClientResponse.Body
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: HTTPClientResponse.Body.AsyncIterator
+
+        mutating func next() async throws -> Data? {
+            do {
+                guard let buffer = try await base.next() else { return nil }
+                return Data(buffer: buffer)
+            } catch {
+                throw AsyncHTTPClientTransport.transportError(from: error)
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: body.makeAsyncIterator())
     }
 }
 

@@ -45,6 +45,8 @@ public struct ReferenceServer: Sendable {
         /// Rails apps with Kaminari or pagy and DRF with `PAGE_SIZE` do; `nil` (the default) lists
         /// every record unless a page is asked for.
         public var defaultPageSize: Int?
+        /// How `GET /changes` streams the change log: heartbeats, clients, retention.
+        public var changeFeed: ChangeFeedSettings
 
         /// Creates a configuration.
         public init(
@@ -52,8 +54,9 @@ public struct ReferenceServer: Sendable {
             maxBodySize: Int = 10 * 1024 * 1024, logger: Logger? = nil, envelope: ServerEnvelope = .rails,
             bearerToken: String? = nil, faults: FaultInjection = FaultInjection(), allowsCORS: Bool = false,
             uploadsDirectory: URL? = nil, maxUploadSize: Int = 1 << 30, defaultPageSize: Int? = nil,
-            expiringTokens: TokenIssuer? = nil
+            expiringTokens: TokenIssuer? = nil, changeFeed: ChangeFeedSettings = ChangeFeedSettings()
         ) {
+            self.changeFeed = changeFeed
             self.expiringTokens = expiringTokens
             self.defaultPageSize = defaultPageSize.map { max(1, $0) }
             self.uploadsDirectory = uploadsDirectory ?? Self.newUploadsDirectory()
@@ -97,7 +100,8 @@ public struct ReferenceServer: Sendable {
     ///
     /// - Throws: ``SchemaError`` or a database error.
     public init(schema: ServerSchema, configuration: Configuration = Configuration()) throws {
-        self.store = try RecordStore(schema: schema, path: configuration.databasePath)
+        self.store = try RecordStore(
+            schema: schema, path: configuration.databasePath, changeRetention: configuration.changeFeed.retention)
         var configuration = configuration
         ownUploadsDirectory = configuration.takeUploadsDirectory()
         self.configuration = configuration
@@ -129,6 +133,7 @@ public struct ReferenceServer: Sendable {
         }
         UploadRoutes(directory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize)
             .install(on: router)
+        ChangeFeedRoutes(store: store, settings: configuration.changeFeed).install(on: router)
         let records = RecordRoutes(
             store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
             uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize,
@@ -200,6 +205,8 @@ public struct RunningReferenceServer: Sendable {
 
     /// Stops serving.
     public func stop() async {
+        // Change streams never end by themselves; the server waits for its requests to end.
+        server.store.changeSignal.close()
         task.cancel()
         _ = await task.result
         server.removeOwnUploads()

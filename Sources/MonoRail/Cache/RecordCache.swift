@@ -64,6 +64,17 @@ public protocol RecordCache: AnyObject, Sendable {
     /// is given in MessagePack, for a cache that keeps ``StoredRecord/body`` alone.
     var acceptsJSON: Bool { get }
 
+    /// Keeps what pushed changes brought — records, and records the server deleted (as
+    /// ``forgetDeleted(_:)``) — with the live-updates cursor after them, together (in one
+    /// transaction, where that means something): after a restart, the stream resumes from a cursor
+    /// whose changes are all kept. By default the records are written and forgotten, and the cursor
+    /// is not kept, so a restart starts the stream from now.
+    func keepPushed(_ records: [StoredRecord], deleted: [RecordKey], cursor: LiveCursor?) async throws
+
+    /// The cursor ``keepPushed(_:deleted:cursor:)`` kept last for a stream, by its path; `nil` when
+    /// none is kept. ``clear()`` forgets it.
+    func liveCursor(feed: String) async throws -> String?
+
     /// The highest ``StoredRecord/order`` or ``StoredQuery/order`` it held when it was opened: a
     /// store's requests are ordered after it, so what a later launch fetches is newer than what an
     /// earlier one kept, whatever the clock says. The default, `0`, suits a cache that keeps
@@ -84,8 +95,31 @@ extension RecordCache {
     /// `0`: nothing was kept before this launch.
     public var highestOrder: Int64 { 0 }
 
+    /// Writes the records and forgets the deleted ones; the cursor is not kept.
+    public func keepPushed(_ records: [StoredRecord], deleted: [RecordKey], cursor: LiveCursor?) async throws {
+        if !records.isEmpty { try await write(records, query: nil) }
+        if !deleted.isEmpty { try await forgetDeleted(deleted) }
+    }
+
+    /// `nil`: no cursor is kept.
+    public func liveCursor(feed: String) async throws -> String? { nil }
+
     /// Does nothing: the cache keeps each write before ``write(_:query:)`` returns.
     public func flush() async throws {}
+}
+
+/// Where a store's live updates resume: the id of the last event merged from a stream.
+public struct LiveCursor: Sendable, Hashable {
+    /// The stream's path, ``LiveUpdatesConfiguration/path``.
+    public var feed: String
+    /// The `id` of the last event merged, sent as `Last-Event-ID` to resume.
+    public var lastEventID: String
+
+    /// Creates a cursor.
+    public init(feed: String, lastEventID: String) {
+        self.feed = feed
+        self.lastEventID = lastEventID
+    }
 }
 
 /// A record's place in a cache: its model's name and its id.

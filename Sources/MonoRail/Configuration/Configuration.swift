@@ -121,6 +121,25 @@ extension MonoRail {
         /// The models known by name, whose records may come side-loaded with any model's and whose
         /// names polymorphic references hold.
         public var models = ModelRegistry()
+        /// Where the server pushes changes, read by ``ResourceStore/liveUpdates``; `nil` (the default)
+        /// for none.
+        ///
+        /// ```swift
+        /// MonoRail.configure { $0.liveUpdates = .serverSentEvents(path: "/changes") }
+        /// ```
+        public var liveUpdates: LiveUpdatesConfiguration?
+        /// Bounds on what the server may send that no response size limit covers.
+        public var limits = Limits()
+
+        /// Bounds on what the server may send, beyond ``maxResponseBodySize``.
+        public struct Limits: Sendable, Hashable {
+            /// The largest pushed event read (``ResourceStore/liveUpdates``): a larger one is skipped
+            /// and reported, its bytes never held. Default 4 MiB.
+            public var maxEventSize: Int = 4 << 20
+
+            /// The defaults.
+            public init() {}
+        }
 
         /// The URL every model path is joined to. Required before the first request.
         public var apiRootURL: URL? {

@@ -38,6 +38,11 @@ final class Broadcasters: Sendable {
         return queriesByModel.withLock { $0[ObjectIdentifier(type)] }
     }
 
+    /// The live queries of every model.
+    func allQueries() -> [any QueryRegistry] {
+        queriesByModel.withLock { Array($0.values) }
+    }
+
     /// Starts telling a live query of changes.
     func add<Model: ResourceModel>(_ query: ResourceQuery<Model>) {
         let queries = queriesByModel.withLock { byModel in

@@ -50,6 +50,10 @@ struct ChangeFacts: Sendable {
 protocol QueryRegistry: AnyObject, Sendable {
     /// Tells the queries of a change: now, or when the merge that made it has applied.
     func note(_ change: QueryChange, in store: ResourceStore)
+
+    /// Asks the server again for every query's records (a live-updates reset); returns the first
+    /// failure.
+    func refreshAll() async -> APIError?
 }
 
 /// The live queries of one model in a store, told of every change to its instances.
@@ -85,6 +89,19 @@ final class ModelQueries<Model: ResourceModel>: QueryRegistry {
             state.entries[ObjectIdentifier(query)] = Entry(query: query, plan: query.plan)
             Self.recount(&state)
         }
+    }
+
+    func refreshAll() async -> APIError? {
+        let queries = state.withLock { $0.entries.values.compactMap(\.query) }
+        var failure: APIError?
+        for query in queries {
+            do {
+                try await query.refresh()
+            } catch {
+                failure = failure ?? APIError.wrapping(error, request: nil)
+            }
+        }
+        return failure
     }
 
     func remove(_ identifier: ObjectIdentifier) {

@@ -46,6 +46,9 @@ public final class ResourceStore: Observable, Sendable {
     /// Instances kept alive by ``pin(_:)``.
     let pinned = Locked<[IdentityMap.Key: any ResourceModel]>([:])
     private let madeOutbox = Locked<Outbox?>(nil)
+    private let madeLiveUpdates = Locked<LiveUpdates?>(nil)
+    /// Every model an action of this store used, for pushed records that name one.
+    private let usedModels = Locked<[ObjectIdentifier: any ResourceModel.Type]>([:])
     /// The one-time notices given, by what they are about.
     let notices = Locked<Set<String>>([])
     private let offline = Locked(false)
@@ -94,6 +97,34 @@ public final class ResourceStore: Observable, Sendable {
         // Outside the outbox's lock: reading the configuration takes the settings lock.
         if isNew { configuration.authentication?.addObserver(outbox) }
         return outbox
+    }
+
+    /// The connection to the server's change stream (``MonoRail/Configuration/liveUpdates``): what
+    /// other clients change arrives in this store's instances, lists and caches as it happens.
+    ///
+    /// ```swift
+    /// try await ResourceStore.default.liveUpdates.connect()
+    /// ```
+    public var liveUpdates: LiveUpdates {
+        madeLiveUpdates.withLock { made in
+            if let made { return made }
+            let live = LiveUpdates(store: self)
+            made = live
+            return live
+        }
+    }
+
+    /// The live updates, when something asked for them.
+    var liveUpdatesIfMade: LiveUpdates? { madeLiveUpdates.withLock { $0 } }
+
+    /// The model a pushed record names — a type name, a singular or a plural name — among the
+    /// registered models and those this store used.
+    func knownModel(named name: String) -> (any ResourceModel.Type)? {
+        let registry = configuration.models
+        if let registered = registry.model(named: name) ?? registry.model(plural: name) { return registered }
+        return usedModels.withLock { used in
+            used.values.first { $0.resourceName == name || $0.resourcePlural == name || $0.polymorphicName == name }
+        }
     }
 
     /// Logs a notice the first time this store meets what `subject` names; later calls say nothing.
@@ -317,6 +348,7 @@ public final class ResourceStore: Observable, Sendable {
         case .missing(let generation, let configuration, let client):
             // Made outside the lock: it runs the model's `configure(_:)`.
             let setup = ModelSetup<Model>(configuration: configuration, storeClient: client)
+            usedModels.withLock { $0[ObjectIdentifier(type)] = type }
             settings.withLock { state in
                 if state.generation == generation {
                     state.setups[ObjectIdentifier(type)] = (generation, setup)

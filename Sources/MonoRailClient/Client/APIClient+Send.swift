@@ -163,11 +163,13 @@ extension APIClient {
         coalescer: RequestCoalescer,
         deduplicates: Bool,
         retryPolicy: RetryPolicy?,
-        anonymous: Bool = false
+        anonymous: Bool = false,
+        innermost: MiddlewareNext? = nil
     ) -> MiddlewareNext {
-        var next: MiddlewareNext = { request, body, metadata in
-            try await transport.send(request, body: body, metadata: metadata)
-        }
+        var next: MiddlewareNext =
+            innermost ?? { request, body, metadata in
+                try await transport.send(request, body: body, metadata: metadata)
+            }
         if deduplicates {
             let inner = next
             next = { request, body, metadata in

@@ -201,7 +201,7 @@ extension APIError {
 
     /// Wraps any error exactly once: an ``APIError`` passes through, a ``TransportError`` or
     /// cancellation becomes the matching code.
-    static func wrapping(_ error: any Error, request: HTTPRequest?) -> APIError {
+    package static func wrapping(_ error: any Error, request: HTTPRequest?) -> APIError {
         switch error {
         case var error as APIError:
             if error.request == nil { error.request = request }

@@ -8,16 +8,22 @@ public final class RecordStore: Sendable {
     /// The resources it stores.
     public let schema: ServerSchema
     let writer: any DatabaseWriter
+    /// The newest change committed; `GET /changes` streams wait on it.
+    public let changeSignal = ChangeSignal()
+    /// How many changes the log keeps; a client resuming from an older one is told to reset.
+    public let changeRetention: Int
 
     /// Opens (or creates) the database and its tables, and seeds it when it is empty.
     ///
     /// - Parameters:
     ///   - schema: The resources.
     ///   - path: A file path, or `:memory:` for a private in-memory database.
+    ///   - changeRetention: How many changes the change log keeps (``changes(after:limit:)``).
     /// - Throws: ``SchemaError`` for an invalid schema; GRDB's `DatabaseError` when the file cannot be used.
-    public init(schema: ServerSchema, path: String) throws {
+    public init(schema: ServerSchema, path: String, changeRetention: Int = 100_000) throws {
         try schema.validate()
         self.schema = schema
+        self.changeRetention = max(1, changeRetention)
         var configuration = Configuration()
         // Concurrent requests wait for the write lock instead of failing with "database is locked".
         configuration.busyMode = .timeout(10)
@@ -32,6 +38,7 @@ public final class RecordStore: Sendable {
     private func migrate() throws {
         try writer.write { db in
             try IdempotencyLedger.create(in: db)
+            try ChangeLog.create(in: db)
             for resource in schema.resources {
                 var columns = [idColumnDefinition]
                 for column in resource.columns(idType: schema.idType) {
@@ -53,6 +60,7 @@ public final class RecordStore: Sendable {
                 }
             }
         }
+        changeSignal.advance(to: try writer.read { db in try ChangeLog.bounds(db: db).newest })
         let isEmpty = try writer.read { db in
             try schema.resources.allSatisfy {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted($0.pluralName))") == 0
@@ -198,7 +206,13 @@ public final class RecordStore: Sendable {
     /// ``create(_:attributes:)`` inside a transaction the caller holds.
     func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: Database) throws -> JSONValue {
         let id = try insert(attributes, into: resource, db: db)
-        return try find(resource, id: id, embedding: false, db: db) ?? .null
+        let record = try find(resource, id: id, embedding: false, db: db) ?? .null
+        try logChange(.created, resource, record: record, db: db)
+        return record
+    }
+
+    private func logChange(_ kind: Change.Kind, _ resource: ResourceSchema, record: JSONValue, db: Database) throws {
+        try ChangeLog.append(kind, resource, record: record, db: db, signal: changeSignal, retention: changeRetention)
     }
 
     /// Validates and applies the given attributes to a record; `nil` when there is no such record.
@@ -226,7 +240,9 @@ public final class RecordStore: Sendable {
             sql:
                 "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
             arguments: arguments)
-        return try find(resource, id: id, embedding: false, db: db)
+        let record = try find(resource, id: id, embedding: false, db: db)
+        if let record { try logChange(.updated, resource, record: record, db: db) }
+        return record
     }
 
     /// Deletes a record; `false` when there was none.
@@ -238,7 +254,23 @@ public final class RecordStore: Sendable {
     func delete(_ resource: ResourceSchema, id: String, db: Database) throws -> Bool {
         guard let key = idValue(id) else { return false }
         try db.execute(sql: "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
-        return db.changesCount > 0
+        guard db.changesCount > 0 else { return false }
+        let idValue: JSONValue = (key as? Int64).map { .int($0) } ?? .string(id)
+        try logChange(.destroyed, resource, record: .object([resource.primaryKeyName: idValue]), db: db)
+        return true
+    }
+
+    // MARK: - Changes
+
+    /// Up to `limit` changes committed after `cursor`, oldest first: what `GET /changes` streams.
+    public func changes(after cursor: Int64, limit: Int) throws -> [Change] {
+        try writer.read { db in try ChangeLog.changes(after: cursor, limit: limit, db: db) }
+    }
+
+    /// The oldest change the log keeps, and the newest ever committed: a cursor below the oldest
+    /// (less one) or above the newest cannot be resumed from.
+    public func changeBounds() throws -> (oldest: Int64?, newest: Int64) {
+        try writer.read { db in try ChangeLog.bounds(db: db) }
     }
 
     /// The id of the resource's first record, inside a transaction the caller holds: a singleton

@@ -23,7 +23,7 @@ import HTTPTypesFoundation
 ///     HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/trains"),
 ///     body: nil, metadata: RequestMetadata())
 /// ```
-public final class URLSessionTransport: Transport {
+public final class URLSessionTransport: StreamingTransport {
     /// Settings for a ``URLSessionTransport``.
     public struct Configuration: Sendable {
         /// The timeout used when a request's metadata names none.
@@ -90,6 +90,27 @@ public final class URLSessionTransport: Transport {
             case .file(let url, _): task = session.uploadTask(with: prepared, fromFile: url)
             }
             return try await delegate.run(task, metadata: metadata, originalURL: prepared.url)
+        }
+    }
+}
+
+extension URLSessionTransport {
+    /// Opens a response whose body is read as it arrives; see ``StreamingTransport/open(_:metadata:)``.
+    public func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, ResponseBodyStream
+    ) {
+        let timeout = metadata.timeout ?? configuration.timeout
+        guard var urlRequest = URLRequest(httpRequest: request) else {
+            throw TransportError(.invalidRequest, "the request has no usable URL")
+        }
+        // URLSession's timeout is an idle timeout: the reader of a stream decides how long silence
+        // may last, so only a dead connection is left to this backstop.
+        urlRequest.timeoutInterval = 3600
+        let task = session.dataTask(with: urlRequest)
+        let delegate = self.delegate
+        let url = urlRequest.url
+        return try await withDeadline(timeout) {
+            try await delegate.open(task, metadata: metadata, originalURL: url)
         }
     }
 }

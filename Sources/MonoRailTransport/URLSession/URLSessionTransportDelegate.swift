@@ -24,6 +24,38 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     private let exchanges = Locked<[Int: Exchange]>([:])
 
+    /// A response whose body is handed over as it arrives (``StreamingTransport``).
+    private struct StreamExchange {
+        /// Waits for the head; `nil` once it was answered.
+        var head: CheckedContinuation<(HTTPResponse, ResponseBodyStream), any Error>?
+        var channel: ChunkChannel
+        var originalURL: URL?
+    }
+
+    private let streams = Locked<[Int: StreamExchange]>([:])
+
+    func open(_ task: URLSessionDataTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (
+        HTTPResponse, ResponseBodyStream
+    ) {
+        let id = task.taskIdentifier
+        let channel = ChunkChannel(limit: metadata.maxResponseBodySize) { [weak task] in task?.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                streams.withLock {
+                    $0[id] = StreamExchange(head: continuation, channel: channel, originalURL: originalURL)
+                }
+                if Task.isCancelled {
+                    task.cancel()
+                } else {
+                    task.resume()
+                }
+            }
+        } onCancel: {
+            // Before the head: the request stops. After it, the body's reader owns the task.
+            if streams.withLock({ $0[id]?.head != nil }) { task.cancel() }
+        }
+    }
+
     func run(_ task: URLSessionTask, metadata: RequestMetadata, originalURL: URL?) async throws -> (HTTPResponse, Data)
     {
         let id = task.taskIdentifier
@@ -45,8 +77,45 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     // MARK: - URLSessionDataDelegate
 
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let id = dataTask.taskIdentifier
+        guard
+            let (waiter, channel) = streams.withLock({
+                table -> (CheckedContinuation<(HTTPResponse, ResponseBodyStream), any Error>?, ChunkChannel)? in
+                guard var exchange = table[id] else { return nil }
+                defer {
+                    exchange.head = nil
+                    table[id] = exchange
+                }
+                return (exchange.head, exchange.channel)
+            })
+        else {
+            completionHandler(.allow)
+            return
+        }
+        guard let waiter else {
+            completionHandler(.allow)
+            return
+        }
+        guard let head = (response as? HTTPURLResponse)?.httpResponse else {
+            completionHandler(.cancel)
+            channel.finish(TransportError(.invalidResponse, "the server sent no HTTP response"))
+            waiter.resume(throwing: TransportError(.invalidResponse, "the server sent no HTTP response"))
+            return
+        }
+        completionHandler(.allow)
+        waiter.resume(returning: (head, ResponseBodyStream(channel.chunks)))
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
+        if let channel = streams.withLock({ $0[id]?.channel }) {
+            if !channel.yield(data) { dataTask.cancel() }
+            return
+        }
         let expected = dataTask.countOfBytesExpectedToReceive
         let (progress, received, tooLarge) = exchanges.withLock {
             table -> ((@Sendable (TransferProgress) -> Void)?, Int64, Bool) in
@@ -113,7 +182,9 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let original = exchanges.withLock { $0[task.taskIdentifier]?.originalURL }
+        let original =
+            exchanges.withLock { $0[task.taskIdentifier]?.originalURL }
+            ?? streams.withLock { $0[task.taskIdentifier]?.originalURL }
         var redirected = request
         if let original, let target = request.url, !isSameOrigin(original, target) {
             // Credentials belong to the origin they were meant for (SPEC §8).
@@ -124,6 +195,14 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let stream = streams.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+            let failure = error.map { Self.transportError(from: $0, afterResponseHead: task.response != nil) }
+            if let head = stream.head {
+                head.resume(throwing: failure ?? TransportError(.other, "the server sent no HTTP response"))
+            }
+            stream.channel.finish(failure)
+            return
+        }
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         try? exchange.file?.close()
         if let url = exchange.metadata.responseBodyFile, exchange.file == nil, exchange.failure == nil, error == nil,

@@ -46,7 +46,7 @@ struct ReadmeRecipeTests {
 
     func tokens(session: some AccessTokenSource) {
         // README RECIPE TOKENS BEGIN
-        MonoRail.configure { $0.middleware.append(.authentication(session)) }   // or $0.authentication = …
+        MonoRail.configure { $0.middleware.append(.authentication(session)) }  // or $0.authentication = …
         // README RECIPE TOKENS END
     }
 

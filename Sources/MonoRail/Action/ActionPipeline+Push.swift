@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+
+// A pushed change's way through stages 4 to 8: its record is read as a response body of the model's
+// conventions, merged as a read answered now, kept by the record cache with the live-updates
+// cursor, and announced.
+
+/// What a pushed change did, for the live-updates events and the record cache.
+struct PushOutcome: Sendable {
+    /// The records merged or deleted.
+    var keys: [RecordKey]
+    /// What the record cache is given: the records as they came, and the ones the server deleted.
+    var records: [StoredRecord] = []
+    var deleted: [RecordKey] = []
+}
+
+extension ActionPipeline {
+    /// Merges the record (or, under a plural root, the records) of a pushed change.
+    ///
+    /// - Parameter isList: Whether the body holds a list (its root is the model's plural).
+    /// - Throws: ``/MonoRailClient/APIError`` as a response's merge throws; nothing is merged then.
+    func mergePushed(_ body: Data, isList: Bool) throws -> PushOutcome {
+        let response = Model.receivedResponse(body, contentType: "application/json", setup: setup)
+        let context = MergeContext(
+            fetched: store.stamp(), keepsWire: setup.storage != nil, acceptsJSON: setup.storage?.acceptsJSON ?? false)
+        let instances: [Model] =
+            if isList {
+                try mergeList(response, context)
+            } else {
+                [try mergeRecord(response, expecting: nil, target: nil, mode: .read, context)]
+            }
+        let keys = instances.compactMap { instance in
+            instance._$state.state.withLock { $0.id }.map { RecordKey(model: setup.singular, id: $0) }
+        }
+        return PushOutcome(keys: keys, records: context.records)
+    }
+
+    /// Applies a pushed destroy: the record, which needs only its id, leaves the identity map, its
+    /// instance is marked deleted and its observers and live queries are told, as for a delete this
+    /// app made.
+    ///
+    /// - Throws: ``/MonoRailClient/APIError/Code/decodingFailed`` when the body names no id.
+    func applyPushedDestroy(_ body: Data, isList: Bool) throws -> PushOutcome {
+        let response = Model.receivedResponse(body, contentType: "application/json", setup: setup)
+        let records: [JSONValue]
+        let path: String
+        if isList {
+            let located = try setup.records(in: response)
+            (records, path) = (located.main, located.path)
+        } else {
+            let located = try setup.record(in: response)
+            (records, path) = ([located.main], located.path)
+        }
+        // Every id is read before anything is deleted: a body with one bad record deletes nothing.
+        let ids = try records.map { record in
+            guard let value = record[setup.idKey], let id = ResourceID(json: value) else {
+                throw APIError(
+                    .decodingFailed,
+                    "a pushed destroy of \(setup.typeName) names no id under \"\(setup.idKey)\" at \(path)")
+            }
+            return id
+        }
+        var keys: [RecordKey] = []
+        for id in ids {
+            keys.append(RecordKey(model: setup.singular, id: id))
+            guard let instance = store.instance(of: Model.self, id: id) else { continue }
+            store.remove(instance, id: id)
+            let wasDeleted = instance._$state.state.withLock { state in
+                defer { state.isDeleted = true }
+                return state.isDeleted
+            }
+            if !wasDeleted { instance._$state.announce(.deleted, fields: [], of: instance) }
+        }
+        return PushOutcome(keys: keys, deleted: keys)
+    }
+}

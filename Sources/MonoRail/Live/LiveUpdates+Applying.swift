@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import MonoRailTransport
+
+// What an event does: find its model, merge or delete its records through the action pipeline,
+// keep them with the cursor, tell who listens.
+extension LiveUpdates {
+    /// Applies one event; an event that cannot be applied is reported and passed over, and the
+    /// cursor moves past it all the same, so a stream never stops on one bad event.
+    func apply(
+        _ event: ServerSentEvent, store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+    ) async {
+        guard let (kind, named) = settings.kind(of: event.type) else {
+            report(
+                APIError(
+                    .decodingFailed,
+                    "an event named \"\(Self.shown(event.type))\" is none live updates know (\(settings.events.keys.sorted().joined(separator: ", "))); it was skipped"
+                ), logger: logger)
+            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
+            return
+        }
+        if kind == .reset {
+            await resetAll(in: store, logger: logger)
+            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
+            tell(.reset)
+            return
+        }
+        do {
+            let (model, isList) = try Self.model(of: event, named: named, in: store)
+            let outcome = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
+            await store.announcer.settle()
+            await keep(outcome, cursor: event.id, store: store, settings: settings, logger: logger)
+            tell(.applied(kind, model: model.resourceName, ids: outcome.keys.map { ResourceID.string($0.id) }))
+        } catch {
+            report(APIError.wrapping(error, request: nil), logger: logger)
+            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
+        }
+    }
+
+    /// The model an event is about, and whether its body holds a list: named by the event
+    /// (`train.updated`), else by the root of its body (`{"train": …}` or `{"trains": […]}`) when the
+    /// store's conventions put records under their model's name.
+    static func model(of event: ServerSentEvent, named: String?, in store: ResourceStore) throws -> (
+        any ResourceModel.Type, isList: Bool
+    ) {
+        if let named {
+            guard let model = store.knownModel(named: named) else {
+                throw APIError(
+                    .decodingFailed,
+                    "an event is about \"\(shown(named))\", a model this store has not used or registered "
+                        + "(MonoRail.Configuration.models); it was skipped")
+            }
+            return (model, named == model.resourcePlural && named != model.resourceName)
+        }
+        guard case .modelName = store.configuration.conventions.responseRoot else {
+            throw APIError(
+                .decodingFailed,
+                "an event named \"\(shown(event.type))\" does not say its model, and bodies of these conventions "
+                    + "have no root to say it; name it in the event (event: train.\(shown(event.type)))")
+        }
+        let body = try JSONParser().parse(event.data)
+        guard let members = body.objectValue else {
+            throw APIError(.decodingFailed, "an event's data is no JSON object; it was skipped")
+        }
+        var singular: (any ResourceModel.Type)?
+        var plurals: [any ResourceModel.Type] = []
+        for key in members.keys.sorted() {
+            guard let model = store.knownModel(named: key) else { continue }
+            if key == model.resourceName {
+                singular = model
+            } else if key == model.resourcePlural {
+                plurals.append(model)
+            }
+        }
+        if let singular { return (singular, false) }
+        if plurals.count == 1, let plural = plurals.first { return (plural, true) }
+        let keys = members.keys.sorted().map { "\"\(shown($0))\"" }.joined(separator: ", ")
+        throw APIError(
+            .decodingFailed,
+            plurals.isEmpty
+                ? "an event's data (\(keys)) names no model this store has used or registered "
+                    + "(MonoRail.Configuration.models); it was skipped"
+                : "an event's data names several lists (\(keys)); name its model in the event "
+                    + "(event: trains.updated)")
+    }
+
+    /// Gives the record cache what an event brought, with the cursor after it, and moves the cursor.
+    func keep(
+        _ outcome: PushOutcome, cursor: String?, store: ResourceStore, settings: LiveUpdatesConfiguration,
+        logger: Logger
+    ) async {
+        if let cursor { setLastEventID(cursor) }
+        guard let storage = store.configuration.storage else { return }
+        guard cursor != nil || !outcome.records.isEmpty || !outcome.deleted.isEmpty else { return }
+        do {
+            try await storage.keepPushed(
+                outcome.records, deleted: outcome.deleted,
+                cursor: cursor.map { LiveCursor(feed: settings.path, lastEventID: $0) })
+        } catch {
+            logger.warning("live updates: the record cache could not keep a pushed change: \(error)")
+        }
+    }
+
+    /// A name from the stream, cut short for a message.
+    static func shown(_ text: String) -> String {
+        text.count > 80 ? String(text.prefix(80)) + "…" : text
+    }
+}
+
+extension ResourceModel {
+    /// Applies a pushed change of this model through its pipeline.
+    static func applyPushed(_ kind: PushedChangeKind, body: Data, isList: Bool, in store: ResourceStore) throws
+        -> PushOutcome
+    {
+        let pipeline = ActionPipeline<Self>(store: store)
+        switch kind {
+        case .created, .updated: return try pipeline.mergePushed(body, isList: isList)
+        case .destroyed: return try pipeline.applyPushedDestroy(body, isList: isList)
+        case .reset: return PushOutcome(keys: [])
+        }
+    }
+}

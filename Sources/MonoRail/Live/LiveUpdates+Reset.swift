@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import MonoRailTransport
+
+// `event: reset`: the server no longer keeps the changes since the cursor, so what the app holds is
+// read again.
+extension LiveUpdates {
+    /// Reads again every live query and every instance the store holds, eight requests at a time;
+    /// a record the server no longer has is deleted as a pushed destroy deletes it. Failures are
+    /// reported and do not stop the others.
+    func resetAll(in store: ResourceStore, logger: Logger) async {
+        let instances = store.identityMap.withLock { $0.allInstances }
+        let queries = store.broadcasters.allQueries()
+        var work: [@Sendable () async -> APIError?] = queries.map { queries in { await queries.refreshAll() } }
+        for instance in instances {
+            work.append { await instance.readAgainAfterReset(in: store) }
+        }
+        let failures = await withTaskGroup(of: APIError?.self) { group in
+            var failures: [APIError] = []
+            var waiting = work[...]
+            for _ in 0..<8 {
+                guard let job = waiting.popFirst() else { break }
+                group.addTask { await job() }
+            }
+            while let finished = await group.next() {
+                if let finished { failures.append(finished) }
+                if let job = waiting.popFirst() { group.addTask { await job() } }
+            }
+            return failures
+        }
+        if let first = failures.first {
+            report(
+                APIError(
+                    first.code,
+                    "after a reset, \(failures.count) of \(work.count) reads failed; the first: \(first.message)"),
+                logger: logger)
+        }
+    }
+}
+
+extension ResourceModel {
+    /// Reads this instance's record again after a reset; a record the server no longer has is
+    /// deleted here too.
+    func readAgainAfterReset(in store: ResourceStore) async -> APIError? {
+        guard let id = _$state.state.withLock({ $0.id }), !id.isLocal else { return nil }
+        do {
+            _ = try await fetch()
+            return nil
+        } catch let error as APIError where error.statusCode == 404 || error.statusCode == 410 {
+            store.remove(self, id: id)
+            let wasDeleted = _$state.state.withLock { state in
+                defer { state.isDeleted = true }
+                return state.isDeleted
+            }
+            if !wasDeleted { _$state.announce(.deleted, fields: [], of: self) }
+            try? await store.setup(for: Self.self).storage?.forgetDeleted([RecordKey(model: Self.resourceName, id: id)])
+            return nil
+        } catch {
+            return APIError.wrapping(error, request: nil)
+        }
+    }
+}
