@@ -95,7 +95,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         var seenKeys = Set<String>()
         storedKeyOrder = ([Model.primaryKey] + wireKeys).filter { seenKeys.insert($0).inserted }
         idKey = Model.primaryKey
-        recordKeys = RecordKeys(fields: wireKeys, id: idKey)
+        recordKeys = RecordKeys(fields: wireKeys, id: idKey, version: configuration.conventions.versionKey)
         referenceIDKeys = schema.fields.map { field in
             field.embedded?.reference.map {
                 $0.key ?? $0.defaultKey(configuration.coding.keyMapping, configuration.conventions)

@@ -38,6 +38,13 @@ public struct ServerConventions: Sendable {
     /// tried in order: DRF's `results` and fastapi-pagination's `items` by default; an API answering
     /// `{"data": [...], "meta": {...}}` adds `"data"`.
     public var listKeys: [String] = ["results", "items"]
+    /// The key of the value that orders a record's states, the server's version of it: newer
+    /// wins whatever order two states arrive in (a push, a read that raced it, the answer to a
+    /// save), so a record never goes back to an older state. Integers compare as numbers,
+    /// timestamps as times. Default `"updated_at"` (written by Rails, and by most Django and
+    /// FastAPI models); `"lock_version"` for Rails' optimistic locking; `nil` for none, when the
+    /// order requests were sent in decides.
+    public var versionKey: String? = "updated_at"
     /// Statuses whose bodies are validation errors.
     public var validationStatuses: Set<Int>
     /// The query parameter that carries a search term when the search route has no `:term`.

@@ -125,10 +125,13 @@ struct RecordDecoder<Model: ResourceModel> {
         var id: ResourceID?
         var sawID = false
         var embedded: [(index: Int, patch: any RelatedPatch)] = []
+        var version: RecordVersion?
         while let member = try source.nextMember() {
             switch member {
             case .undecided: return nil
             case .unknown: continue
+            case .version:
+                version = RecordVersion(try source.value.json())
             case .id:
                 // A repeated id: the tree keeps the last.
                 guard !sawID else { return nil }
@@ -142,6 +145,7 @@ struct RecordDecoder<Model: ResourceModel> {
             case .field(let index):
                 // A repeated key: the tree keeps the last.
                 guard met.insert(index) else { return nil }
+                if index == keys.versionField { version = RecordVersion(try source.value.json()) }
                 if try !decodeField(index, from: source.value, into: &values, embedded: &embedded, at: location) {
                     _ = dropped.insert(index)
                 }
@@ -164,6 +168,7 @@ struct RecordDecoder<Model: ResourceModel> {
             embedded: embedded,
             wire: embedding.keepsWire && id != nil ? source.wire(keyOrder: storedKeyOrder) : nil)
         if comparesDigests, isComplete { patch.digest = source.digest() }
+        patch.version = version
         return patch
     }
 

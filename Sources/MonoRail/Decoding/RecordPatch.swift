@@ -34,6 +34,8 @@ final class RecordPatch<Model: ResourceModel> {
     var unchanged: InstanceState<Model>?
 
     var isUnchanged: Bool { unchanged != nil }
+    /// The record's version (``ServerConventions/versionKey``), when it has one.
+    var version: RecordVersion?
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any RelatedPatch)],

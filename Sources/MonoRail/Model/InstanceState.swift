@@ -79,6 +79,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetched: FetchStamp?
+        /// The server's version of the state merged last (``ServerConventions/versionKey``): a state
+        /// with an older one does not overwrite it, whenever it arrives.
+        var serverVersion: RecordVersion?
         /// Per schema field: 0, or the sequence number of the edit the outbox keeps to send. A field is
         /// pending while its edit is that one or a later one. Empty until the first queued write.
         var pending: [UInt64] = []
@@ -229,12 +232,31 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         fields: [ResourceField<Model>], fetched: FetchStamp, comparesFields: Bool = true
     ) -> [Int] {
         state.withLock { state in
-            if case .read = mode, let newest = state.fetched, fetched < newest, state.isPersisted,
-                !state.isDeleted
-            {
+            // The server's versions decide when both states have one; else the order the requests
+            // were sent in does.
+            let isOlder: Bool? =
+                state.isPersisted && !state.isDeleted
+                ? patch.version.flatMap { incoming in state.serverVersion.flatMap { incoming.isOlder(than: $0) } }
+                : nil
+            let isSameVersion = isOlder == false && patch.version == state.serverVersion
+            let isStale: Bool =
+                if let isOlder, !isSameVersion {
+                    isOlder
+                } else {
+                    state.fetched.map { fetched < $0 } ?? false && state.isPersisted && !state.isDeleted
+                }
+            switch mode {
+            case .read where isStale:
                 state.store = store
                 return []
+            case .saved(let sent) where isOlder == true:
+                // A newer state arrived first (a push): the edits sent are saved, and show it.
+                state.store = store
+                return Self.markSaved(sent: sent, in: &state, fields: fields, showingServerWith: coder)
+            default:
+                break
             }
+            if let version = patch.version { state.serverVersion = version }
             if state.fetched.map({ $0 < fetched }) ?? true { state.fetched = fetched }
             if let id = patch.id { state.id = id }
             state.store = store
@@ -295,13 +317,16 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// one (``ResourceModel/init(json:using:)``): the record as the server answered, merged as
     /// `mode` says. Its observers are told; the store is not: the instance is not the store's.
     func take(serverStateOf live: Model, into model: Model, mode: MergeMode) {
-        let (server, id, fetched) = live._$state.state.withLock { ($0.server, $0.id, $0.fetched) }
+        let (server, id, fetched, version) = live._$state.state.withLock {
+            ($0.server, $0.id, $0.fetched, $0.serverVersion)
+        }
         let fields = Model.resourceSchema.fields
         let changed = state.withLock { state in
             state.id = id ?? state.id
             state.isPersisted = true
             state.isDeleted = false
             state.fetched = fetched
+            state.serverVersion = version
             if case .saved(let sent) = mode, !state.edits.isEmpty {
                 for index in state.edits.indices where state.edits[index] != 0 {
                     guard index < sent.count, sent[index] == state.edits[index] else { continue }
@@ -341,14 +366,28 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
     /// Marks the fields sent in an update as saved when the server answered without a body.
     func markSaved(sent: [UInt64]) {
         let fields = Model.resourceSchema.fields
-        state.withLock { state in
-            guard !state.edits.isEmpty else { return }
-            for index in state.edits.indices where state.edits[index] != 0 && index < sent.count {
-                guard sent[index] == state.edits[index] else { continue }
-                Self.clearEdit(index, in: &state)
+        state.withLock { state in _ = Self.markSaved(sent: sent, in: &state, fields: fields, showingServerWith: nil) }
+    }
+
+    /// Clears the edits `sent` names: they are saved. The values they held become the server's, or,
+    /// with a `coder`, give way to the server's newer ones. Returns the fields whose value changed.
+    private static func markSaved(
+        sent: [UInt64], in state: inout State, fields: [ResourceField<Model>], showingServerWith coder: FieldCoder?
+    ) -> [Int] {
+        guard !state.edits.isEmpty else { return [] }
+        var changed: [Int] = []
+        for index in state.edits.indices where state.edits[index] != 0 && index < sent.count {
+            guard sent[index] == state.edits[index] else { continue }
+            clearEdit(index, in: &state)
+            if let coder {
+                guard !fields[index].isEqual(state.values, state.server, coder) else { continue }
+                fields[index].copy(&state.values, state.server)
+                changed.append(index)
+            } else {
                 fields[index].copy(&state.server, state.values)
             }
         }
+        return changed
     }
 
     /// Empties the instance for sign-out: a new instance's values, no id, nothing edited, pending,

@@ -1,3 +1,4 @@
+import Atomics
 import MonoRailTransport
 
 /// Foreign key → instances: which live instances of a model hold a given id in a given field, so a
@@ -48,6 +49,16 @@ final class RelationshipIndex: Sendable {
     }
 
     private let state = Locked(State())
+    /// Merges that entered or changed instances and have not yet noted them here: their notes run
+    /// once the identity map's lock is released, and a read between the two looks in the identity
+    /// map instead.
+    private let unnotedMerges = ManagedAtomic<Int>(0)
+
+    /// Called by a merge, holding the identity map's lock, before it releases it with notes to take.
+    func mergeWillNote() { unnotedMerges.wrappingIncrement(ordering: .sequentiallyConsistent) }
+
+    /// Called by a merge once its notes are taken.
+    func mergeNoted() { unnotedMerges.wrappingDecrement(ordering: .sequentiallyConsistent) }
 
     /// The live instances of `type` whose field `field` holds `id`, in id order.
     func instances<Target: ResourceModel>(
@@ -57,8 +68,13 @@ final class RelationshipIndex: Sendable {
         let isBuilt = state.withLock { $0.indexed[fieldKey.type]?.contains(field) ?? false }
         if !isBuilt { build(fieldKey, of: type, in: store) }
         let key = Key(field: fieldKey, id: IdentityMap.Key.Normalized(id))
-        let candidates = state.withLock { state in state.buckets[key]?.values.compactMap { $0.object as? Target } ?? []
-        }
+        // A merge beside this read may have entered instances it has not noted yet (a load sharing
+        // another's request merges the same records and returns first): the identity map decides.
+        let isScanning = unnotedMerges.load(ordering: .sequentiallyConsistent) > 0
+        let candidates =
+            isScanning
+            ? store.identityMap.withLock { $0.instances(of: type) }
+            : state.withLock { state in state.buckets[key]?.values.compactMap { $0.object as? Target } ?? [] }
         let coder = FieldCoder(options: store.setup(for: Target.self).coding)
         let fieldEntry = Target.resourceSchema.fields[field]
         // Only the store's live instances count: an instance can leave the identity map without
@@ -76,7 +92,7 @@ final class RelationshipIndex: Sendable {
         var stale: [ObjectIdentifier] = []
         for (candidate, isLive) in zip(candidates, live) {
             guard Self.foreignIDs(of: candidate, field: fieldEntry, coder: coder).contains(key.id) else {
-                stale.append(ObjectIdentifier(candidate))
+                if !isScanning { stale.append(ObjectIdentifier(candidate)) }
                 continue
             }
             // One not live is left where its notes put it: a merge running beside this read may be

@@ -311,7 +311,10 @@ public final class ResourceStore: Observable, Sendable {
             instances = Merger.apply(
                 patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
                 fetched: fetched, announcements: &announcements)
+            if !announcements.isEmpty { relationshipIndex.mergeWillNote() }
         }
+        guard !announcements.isEmpty else { return (instances, sideInstances) }
+        defer { relationshipIndex.mergeNoted() }
         if broadcasters.hasLiveQueries {
             QueryBatch.collecting { for announce in announcements { announce() } }
         } else {

@@ -71,7 +71,7 @@ package struct JSONTextRecord: InPlaceRecordSource {
             expected = index + 1
             return .field(index)
         }
-        return keys.isID(key) ? .id : .unknown
+        return keys.member(key)
     }
 
     package var value: FieldSource { FieldSource(.text(current)) }

@@ -34,6 +34,13 @@ package struct JSONTreeRecord: RecordSource {
                 return .field(next)
             }
         }
+        if next == keys.count {
+            next += 1
+            if let version = keys.version, let value = object[version] {
+                current = value
+                return .version
+            }
+        }
         return nil
     }
 

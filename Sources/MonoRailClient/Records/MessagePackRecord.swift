@@ -44,7 +44,7 @@ package struct MessagePackRecord: InPlaceRecordSource {
             expected = index + 1
             return .field(index)
         }
-        return keys.isID(key) ? .id : .unknown
+        return keys.member(key)
     }
 
     package var value: FieldSource { FieldSource(.packed(current)) }

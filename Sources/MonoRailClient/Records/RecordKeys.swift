@@ -13,8 +13,14 @@ package final class RecordKeys: Sendable {
     /// Where each field's key starts in ``bytes``, and where the last one ends.
     private let bounds: [Int]
     private let idBytes: [UInt8]
+    /// The key of the record's version (``isVersion(_:)``) when no field has it; empty for none.
+    private let versionBytes: [UInt8]
+    /// The field whose key is the version key, when one is.
+    package let versionField: Int?
 
-    package init(fields: [String], id: String) {
+    /// - Parameter version: The key whose value orders a record's states (`updated_at`): read as
+    ///   ``RecordMember/version`` when no field has that key.
+    package init(fields: [String], id: String, version: String? = nil) {
         var bytes: [UInt8] = []
         var bounds = [0]
         for key in fields {
@@ -26,7 +32,13 @@ package final class RecordKeys: Sendable {
         self.bytes = bytes
         self.bounds = bounds
         self.idBytes = Array(id.utf8)
+        let versionField = version.flatMap { fields.firstIndex(of: $0) }
+        self.versionField = versionField
+        self.versionBytes = versionField == nil && version != id ? Array((version ?? "").utf8) : []
     }
+
+    /// The key of the record's version when no field has it.
+    package var version: String? { versionBytes.isEmpty ? nil : String(decoding: versionBytes, as: UTF8.self) }
 
     var count: Int { bounds.count - 1 }
 
@@ -40,6 +52,13 @@ package final class RecordKeys: Sendable {
 
     /// Whether `key` is the id's key.
     @inline(__always) func isID(_ key: UnsafeRawBufferPointer) -> Bool { key.elementsEqual(idBytes) }
+
+    /// What a key no field has is: the id, the version, or unknown.
+    @inline(__always) func member(_ key: UnsafeRawBufferPointer) -> RecordMember {
+        if key.elementsEqual(idBytes) { return .id }
+        if !versionBytes.isEmpty, key.elementsEqual(versionBytes) { return .version }
+        return .unknown
+    }
 
     /// Whether the bytes at `offset` are the id's key between quotes, as JSON text spells it.
     func isQuotedID(in text: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {

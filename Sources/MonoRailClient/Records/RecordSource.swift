@@ -47,6 +47,8 @@ package enum RecordMember {
     case id
     /// The value of the schema field at this index.
     case field(Int)
+    /// The record's version (``RecordKeys/version``), a key no field has.
+    case version
     /// A key the model does not know.
     case unknown
     /// Something only the tree decides.
