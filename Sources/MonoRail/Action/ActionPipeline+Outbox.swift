@@ -248,13 +248,37 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                     try setup.path(for: routes.update, id: write.id, instance: instance)
                 )
             }
+        let body =
+            write.verb == .update ? currentBody(of: write, target: target, setup: setup, store: store) : write.body
         var prepared = ActionPipeline<Model>.Prepared(
             ModelAction(operation: operation, store: store), method, path, parameters: [:],
-            id: write.verb == .create ? nil : write.id, body: write.body.map { ($0, FileAttachments()) },
+            id: write.verb == .create ? nil : write.id, body: body.map { ($0, FileAttachments()) },
             sent: write.verb == .destroy ? nil : sent)
         prepared.idempotencyKey = write.idempotencyKey
         prepared.ifMatch = write.ifMatch
         return prepared
+    }
+
+    /// A kept save's body as it is sent now: the fields it changed as they were kept, the others —
+    /// which a server taking whole records is sent too — as the server last described them, so a
+    /// change another client made meanwhile (a push, a read) is not written back over.
+    private func currentBody(
+        of write: PendingWrite, target: Model?, setup: ModelSetup<Model>, store: ResourceStore
+    ) -> JSONValue? {
+        guard case .object(var members)? = write.body, let target else { return write.body }
+        let (server, isPersisted) = target._$state.state.withLock { ($0.server, $0.isPersisted) }
+        let fields = Model.resourceSchema.fields
+        let written = Set(write.fields)
+        let unwritten = Set(fields.indices.filter { !written.contains(fields[$0].name) }.map { setup.wireKeys[$0] })
+        guard isPersisted, members.keys.contains(where: unwritten.contains),
+            case .object(let current)? = try? Model.encodeBody(
+                server, only: nil, setup: setup, verb: .update, store: store
+            ).0
+        else { return write.body }
+        for key in members.keys where unwritten.contains(key) {
+            if let value = current[key] { members[key] = value }
+        }
+        return .object(members)
     }
 
     /// Whether a failed attempt is worth another: no answer, a transient status (`408`, `425`,

@@ -62,4 +62,127 @@ struct LiveUpdatesTests {
             #expect(api.store.liveUpdates.lastEventID == "3")
         }
     }
+
+    /// Waits until the store merged the change with this id.
+    func merged(_ id: Int64, in store: ResourceStore) async throws -> Bool {
+        try await eventually { (store.liveUpdates.lastEventID.flatMap { Int64($0) } ?? -1) >= id }
+    }
+
+    @Test(
+        "a push older than the state a GET showed changes nothing; without versions it would go back",
+        arguments: [true, false])
+    func stalePushAfterFreshGET(usesVersions: Bool) async throws {
+        try await withLiveStores {
+            if !usesVersions { $0.conventions.versionKey = nil }
+        } _: { api, otherClient in
+            // Connected once, for a cursor, then away while the other client writes twice.
+            try await api.store.liveUpdates.connect()
+            let cursor = try api.server.store.changeBounds().newest
+            #expect(try await merged(cursor, in: api.store))
+            api.store.liveUpdates.disconnect()
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.company = "First"
+            try await theirs.save()
+            try await Task.sleep(for: .milliseconds(5))  // updated_at has millisecond steps
+            theirs.company = "Second"
+            try await theirs.save()
+            // A fresh read shows the second state; the stream then replays the first one, then the second.
+            let train = try await Train.get(id: 1, in: api.store)
+            #expect(train.company == "Second")
+            let (companyChanges, sentinels) = (Locked(0), Locked(0))
+            let watching = Task {
+                for await update in train.updates where update.kind == .merged {
+                    if update.fields.contains("company") { companyChanges.withLock { $0 += 1 } }
+                    if update.fields.contains("numberOfCars") { sentinels.withLock { $0 += 1 } }
+                }
+            }
+            defer { watching.cancel() }
+            try await api.store.liveUpdates.connect()
+            #expect(try await merged(cursor + 2, in: api.store))
+            #expect(train.company == "Second")
+            // A change after them, told after them: once it is, they were told too.
+            theirs.numberOfCars = 12
+            try await theirs.save()
+            #expect(try await eventually { sentinels.withLock { $0 } == 1 })
+            if usesVersions {
+                #expect(companyChanges.withLock { $0 } == 0)
+            } else {
+                // Arrival order alone: the replayed first state showed, then the second again.
+                #expect(try await eventually { companyChanges.withLock { $0 } == 2 })
+            }
+        }
+    }
+
+    @Test("a push for a record with an unsaved edit becomes its server base; the edit stays, and is saved")
+    func pushDuringUnsavedEdit() async throws {
+        try await withLiveStores { api, otherClient in
+            let train = try await Train.get(id: 1, in: api.store)
+            try await api.store.liveUpdates.connect()
+            train.company = "Ours, not saved"
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.company = "Theirs"
+            theirs.maxSpeed = 99
+            try await theirs.save()
+            #expect(try await eventually { train.maxSpeed == 99 })
+            #expect(train.company == "Ours, not saved")
+            #expect(train.changes["company"]?.old == "Theirs")
+            try await train.save()
+            #expect(try api.server.store.find("trains", id: "1")?["company"] == "Ours, not saved")
+            #expect(try api.server.store.find("trains", id: "1")?["max_speed"] == 99)
+        }
+    }
+
+    @Test("kept writes stay on top of pushes and are still sent; our own write echoed back changes nothing")
+    func keptWritesAndEchoes() async throws {
+        try await withLiveStores {
+            $0.writePolicy = .queued
+            $0.allowsQueuedWritesLostOnQuit = true
+        } _: { api, otherClient in
+            let train = try await Train.get(id: 1, in: api.store)
+            try await api.store.liveUpdates.connect()
+            await api.store.outbox.pause()
+            train.company = "Kept"
+            try await train.save()
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.maxSpeed = 77
+            theirs.company = "Theirs"
+            try await theirs.save()
+            #expect(try await eventually { train.maxSpeed == 77 })
+            #expect(train.company == "Kept")
+            #expect(train.hasPendingChanges)
+
+            let updates = Locked<[ResourceUpdate<Train>]>([])
+            let watching = Task {
+                for await update in train.updates { updates.withLock { $0.append(update) } }
+            }
+            defer { watching.cancel() }
+            try await Task.sleep(for: .milliseconds(20))
+            api.store.outbox.isPaused = false
+            try await api.store.outbox.flush()
+            let written = try api.server.store.changeBounds().newest
+            #expect(try await merged(written, in: api.store))
+            #expect(train.company == "Kept")
+            #expect(train.maxSpeed == 77)
+            #expect(!train.hasPendingChanges)
+            // The save's answer and its echo bring nothing the instance does not show.
+            #expect(updates.withLock { $0 }.allSatisfy { $0.fields.isEmpty || $0.kind != .merged })
+            #expect(try api.server.store.find("trains", id: "1")?["company"] == "Kept")
+        }
+    }
+
+    @Test("a push moves a record into a filtered live query and out of it")
+    func filteredLiveQuery() async throws {
+        try await withLiveStores { api, otherClient in
+            let express = try await Train.query(where: ["company": "Express"], in: api.store)
+            #expect(express.instances.isEmpty)
+            try await api.store.liveUpdates.connect()
+            let theirs = try await Train.get(id: 2, in: otherClient)
+            theirs.company = "Express"
+            try await theirs.save()
+            #expect(try await eventually { express.instances.map(\.id) == [2] })
+            theirs.company = "Slow"
+            try await theirs.save()
+            #expect(try await eventually { express.instances.isEmpty })
+        }
+    }
 }
