@@ -66,10 +66,21 @@ public final class SQLiteStorage: RecordCache {
     /// Writes are committed in the background, in order, several to a transaction when they queue
     /// up: an action that merged an answer does not wait for the disk. Until then the records are
     /// read from here.
+    /// One write's share of a commit.
+    struct Batch {
+        var records: [StoredRecord]
+        var query: StoredQuery?
+        /// Records the server deleted, forgotten in the same commit.
+        var deleted: [RecordKey] = []
+        var cursor: LiveCursor?
+    }
+
     struct Pending {
         var records: [RecordKey: StoredRecord] = [:]
         var queries: [QueryKey: StoredQuery] = [:]
-        var batches: [(records: [StoredRecord], query: StoredQuery?)] = []
+        var batches: [Batch] = []
+        /// Cursors not yet committed, by feed.
+        var cursors: [String: String] = [:]
         /// The task committing `batches`; `nil` when none is queued.
         var writer: Task<Void, Never>?
         /// Why the last commit failed, reported by the next write or ``SQLiteStorage/flush()``.
@@ -187,7 +198,7 @@ public final class SQLiteStorage: RecordCache {
             if let query, pending.queries[query.key].map({ $0.order <= query.order }) ?? true {
                 pending.queries[query.key] = query
             }
-            pending.batches.append((records, query))
+            pending.batches.append(Batch(records: records, query: query))
             if pending.writer == nil { pending.writer = Task { await self.commitPending() } }
             defer { pending.failure = nil }
             return pending.failure
@@ -232,12 +243,43 @@ public final class SQLiteStorage: RecordCache {
                     if let query = batch.query, pending.queries[query.key]?.fetched == query.fetched {
                         pending.queries[query.key] = nil
                     }
+                    if let cursor = batch.cursor, pending.cursors[cursor.feed] == cursor.lastEventID {
+                        pending.cursors[cursor.feed] = nil
+                    }
                 }
             }
         }
     }
 
-    private func commit(_ batches: [(records: [StoredRecord], query: StoredQuery?)]) async throws {
+    /// Keeps what pushed changes brought and the cursor after them in one commit, in the order of
+    /// the writes, as ``write(_:query:)`` keeps records: in the background (``flush()`` waits for it).
+    ///
+    /// - Throws: The error of an earlier background commit that failed, once; this write is kept.
+    public func keepPushed(_ records: [StoredRecord], deleted: [RecordKey], cursor: LiveCursor?) async throws {
+        let failure = pending.withLock { pending -> (any Error)? in
+            for record in records where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
+                pending.records[record.key] = record
+            }
+            // A deleted record reads as gone at once, not as a copy the commit is about to delete.
+            for key in deleted { pending.records[key] = nil }
+            if let cursor { pending.cursors[cursor.feed] = cursor.lastEventID }
+            pending.batches.append(Batch(records: records, deleted: deleted, cursor: cursor))
+            if pending.writer == nil { pending.writer = Task { await self.commitPending() } }
+            defer { pending.failure = nil }
+            return pending.failure
+        }
+        if let failure { throw failure }
+    }
+
+    /// The cursor kept last for a feed, one not yet committed included.
+    public func liveCursor(feed: String) async throws -> String? {
+        if let queued = pending.withLock({ $0.cursors[feed] }) { return queued }
+        return try reading { db in
+            try String.fetchOne(db, sql: "SELECT last_event_id FROM live_cursor WHERE feed = ?", arguments: [feed])
+        }
+    }
+
+    private func commit(_ batches: [Batch]) async throws {
         try await writing { db, use in
             let statement = try db.cachedStatement(
                 sql: """
@@ -250,7 +292,8 @@ public final class SQLiteStorage: RecordCache {
                     WHERE excluded.fetch_order >= record.fetch_order
                     """)
             var highest = Int64.min
-            for (records, query) in batches {
+            for batch in batches {
+                let (records, query) = (batch.records, batch.query)
                 for given in records {
                     // Converted here, in the background, rather than on the action's way.
                     let record = given.inMessagePack()
@@ -264,6 +307,12 @@ public final class SQLiteStorage: RecordCache {
                 if let query {
                     highest = max(highest, query.order)
                     try Self.write(query, use: use, db)
+                }
+                if !batch.deleted.isEmpty { try Self.forgetDeleted(batch.deleted, db) }
+                if let cursor = batch.cursor {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO live_cursor (feed, last_event_id) VALUES (?, ?)",
+                        arguments: [cursor.feed, cursor.lastEventID])
                 }
             }
             try Self.raiseHighestOrder(to: highest, db)
@@ -331,20 +380,23 @@ public final class SQLiteStorage: RecordCache {
     /// Forgets records the server deleted, and their ids in the queries kept, in one transaction.
     public func forgetDeleted(_ keys: [RecordKey]) async throws {
         try await flush()
-        try await writing { db, _ in
-            let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
-            for key in keys { try statement.execute(arguments: [key.model, key.id]) }
-            for (model, keys) in Dictionary(grouping: keys, by: \.model) {
-                let deleted = Set(keys.map(\.id))
-                let rows = try Row.fetchAll(db, sql: "SELECT key, ids FROM query WHERE model = ?", arguments: [model])
-                for row in rows {
-                    let ids = try KeyList.decode(row[1])
-                    guard ids.contains(where: deleted.contains) else { continue }
-                    let kept = KeyList.encode(ids.filter { !deleted.contains($0) })
-                    let key: String = row[0]
-                    try db.execute(
-                        sql: "UPDATE query SET ids = ? WHERE model = ? AND key = ?", arguments: [kept, model, key])
-                }
+        try await writing { db, _ in try Self.forgetDeleted(keys, db) }
+    }
+
+    /// Deletes the records, and their ids from the stored queries that name them.
+    private static func forgetDeleted(_ keys: [RecordKey], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE model = ? AND id = ?")
+        for key in keys { try statement.execute(arguments: [key.model, key.id]) }
+        for (model, keys) in Dictionary(grouping: keys, by: \.model) {
+            let deleted = Set(keys.map(\.id))
+            let rows = try Row.fetchAll(db, sql: "SELECT key, ids FROM query WHERE model = ?", arguments: [model])
+            for row in rows {
+                let ids = try KeyList.decode(row[1])
+                guard ids.contains(where: deleted.contains) else { continue }
+                let kept = KeyList.encode(ids.filter { !deleted.contains($0) })
+                let key: String = row[0]
+                try db.execute(
+                    sql: "UPDATE query SET ids = ? WHERE model = ? AND key = ?", arguments: [kept, model, key])
             }
         }
     }
@@ -396,6 +448,7 @@ public final class SQLiteStorage: RecordCache {
         let writer = pending.withLock { pending in
             pending.records = [:]
             pending.queries = [:]
+            pending.cursors = [:]
             pending.batches = []
             return pending.writer
         }
@@ -406,7 +459,10 @@ public final class SQLiteStorage: RecordCache {
             try await pool.barrierWriteWithoutTransaction { db in
                 try db.inTransaction {
                     // The outbox too: kept writes are the signed-out user's.
-                    try db.execute(sql: "DELETE FROM record; DELETE FROM query; DELETE FROM pin; DELETE FROM outbox")
+                    try db.execute(
+                        sql:
+                            "DELETE FROM record; DELETE FROM query; DELETE FROM pin; DELETE FROM outbox; DELETE FROM live_cursor"
+                    )
                     return .commit
                 }
                 try db.execute(sql: "VACUUM")

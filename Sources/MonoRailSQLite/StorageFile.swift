@@ -112,6 +112,13 @@ enum StorageFile {
                         SELECT MAX(fetch_order) AS fetched FROM record UNION ALL SELECT MAX(fetch_order) FROM query)), 0);
                     """)
         }
+        migrator.registerMigration("v7") { db in
+            // Where each live-updates stream resumes, written in the commit of the records it brought.
+            try db.execute(
+                sql:
+                    "CREATE TABLE live_cursor (feed TEXT PRIMARY KEY NOT NULL, last_event_id TEXT NOT NULL) WITHOUT ROWID"
+            )
+        }
         return migrator
     }()
 

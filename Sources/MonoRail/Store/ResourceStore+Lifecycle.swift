@@ -72,7 +72,8 @@ extension ResourceStore {
     /// Instances the app still holds are emptied and marked deleted (``ResourceModel/isDeleted``):
     /// they hold none of the last account's values — fields back to a new instance's, no id, no
     /// edits, errors or related instances — and their observers and update streams are told. They
-    /// are no longer the store's: the next read makes new ones.
+    /// are no longer the store's: the next read makes new ones. The ``liveUpdates`` stream is
+    /// closed and its cursor forgotten: connected again, it starts from now.
     ///
     /// - Throws: What a storage throws; every storage is asked to clear even when one fails.
     public func clear() async throws {
@@ -99,6 +100,11 @@ extension ResourceStore {
             return map
         }
         for instance in map.allInstances { Self.empty(instance) }
+        // The stream would go on bringing the signed-out user's records.
+        if let live = liveUpdatesIfMade {
+            live.disconnect()
+            live.forgetCursor()
+        }
         // Released outside the locks: a model's deinit may run.
         _ = (released, map)
         for cache in fileCaches { cache.removeAll() }

@@ -5,7 +5,8 @@ import MonoRailTransport
 import NIOCore
 import ServiceLifecycle
 
-private let lastEventIDField = HTTPField.Name("Last-Event-ID")
+/// `Last-Event-ID`, where a change stream resumes.
+let lastEventIDField = HTTPField.Name("Last-Event-ID")
 
 /// How `GET /changes` serves the change log.
 public struct ChangeFeedSettings: Sendable, Hashable {

@@ -18,6 +18,8 @@ public final class RequestJournal: Sendable {
         public var ifModifiedSince: String?
         /// The `Authorization` header, if any: whether the app's credentials came along.
         public var authorization: String?
+        /// The `Last-Event-ID` header, if any: where a change stream resumed.
+        public var lastEventID: String?
     }
 
     private let requestsSeen = Locked<[Request]>([])
@@ -52,7 +54,8 @@ struct RequestJournalMiddleware: RouterMiddleware {
                 line: "\(request.method.rawValue) \(request.uri.description)",
                 contentType: request.headers[.contentType], accept: request.headers[.accept],
                 ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
-                authorization: request.headers[.authorization]))
+                authorization: request.headers[.authorization],
+                lastEventID: lastEventIDField.flatMap { request.headers[$0] }))
         return try await next(request, context)
     }
 }
