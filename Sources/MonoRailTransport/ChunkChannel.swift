@@ -3,9 +3,11 @@ import Foundation
 /// Hands a body's chunks from a callback-driven source (a URLSession delegate) to one reader, keeping
 /// at most `limit` bytes received and not yet read.
 ///
-/// The source calls ``yield(_:)`` and ``finish(_:)``; the reader iterates ``chunks``. When the reader
-/// stops — it is cancelled, or every copy of ``chunks`` and of its iterators is gone — `onCancel`
-/// stops the source.
+/// The source calls ``yield(_:)`` and ``finish(_:)``; the reader iterates ``chunks``. Past half the
+/// limit `onPause` asks the source to stop sending (a URLSession task is suspended), and once the
+/// reader has brought it under a quarter, `onResume` asks it to go on; bytes already under way
+/// still arrive meanwhile, and past the limit the body fails. When the reader stops — it is
+/// cancelled, or every copy of ``chunks`` and of its iterators is gone — `onCancel` stops the source.
 final class ChunkChannel: Sendable {
     private struct State {
         var chunks: [Data] = []
@@ -14,26 +16,35 @@ final class ChunkChannel: Sendable {
         var buffered = 0
         var end: TransportError??
         var waiter: CheckedContinuation<Data?, any Error>?
+        var isPaused = false
     }
 
     private let state = Locked(State())
     private let limit: Int
     private let onCancel: @Sendable () -> Void
+    private let onPause: @Sendable () -> Void
+    private let onResume: @Sendable () -> Void
 
-    init(limit: Int, onCancel: @escaping @Sendable () -> Void) {
+    init(
+        limit: Int, onPause: @escaping @Sendable () -> Void = {}, onResume: @escaping @Sendable () -> Void = {},
+        onCancel: @escaping @Sendable () -> Void
+    ) {
         self.limit = limit
         self.onCancel = onCancel
+        self.onPause = onPause
+        self.onResume = onResume
     }
 
     /// Passes a chunk on. Returns `false`, and fails the body, when the reader has fallen `limit`
     /// bytes behind: the source must stop.
     func yield(_ chunk: Data) -> Bool {
         guard !chunk.isEmpty else { return true }
-        let (waiter, accepted): (CheckedContinuation<Data?, any Error>?, Bool) = state.withLock { state in
-            guard state.end == nil else { return (nil, false) }
+        let (waiter, accepted, pauses): (CheckedContinuation<Data?, any Error>?, Bool, Bool) = state.withLock {
+            state in
+            guard state.end == nil else { return (nil, false, false) }
             if let waiter = state.waiter {
                 state.waiter = nil
-                return (waiter, true)
+                return (waiter, true, false)
             }
             guard state.buffered + chunk.count <= limit else {
                 state.end = .some(
@@ -43,12 +54,15 @@ final class ChunkChannel: Sendable {
                 state.chunks = []
                 state.head = 0
                 state.buffered = 0
-                return (nil, false)
+                return (nil, false, false)
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
-            return (nil, true)
+            let pauses = !state.isPaused && state.buffered > limit / 2
+            if pauses { state.isPaused = true }
+            return (nil, true, pauses)
         }
+        if pauses { onPause() }
         waiter?.resume(returning: chunk)
         return accepted
     }
@@ -88,6 +102,7 @@ final class ChunkChannel: Sendable {
     private func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
+                var resumes = false
                 let answer: Result<Data?, TransportError>? = state.withLock { state in
                     if state.head < state.chunks.count {
                         let chunk = state.chunks[state.head]
@@ -98,6 +113,10 @@ final class ChunkChannel: Sendable {
                             state.chunks.removeFirst(state.head)
                             state.head = 0
                         }
+                        if state.isPaused, state.buffered < limit / 4 {
+                            state.isPaused = false
+                            resumes = true
+                        }
                         return .success(chunk)
                     }
                     if let end = state.end {
@@ -107,6 +126,7 @@ final class ChunkChannel: Sendable {
                     state.waiter = continuation
                     return nil
                 }
+                if resumes { onResume() }
                 if let answer { continuation.resume(with: answer) }
             }
         } onCancel: {

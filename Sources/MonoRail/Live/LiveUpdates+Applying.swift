@@ -58,7 +58,13 @@ extension LiveUpdates {
                 "an event named \"\(shown(event.type))\" does not say its model, and bodies of these conventions "
                     + "have no root to say it; name it in the event (event: train.\(shown(event.type)))")
         }
-        let body = try JSONParser().parse(event.data)
+        let body: JSONValue
+        do {
+            body = try JSONParser().parse(event.data)
+        } catch {
+            throw APIError(
+                .decodingFailed, "an event's data is not JSON: \(error); it was skipped", underlyingError: error)
+        }
         guard let members = body.objectValue else {
             throw APIError(.decodingFailed, "an event's data is no JSON object; it was skipped")
         }

@@ -51,6 +51,8 @@ public struct ServerSentEventParser: Sendable {
     private var afterCR = false
     /// Whether an event is being dropped, and how far.
     private var dropping = Dropping.no
+    /// Whether the line being passed over had any bytes: an empty one ends the dropped event.
+    private var droppedLineHasBytes = false
 
     private enum Dropping: Sendable {
         case no
@@ -117,7 +119,11 @@ public struct ServerSentEventParser: Sendable {
     }
 
     private mutating func appendToLine<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ outputs: inout [Output]) {
-        guard !bytes.isEmpty, dropping == .no else { return }
+        guard !bytes.isEmpty else { return }
+        guard dropping == .no else {
+            droppedLineHasBytes = true
+            return
+        }
         guard eventSize + line.count + bytes.count <= maxEventSize else {
             drop(
                 APIError(
@@ -144,10 +150,12 @@ public struct ServerSentEventParser: Sendable {
         switch dropping {
         case .line:
             dropping = .untilBlankLine
+            droppedLineHasBytes = false
             return
         case .untilBlankLine:
             // The blank line that ends the dropped event: the next one starts clean.
-            if line.isEmpty { dropping = .no }
+            if !droppedLineHasBytes { dropping = .no }
+            droppedLineHasBytes = false
             return
         case .no:
             break

@@ -38,7 +38,16 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         HTTPResponse, ResponseBodyStream
     ) {
         let id = task.taskIdentifier
-        let channel = ChunkChannel(limit: metadata.maxResponseBodySize) { [weak task] in task?.cancel() }
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking cannot pause a transfer (suspending a running task traps): a reader
+            // that falls `maxResponseBodySize` behind fails the body instead, and reconnects.
+            let channel = ChunkChannel(limit: metadata.maxResponseBodySize) { [weak task] in task?.cancel() }
+        #else
+            // A reader slower than the network suspends the task rather than fill memory.
+            let channel = ChunkChannel(
+                limit: metadata.maxResponseBodySize, onPause: { [weak task] in task?.suspend() },
+                onResume: { [weak task] in task?.resume() }, onCancel: { [weak task] in task?.cancel() })
+        #endif
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 streams.withLock {
