@@ -44,7 +44,7 @@ final class StreamScript: Sendable {
     ) async throws {
         let router = Router()
         router.get("/changes") { request, _ -> Response in
-            let answer = self.next(lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!])
+            let answer = self.next(lastEventID: HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] })
             var headers = HTTPFields()
             headers[.contentType] = answer.contentType
             return Response(
