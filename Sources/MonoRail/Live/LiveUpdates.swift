@@ -83,9 +83,26 @@ public final class LiveUpdates: Observable, Sendable {
     let broadcaster = UpdateBroadcaster<Event>()
     let announcer: Announcer
 
+    /// The app life-cycle observers, removed with the connection.
+    let lifecycleObservers = Locked<[ObserverToken]>([])
+
+    /// A notification observer's token.
+    struct ObserverToken: @unchecked Sendable {
+        // @unchecked: the token is never read or changed, only handed to `removeObserver`, which any
+        // thread may call; it is kept in `lifecycleObservers`, behind its lock.
+        let token: any NSObjectProtocol
+    }
+
     init(store: ResourceStore) {
         connection = Locked(Connection(store: store))
         announcer = store.announcer
+        observeAppLifecycle()
+    }
+
+    deinit {
+        for observer in lifecycleObservers.withLock({ $0 }) {
+            NotificationCenter.default.removeObserver(observer.token)
+        }
     }
 
     /// Where the connection stands. Observable.
@@ -194,7 +211,7 @@ public final class LiveUpdates: Observable, Sendable {
         }
     }
 
-    private func start(generation: Int) {
+    func start(generation: Int) {
         let task = Task { [self] in await run(generation: generation) }
         connection.withLock { connection in
             if connection.generation == generation { connection.task = task }

@@ -81,28 +81,36 @@ struct ChangeFeedRoutes: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
+        // Where the stream starts is decided before its head is sent: a client that sees the head
+        // and then writes (or has another client write) finds the change in its stream.
+        let milliseconds = Int64(settings.retry / .milliseconds(1))
+        var opening = "retry: \(milliseconds)\n"
+        let start: Int64
+        do {
+            let (oldest, newest) = try store.changeBounds()
+            if let requested {
+                if let asked = Int64(requested.trimmingCharacters(in: .whitespaces)),
+                    Self.canResume(from: asked, oldest: oldest, newest: newest)
+                {
+                    start = asked
+                } else {
+                    start = newest
+                    opening += Self.reset(newest)
+                }
+            } else {
+                // From now: the newest id is the client's cursor.
+                start = newest
+                opening += "id: \(newest)\n\n"
+            }
+        } catch {
+            clients.withLock { $0 -= 1 }
+            throw error
+        }
         return Response(
             status: .ok, headers: headers,
-            body: ResponseBody { writer in
+            body: ResponseBody { [opening] writer in
                 defer { clients.withLock { $0 -= 1 } }
-                let milliseconds = Int64(settings.retry / .milliseconds(1))
-                var cursor: Int64
-                var opening = "retry: \(milliseconds)\n"
-                let (oldest, newest) = try store.changeBounds()
-                if let requested {
-                    if let asked = Int64(requested.trimmingCharacters(in: .whitespaces)),
-                        Self.canResume(from: asked, oldest: oldest, newest: newest)
-                    {
-                        cursor = asked
-                    } else {
-                        cursor = newest
-                        opening += Self.reset(newest)
-                    }
-                } else {
-                    // From now: the newest id is the client's cursor.
-                    cursor = newest
-                    opening += "id: \(newest)\n\n"
-                }
+                let cursor = start
                 try await writer.write(ByteBuffer(string: opening))
                 let signal = store.changeSignal
                 try await withGracefulShutdownHandler {

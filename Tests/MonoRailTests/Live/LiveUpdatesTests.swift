@@ -185,4 +185,80 @@ struct LiveUpdatesTests {
             #expect(try await eventually { express.instances.isEmpty })
         }
     }
+
+    @Test("a cursor older than the changes the server keeps: reset, every held instance and live query read again")
+    func resetAfterTooLongAway() async throws {
+        try await withLiveStores(server: .init(changeFeed: ChangeFeedSettings(retention: 1))) { api, otherClient in
+            let train = try await Train.get(id: 1, in: api.store)
+            let second = try await Train.get(id: 2, in: api.store)
+            let all = try await Train.query(in: api.store)
+            try await api.store.liveUpdates.connect()
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.company = "Seen"
+            try await theirs.save()
+            #expect(try await eventually { train.company == "Seen" })
+            api.store.liveUpdates.disconnect()
+
+            // Away for longer than the log keeps: 300 changes, the log keeps the last.
+            for index in 0..<300 {
+                theirs.numberOfCars = index
+                try await theirs.save()
+            }
+            theirs.company = "Changed while away"
+            try await theirs.save()
+            try await Train.get(id: 2, in: otherClient).delete()
+            let created = Train()
+            created.company = "Created while away"
+            try await created.create(in: otherClient)
+
+            let resets = Locked(0)
+            let listening = Task {
+                for await event in api.store.liveUpdates.events {
+                    if case .reset = event { resets.withLock { $0 += 1 } }
+                }
+            }
+            defer { listening.cancel() }
+            try await Task.sleep(for: .milliseconds(20))
+            api.journal.reset()
+            try await api.store.liveUpdates.connect()
+            #expect(try await eventually { resets.withLock { $0 } == 1 })
+            #expect(train.company == "Changed while away")
+            #expect(train.numberOfCars == 299)
+            #expect(second.isDeleted)
+            #expect(all.instances.map(\.company) == ["Changed while away", "Created while away"])
+            let newest = try api.server.store.changeBounds().newest
+            #expect(api.store.liveUpdates.lastEventID == String(newest))
+            // Read again: the list, and each record held.
+            #expect(api.journal.entries.contains("GET /trains"))
+            #expect(api.journal.entries.contains("GET /trains/1"))
+        }
+    }
+
+    @Test("pause() closes the stream as the app leaves for the background; resume() goes on from the cursor")
+    func pauseAndResume() async throws {
+        try await withLiveStores { api, otherClient in
+            let train = try await Train.get(id: 1, in: api.store)
+            try await api.store.liveUpdates.connect()
+            // From now: the server's first line gives the cursor.
+            #expect(try await eventually { api.store.liveUpdates.lastEventID != nil })
+            api.store.liveUpdates.pause()
+            guard case .stopped(nil) = api.store.liveUpdates.state else {
+                Issue.record("still \(api.store.liveUpdates.state)")
+                return
+            }
+            let cursor = api.store.liveUpdates.lastEventID
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.company = "While in the background"
+            try await theirs.save()
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(train.company != "While in the background")
+            api.store.liveUpdates.resume()
+            #expect(try await eventually { train.company == "While in the background" })
+            #expect(api.store.liveUpdates.state.isLive)
+            #expect(api.journal.requests.last { $0.line == "GET /changes" }?.lastEventID == cursor)
+            // Resuming what was not paused does nothing.
+            api.store.liveUpdates.resume()
+            #expect(api.journal.entries.filter { $0 == "GET /changes" }.count == 2)
+        }
+    }
 }
