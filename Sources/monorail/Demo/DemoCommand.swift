@@ -67,6 +67,7 @@ struct Walkthrough {
         try await offlineWrites()
         try await liveList()
         try await relationshipList()
+        try await liveFromTheServer()
 
         print("")
         print("Done.")
@@ -367,6 +368,63 @@ struct Walkthrough {
         show("the list was told", "\(told.withLock { $0 })")
         show("train.cars (occupancy)", occupancies(train.cars))
         requests()
+    }
+
+    /// Step 17: another client's changes arrive in a live list by the server's change stream, with no
+    /// request of the app's, through a restart of the server.
+    private mutating func liveFromTheServer() async throws {
+        step(17, "Live from the server: another client's changes arrive by themselves, through a server restart")
+        var configuration = MonoRail.configuration
+        configuration.liveUpdates = .serverSentEvents(path: "/changes")
+        configuration.liveUpdates?.reconnectDelay = .milliseconds(100)
+        let store = ResourceStore(configuration: configuration)
+        let other = ResourceStore(configuration: MonoRail.configuration)
+        func describe(_ trains: [Train]) -> String {
+            trains.map { "\($0.id?.description ?? "?") \($0.company ?? "")" }.joined(separator: ", ")
+        }
+        let all = try await Train.query(order: [.ascending("id")], in: store)
+        try await store.liveUpdates.connect()
+        show("all.records", describe(all.instances))
+        show("liveUpdates.state", "\(store.liveUpdates.state)")
+        requests()
+        let created = Train()
+        created.company = "Pushed Line"
+        try await created.create(in: other)
+        print("   (another client created Pushed Line)")
+        try await waitFor { all.instances.contains { $0.company == "Pushed Line" } }
+        show("all.records", describe(all.instances))
+        requests()
+
+        let port = server.port
+        await server.stop()
+        print("   (server stopped: the stream waits to reconnect)")
+        try await waitFor { if case .waiting = store.liveUpdates.state { true } else { false } }
+        show("liveUpdates.state", "waiting")
+        server = try await ReferenceServer(
+            schema: .trains, configuration: .init(host: "127.0.0.1", port: port, databasePath: database)
+        ).start()
+        seen = 0
+        let renamed = try await Train.get(id: created.id ?? 0, in: other)
+        renamed.company = "Pushed Line, renamed after the restart"
+        try await renamed.save()
+        print("   (server back on the same database; the other client renamed the line)")
+        try await waitFor { all.instances.contains { $0.company == "Pushed Line, renamed after the restart" } }
+        show("liveUpdates.state", "\(store.liveUpdates.state)")
+        show("all.records", describe(all.instances))
+        show(
+            "resumed with Last-Event-ID",
+            server.journal.requests.first { $0.line == "GET /changes" }?.lastEventID ?? "none")
+        requests()
+        store.liveUpdates.disconnect()
+    }
+
+    /// Waits until `condition` holds, for at most 10 seconds.
+    private func waitFor(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     private func step(_ number: Int, _ title: String) {
