@@ -243,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MonoRailScaffoldTests",
-            dependencies: ["MonoRail", "MonoRailScaffold", "ScaffoldedModels", "TestServer"]
+            dependencies: ["MonoRail", "MonoRailScaffold", "MonoRailTesting", "ScaffoldedModels", "TestServer"]
         ),
         .testTarget(
             name: "MonoRailClientTests",

@@ -5,7 +5,9 @@ answers `/authors/` with a 307 to `/authors`), `PATCH` with only the fields sent
 errors in FastAPI's `{"detail": [{"loc", "msg", "type"}]}`, `limit`/`offset` pages with the total in
 `X-Total-Count` for authors and fastapi-pagination's `Page` envelope for books, a nested route
 (`/authors/{id}/books`), date-only and date-time fields, an enum, a decimal, and a bearer-protected
-`/me`. `GET /openapi.json` is FastAPI's own document of all this.
+`/me`. `GET /openapi.json` is FastAPI's own document of all this. `GET /changes` streams every write
+as Server-Sent Events (`event: book.updated`, the record bare in `data`), resuming from
+`Last-Event-ID`, as such an app adds a change feed with a `StreamingResponse`.
 
 Prints the port on the first line of stdout once it listens, then serves until stdin closes, so the
 test process that started it takes it down with it.
@@ -13,16 +15,19 @@ test process that started it takes it down with it.
     python3 serve.py            # a free port, two authors and three books
     python3 serve.py 120        # with 120 more books, "Volume 0" to "Volume 119"
 """
+import asyncio
 import datetime
 import decimal
 import enum
+import json
 import socket
 import sys
 import threading
 from typing import Annotated, Optional
 
 import uvicorn
-from fastapi import Depends, FastAPI, HTTPException, Query, Response
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_pagination import Page, add_pagination, paginate
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,6 +65,47 @@ def read_writes() -> list[dict]:
     """Every write received, with its body as sent: the tests check what a save sends."""
     with lock:
         return list(writes)
+
+
+# The change feed: every write, numbered in the order it was made (under `lock`).
+
+changes: list[tuple[int, str, str]] = []
+
+
+def record_change(model: str, kind: str, record) -> None:
+    data = record.model_dump_json() if isinstance(record, BaseModel) else json.dumps(record)
+    changes.append((len(changes) + 1, f"{model}.{kind}", data))
+
+
+@app.get("/changes", include_in_schema=False)
+async def stream_changes(request: Request) -> StreamingResponse:
+    """Server-Sent Events: the changes after `Last-Event-ID`, or from now, then each as it is made."""
+    asked = request.headers.get("last-event-id")
+    with lock:
+        newest = len(changes)
+    resumes = asked is not None and asked.isdigit() and int(asked) <= newest
+    start = int(asked) if resumes else newest
+
+    async def events():
+        sent = start
+        # From now, or after a cursor this app never gave: the client's cursor is the newest id.
+        yield "retry: 1000\n" + ("\n" if resumes else f"id: {sent}\n\n")
+        quiet = 0.0
+        while not await request.is_disconnected():
+            with lock:
+                batch = changes[sent:]
+            if batch:
+                yield "".join(f"id: {number}\nevent: {event}\ndata: {data}\n\n" for number, event, data in batch)
+                sent = batch[-1][0]
+                quiet = 0.0
+                continue
+            await asyncio.sleep(0.02)
+            quiet += 0.02
+            if quiet >= 15:
+                yield ": keep-alive\n\n"
+                quiet = 0.0
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 class Genre(str, enum.Enum):
@@ -164,6 +210,7 @@ def create_author(body: AuthorIn) -> Author:
     with lock:
         author = Author(id=new_id("author"), created_at=now(), **body.model_dump())
         authors[author.id] = author
+        record_change("author", "created", author)
     return author
 
 
@@ -179,6 +226,7 @@ def update_author(author_id: int, body: AuthorPatch) -> Author:
         author = find(authors, author_id, "author")
         updated = author.model_copy(update=body.model_dump(exclude_unset=True))
         authors[author_id] = updated
+        record_change("author", "updated", updated)
         return updated
 
 
@@ -187,6 +235,7 @@ def delete_author(author_id: int) -> Response:
     with lock:
         find(authors, author_id, "author")
         del authors[author_id]
+        record_change("author", "destroyed", {"id": author_id})
     return Response(status_code=204)
 
 
@@ -226,6 +275,7 @@ def create_book(body: BookIn) -> Book:
         check_author(body.author_id)
         book = Book(id=new_id("book"), **body.model_dump())
         books[book.id] = book
+        record_change("book", "created", book)
     return book
 
 
@@ -243,6 +293,7 @@ def update_book(book_id: int, body: BookPatch) -> Book:
         check_author(changes.get("author_id"))
         updated = Book.model_validate({**book.model_dump(), **changes})
         books[book_id] = updated
+        record_change("book", "updated", updated)
         return updated
 
 
@@ -251,6 +302,7 @@ def delete_book(book_id: int) -> Response:
     with lock:
         find(books, book_id, "book")
         del books[book_id]
+        record_change("book", "destroyed", {"id": book_id})
     return Response(status_code=204)
 
 

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailTesting
 import ScaffoldedModels
 import TestServer
 import Testing
@@ -60,5 +61,46 @@ struct ReadmeWalkthroughTests {
         try await book.fetch()
         #expect(book.genre == .poetry)
         #expect(book.title == "The Left Hand of Darkness")
+    }
+
+    @Test("the live example matches the README")
+    func liveMatchesReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let code = try #require(DocumentationBlocks.region("LIVE FROM THE SERVER", of: source))
+        #expect(try DocumentationBlocks.all().contains(code))
+    }
+
+    @Test("the live example runs against the FastAPI app's change feed: another client's writes arrive by themselves")
+    func liveRuns() async throws {
+        let server = try await PythonServer.fastAPI()
+        defer { server.stop() }
+        let apiRoot = server.baseURL
+        let another = ResourceStore()
+        another.configure { $0.useLibrary(apiRootURL: apiRoot) }
+        let store = ResourceStore()
+
+        // README LIVE FROM THE SERVER BEGIN
+        store.configure {
+            $0.useLibrary(apiRootURL: apiRoot)
+            $0.liveUpdates = .serverSentEvents(path: "/changes")  // event: book.updated, data: {"id": 1, …}
+        }
+        let books = try await Book.query(in: store)  // GET /books
+        try await store.liveUpdates.connect()  // GET /changes, resumed from the last event merged
+        // README LIVE FROM THE SERVER END
+
+        // Another client of the same app: what it writes reaches `store` with no request of its own.
+        let theirs = try await Book.get(id: 1, in: another)
+        theirs.title = "The Left Hand of Darkness, annotated"
+        try await theirs.save()
+        let made = Book()
+        made.title = "The Word for World Is Forest"
+        made.pages = 189
+        try await made.create(in: another)
+        try await Book.get(id: 2, in: another).delete()
+        #expect(try await eventually { books.instances.count == 3 && books.instances.last?.pages == 189 })
+        #expect(books.instances.first?.title == "The Left Hand of Darkness, annotated")
+        #expect(!books.instances.contains { $0.id == 2 })
+        #expect(store.liveUpdates.lastError == nil)
+        store.liveUpdates.disconnect()
     }
 }
