@@ -217,7 +217,10 @@ let package = Package(
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailSQLite", "MonoRailTesting",
                 "MonoRailTransport", "TestModels", "TestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             exclude: ["Support/parse_multipart.py"]
         ),

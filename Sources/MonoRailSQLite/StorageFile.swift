@@ -203,8 +203,12 @@ enum StorageFile {
         let rawPageSize = bigEndian(16, 2)
         let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
         let pageCount = bigEndian(28, 4)
-        // The page count is valid when its version matches the change counter (SQLite 3.7.0+).
-        if bigEndian(92, 4) == bigEndian(24, 4), pageCount > 0, size < pageCount * pageSize {
+        // The page count is valid when its version matches the change counter (SQLite 3.7.0+), and
+        // when no write-ahead log holds pages still to be copied in: a process killed while it
+        // checkpointed leaves the first page written and the others in the log, which the next
+        // opening copies in.
+        let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        if log == 0, bigEndian(92, 4) == bigEndian(24, 4), pageCount > 0, size < pageCount * pageSize {
             throw SQLiteStorageError(
                 .unreadable, path: path,
                 "the file is truncated: \(size) bytes of the \(pageCount * pageSize) its header counts")

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailClient
 import MonoRailSQLite
 import MonoRailServer
 import MonoRailTesting
@@ -28,6 +29,10 @@ struct LiveCursorTests {
             let cursor = try #require(store.liveUpdates.lastEventID)
             store.liveUpdates.disconnect()
             try await storage.flush()
+            // The record came with the cursor, in the same commit.
+            let key = RecordKey(model: "train", id: "1")
+            let storedBody = try #require(try await storage.records([key])[key]?.body)
+            #expect(try MessagePackReader().readJSON(storedBody)["company"] == "Seen before the restart")
 
             // While the app is not running: two more changes.
             theirs.company = "Changed while away"

@@ -50,7 +50,8 @@ func events(count: Int) -> String {
         let id = (index - 1) % 1000 + 1
         let speed = Double((index * 7919) % 2400) / 10 + 80
         let version = formatter.string(from: base.addingTimeInterval(Double(index) / 1000))
-        text += "id: \(index)\nevent: updated\ndata: {\"train\": {\"id\": \(id), \"company\": \"Company \(index % 7)\", "
+        text +=
+            "id: \(index)\nevent: updated\ndata: {\"train\": {\"id\": \(id), \"company\": \"Company \(index % 7)\", "
         text += "\"max_speed\": \(speed), \"updated_at\": \"\(version)\"}}\n\n"
     }
     return text
@@ -115,7 +116,8 @@ let benchmarks: @Sendable () -> Void = {
         router.get("/trains") { _, _ -> Response in
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"trains": []}"#)))
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"trains": []}"#)))
         }
         router.get("/changes") { _, _ -> Response in
             var headers = HTTPFields()

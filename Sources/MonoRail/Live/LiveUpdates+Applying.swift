@@ -30,7 +30,10 @@ extension LiveUpdates {
             let outcome = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
             await store.announcer.settle()
             await keep(outcome, cursor: event.id, store: store, settings: settings, logger: logger)
-            tell(.applied(kind, model: model.resourceName, ids: outcome.keys.map { ResourceID.string($0.id) }))
+            tell(
+                .applied(
+                    kind, model: model.resourceName, ids: outcome.keys.map { ResourceID.string($0.id) },
+                    eventID: event.id))
         } catch {
             report(APIError.wrapping(error, request: nil), logger: logger)
             await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)

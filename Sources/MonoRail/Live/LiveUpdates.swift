@@ -51,8 +51,9 @@ public final class LiveUpdates: Observable, Sendable {
     public enum Event: Sendable {
         /// The stream opened.
         case connected
-        /// Pushed records were merged or deleted: the model's name, the ids, and the event's kind.
-        case applied(PushedChangeKind, model: String, ids: [ResourceID])
+        /// Pushed records were merged or deleted, and kept: the event's kind, the model's name, the
+        /// records' ids, and the event's `id`.
+        case applied(PushedChangeKind, model: String, ids: [ResourceID], eventID: String?)
         /// The server said the cursor was too old: every held instance and live query was read again.
         case reset
         /// An event was skipped, or the connection failed: why.
@@ -158,6 +159,12 @@ public final class LiveUpdates: Observable, Sendable {
                 "live updates are not configured; set MonoRail.Configuration.liveUpdates, e.g. "
                     + ".serverSentEvents(path: \"/changes\")")
         }
+        if store.knowsNoModel {
+            store.noticeOnce(
+                "liveUpdates.models",
+                "\("live updates connect before any model was used or registered: a pushed record of a model this store does not know yet is skipped; register the models pushes carry (MonoRail.Configuration.models)")"
+            )
+        }
         let key = connection.withLock { connection in
             connection.nextWaiter += 1
             return connection.nextWaiter
@@ -193,8 +200,23 @@ public final class LiveUpdates: Observable, Sendable {
         case start(Int)
     }
 
+    /// Closes the stream, as ``disconnect()`` does, and returns once nothing more will be merged or
+    /// kept: before an app quits or hands its storage file to another process, so that what it
+    /// kept last is what ``RecordCache/flush()`` then commits.
+    ///
+    /// ```swift
+    /// await store.liveUpdates.close()
+    /// try await storage.flush()
+    /// ```
+    public func close() async {
+        let task = connection.withLock { $0.task }
+        disconnect()
+        await task?.value
+    }
+
     /// Closes the stream and stops reconnecting; ``state`` becomes `.stopped(nil)`. The cursor is
-    /// kept: ``connect()`` resumes from it.
+    /// kept: ``connect()`` resumes from it. An event being merged as it is called may still be;
+    /// ``close()`` waits for it.
     public func disconnect() {
         let (task, waiters) = connection.withLock { connection in
             connection.generation += 1

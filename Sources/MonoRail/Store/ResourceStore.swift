@@ -117,6 +117,11 @@ public final class ResourceStore: Observable, Sendable {
     /// The live updates, when something asked for them.
     var liveUpdatesIfMade: LiveUpdates? { madeLiveUpdates.withLock { $0 } }
 
+    /// Whether no model is registered and none was used yet: a pushed record can name none.
+    var knowsNoModel: Bool {
+        configuration.models.models.isEmpty && usedModels.withLock { $0.isEmpty }
+    }
+
     /// The model a pushed record names — a type name, a singular or a plural name — among the
     /// registered models and those this store used.
     func knownModel(named name: String) -> (any ResourceModel.Type)? {
