@@ -14,7 +14,7 @@ import sys
 # Modules of the toolchain and the platforms, never declared in Package.swift.
 SYSTEM = {
     "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Observation",
-    "Testing", "XCTest", "Glibc", "Musl", "Darwin", "os", "_Concurrency",
+    "Testing", "XCTest", "Glibc", "Musl", "Darwin", "os", "_Concurrency", "UIKit",
 }
 # Modules newer than the package's platform floor (iOS 17, macOS 14): `Synchronization` needs iOS 18.
 ABOVE_FLOOR = {"Synchronization"}

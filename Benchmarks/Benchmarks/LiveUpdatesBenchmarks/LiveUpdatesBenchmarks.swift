@@ -166,7 +166,7 @@ let benchmarks: @Sendable () -> Void = {
             for index in 0..<100 {
                 queries.append(
                     try await Train.query(
-                        where: ["max_speed": .atLeast(Double(80 + index * 2))], order: [.descending("max_speed")],
+                        where: ["max_speed": .atLeast(.double(Double(80 + index * 2)))], order: [.descending("max_speed")],
                         in: store))
             }
             let start = clock.now
