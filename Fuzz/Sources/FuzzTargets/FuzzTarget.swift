@@ -20,6 +20,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case messagePackList = "msgpack-list"
     case jsonList = "json-list"
     case openAPI = "openapi"
+    case eventStream = "eventstream"
 
     /// The target the environment names; stops with the list of names when it names none.
     public static let selected: FuzzTarget = {
@@ -49,6 +50,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .messagePackList: ListFuzz.run(data, contentType: ListFuzz.messagePack)
         case .jsonList: ListFuzz.run(data, contentType: ListFuzz.json)
         case .openAPI: OpenAPIFuzz.run(data)
+        case .eventStream: EventStreamFuzz.run(data)
         }
     }
 }
