@@ -19,8 +19,7 @@ extension LiveUpdates {
             let configuration = store.configuration
             let logger = configuration.logger
             guard let settings = configuration.liveUpdates else {
-                let error = APIError(.invalidConfiguration, "live updates are no longer configured")
-                setState(.stopped(error), generation: generation)
+                stop(APIError(.invalidConfiguration, "live updates are no longer configured"), generation: generation)
                 return
             }
             setState(.connecting, generation: generation)
@@ -36,7 +35,7 @@ extension LiveUpdates {
                 let failure = APIError.wrapping(error, request: nil)
                 if Self.isFinal(failure) {
                     report(failure, logger: logger)
-                    setState(.stopped(failure), generation: generation)
+                    stop(failure, generation: generation)
                     return
                 }
                 report(failure, logger: logger)
@@ -50,6 +49,15 @@ extension LiveUpdates {
                 return
             }
         }
+    }
+
+    /// Ends the run for good: the task is let go before the state says so, so a ``connect()`` that
+    /// reads the state starts a new one rather than wait for this one.
+    private func stop(_ failure: APIError, generation: Int) {
+        connection.withLock { connection in
+            if connection.generation == generation { connection.task = nil }
+        }
+        setState(.stopped(failure), generation: generation)
     }
 
     /// Whether retrying cannot help: the request is wrong for this server, or the user may not read
@@ -67,8 +75,8 @@ extension LiveUpdates {
     }
 
     /// The wait before the next attempt: the server's `retry`, else the configured delay, doubled
-    /// for each failure in a row up to the configured most, with "full jitter" below that, so
-    /// that clients a restart dropped together do not come back together.
+    /// for each failure in a row up to the configured most, then a random time between half that
+    /// and all of it, so that clients a restart dropped together do not come back together.
     func reconnectDelay(after failures: Int, settings: LiveUpdatesConfiguration) -> Duration {
         let base = connection.withLock { $0.serverRetry } ?? settings.reconnectDelay
         let ceiling = max(base, settings.maxReconnectDelay)
@@ -114,7 +122,7 @@ extension LiveUpdates {
                     lastActivity.withLock { $0 = .now }
                     for output in parser.parse(chunk) {
                         try Task.checkCancellation()
-                        await self.handle(output, store: store, settings: settings, generation: generation)
+                        await self.handle(output, store: store, settings: settings)
                     }
                 }
             }
@@ -147,8 +155,7 @@ extension LiveUpdates {
 
     /// Acts on what the parser read.
     private func handle(
-        _ output: ServerSentEventParser.Output, store: ResourceStore, settings: LiveUpdatesConfiguration,
-        generation: Int
+        _ output: ServerSentEventParser.Output, store: ResourceStore, settings: LiveUpdatesConfiguration
     ) async {
         let logger = store.configuration.logger
         switch output {

@@ -160,10 +160,11 @@ public final class LiveUpdates: Observable, Sendable {
                     + ".serverSentEvents(path: \"/changes\")")
         }
         if store.knowsNoModel {
-            store.noticeOnce(
-                "liveUpdates.models",
-                "\("live updates connect before any model was used or registered: a pushed record of a model this store does not know yet is skipped; register the models pushes carry (MonoRail.Configuration.models)")"
-            )
+            let message =
+                "live updates connect before any model was used or registered: a pushed record of a model "
+                + "this store does not know yet is skipped; register the models pushes carry "
+                + "(MonoRail.Configuration.models)"
+            store.noticeOnce("liveUpdates.models", "\(message)")
         }
         let key = connection.withLock { connection in
             connection.nextWaiter += 1
