@@ -5,39 +5,84 @@ import MonoRailTransport
 // What an event does: find its model, merge or delete its records through the action pipeline,
 // keep them with the cursor, tell who listens.
 extension LiveUpdates {
-    /// Applies one event; an event that cannot be applied is reported and passed over, and the
-    /// cursor moves past it all the same, so a stream never stops on one bad event.
+    /// Applies what a chunk of the stream brought, in order. The record events in a row are merged
+    /// together (``merge(_:store:settings:logger:)``); an event that cannot be applied is reported and
+    /// passed over, and the cursor moves past it all the same, so a stream never stops on one bad event.
     func apply(
-        _ event: ServerSentEvent, store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+        _ outputs: [ServerSentEventParser.Output], store: ResourceStore, settings: LiveUpdatesConfiguration
     ) async {
-        guard let (kind, named) = settings.kind(of: event.type) else {
-            report(
-                APIError(
-                    .decodingFailed,
-                    "an event named \"\(Self.shown(event.type))\" is none live updates know (\(settings.events.keys.sorted().joined(separator: ", "))); it was skipped"
-                ), logger: logger)
-            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
-            return
+        let logger = store.configuration.logger
+        var run: [ServerSentEvent] = []
+        for output in outputs {
+            switch output {
+            case .event(let event):
+                let kind = settings.kind(of: event.type)?.kind
+                if let kind, kind != .reset {
+                    run.append(event)
+                    continue
+                }
+                await merge(run, store: store, settings: settings, logger: logger)
+                run = []
+                if kind == .reset {
+                    await resetAll(in: store, logger: logger)
+                    tell(.reset)
+                } else {
+                    let known = settings.events.keys.sorted().joined(separator: ", ")
+                    report(
+                        APIError(
+                            .decodingFailed,
+                            "an event named \"\(Self.shown(event.type))\" is none live updates know (\(known)); it was skipped"
+                        ), logger: logger)
+                }
+                await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
+            case .lastEventID(let id):
+                await merge(run, store: store, settings: settings, logger: logger)
+                run = []
+                // A cursor without a change: kept as the next one to resume from.
+                await keep(PushOutcome(keys: []), cursor: id, store: store, settings: settings, logger: logger)
+            case .retry(let delay):
+                connection.withLock { $0.serverRetry = delay }
+            case .failure(let error):
+                await merge(run, store: store, settings: settings, logger: logger)
+                run = []
+                report(error, logger: logger)
+            }
         }
-        if kind == .reset {
-            await resetAll(in: store, logger: logger)
-            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
-            tell(.reset)
-            return
+        await merge(run, store: store, settings: settings, logger: logger)
+    }
+
+    /// Merges record events in a row, each all or nothing, their changes told to live queries once
+    /// for all of them (a burst of a thousand changes moves a list once, not a thousand times), and
+    /// keeps them with the cursor after the last in one commit.
+    private func merge(
+        _ events: [ServerSentEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+    ) async {
+        guard let last = events.last else { return }
+        var outcome = PushOutcome(keys: [])
+        var applied: [Event] = []
+        var problems: [APIError] = []
+        QueryBatch.collecting {
+            for event in events {
+                guard let (kind, named) = settings.kind(of: event.type) else { continue }
+                do {
+                    let (model, isList) = try Self.model(of: event, named: named, in: store)
+                    let one = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
+                    outcome.keys += one.keys
+                    outcome.records += one.records
+                    outcome.deleted += one.deleted
+                    applied.append(
+                        .applied(
+                            kind, model: model.resourceName, ids: one.keys.map { ResourceID.string($0.id) },
+                            eventID: event.id))
+                } catch {
+                    problems.append(APIError.wrapping(error, request: nil))
+                }
+            }
         }
-        do {
-            let (model, isList) = try Self.model(of: event, named: named, in: store)
-            let outcome = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
-            await store.announcer.settle()
-            await keep(outcome, cursor: event.id, store: store, settings: settings, logger: logger)
-            tell(
-                .applied(
-                    kind, model: model.resourceName, ids: outcome.keys.map { ResourceID.string($0.id) },
-                    eventID: event.id))
-        } catch {
-            report(APIError.wrapping(error, request: nil), logger: logger)
-            await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
-        }
+        await store.announcer.settle()
+        await keep(outcome, cursor: last.id, store: store, settings: settings, logger: logger)
+        for problem in problems { report(problem, logger: logger) }
+        for event in applied { tell(event) }
     }
 
     /// The model an event is about, and whether its body holds a list: named by the event

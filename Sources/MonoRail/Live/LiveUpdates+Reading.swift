@@ -120,10 +120,9 @@ extension LiveUpdates {
                 var parser = ServerSentEventParser(maxEventSize: limits.maxEventSize)
                 for try await chunk in body {
                     lastActivity.withLock { $0 = .now }
-                    for output in parser.parse(chunk) {
-                        try Task.checkCancellation()
-                        await self.handle(output, store: store, settings: settings)
-                    }
+                    let outputs = parser.parse(chunk)
+                    try Task.checkCancellation()
+                    await self.apply(outputs, store: store, settings: settings)
                 }
             }
             group.addTask {
@@ -151,23 +150,5 @@ extension LiveUpdates {
         connection.withLock { $0.hasReadCursor = true }
         if let kept { setLastEventID(kept) }
         return kept
-    }
-
-    /// Acts on what the parser read.
-    private func handle(
-        _ output: ServerSentEventParser.Output, store: ResourceStore, settings: LiveUpdatesConfiguration
-    ) async {
-        let logger = store.configuration.logger
-        switch output {
-        case .event(let event):
-            await apply(event, store: store, settings: settings, logger: logger)
-        case .lastEventID(let id):
-            // A cursor without a change: kept as the next one to resume from.
-            await keep(PushOutcome(keys: []), cursor: id, store: store, settings: settings, logger: logger)
-        case .retry(let delay):
-            connection.withLock { $0.serverRetry = delay }
-        case .failure(let error):
-            report(error, logger: logger)
-        }
     }
 }

@@ -211,6 +211,8 @@ final class QueryBatch: Sendable {
 
     /// Runs `announce` with changes held, then tells the queries.
     static func collecting(_ announce: () -> Void) {
+        // Inside a batch already (the merges of a burst of pushed changes), changes join it.
+        if current != nil { return announce() }
         let batch = QueryBatch()
         $current.withValue(batch) { announce() }
         for flush in batch.flushes.withLock({ $0 }) { flush() }
