@@ -65,6 +65,7 @@ let benchmarks: @Sendable () -> Void = {
         configuration: .init(
             metrics: [
                 metric("Train.get p50 (µs)"), metric("push to observed p50 (µs)"), metric("ratio push/get p50 (%)"),
+                metric("their save alone p50 (µs)"),
             ],
             warmupIterations: 1, maxDuration: .seconds(120), maxIterations: 10)
     ) { benchmark in
@@ -80,12 +81,20 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             var gets: [Int] = []
             var pushes: [Int] = []
+            var saves: [Int] = []
             for round in 0..<200 {
-                for side in [0, 1].shifted(by: round % 2) {
+                for side in [0, 1, 2].shifted(by: round % 3) {
                     let start = clock.now
                     if side == 0 {
                         blackHole(try await Train.get(id: 1, in: app))
                         gets.append(microseconds(clock.now - start))
+                    } else if side == 2 {
+                        // The write alone, which the push includes: a train the app does not hold.
+                        let other = try await Train.get(id: 2, in: other)
+                        let saveStart = clock.now
+                        other.maxSpeed = Double(round)
+                        try await other.save()
+                        saves.append(microseconds(clock.now - saveStart))
                     } else {
                         sequence += 1
                         theirs.company = "Company \(sequence)"
@@ -97,6 +106,7 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(metric("Train.get p50 (µs)"), median(gets))
             benchmark.measurement(metric("push to observed p50 (µs)"), median(pushes))
             benchmark.measurement(metric("ratio push/get p50 (%)"), median(pushes) * 100 / max(1, median(gets)))
+            benchmark.measurement(metric("their save alone p50 (µs)"), median(saves))
         }
         app.liveUpdates.disconnect()
     }
