@@ -70,10 +70,12 @@ public struct AsyncHTTPClientTransport: StreamingTransport {
         let timeout = metadata.timeout ?? configuration.timeout
         return try await withDeadline(timeout) {
             guard let gate = self.gate else {
-                return try await self.follow(request, url: url, body: body, metadata: metadata)
+                return try await self.collect(
+                    self.follow(request, url: url, body: body, metadata: metadata), metadata: metadata)
             }
             return try await gate.withSlot(for: Self.origin(of: url)) {
-                try await self.follow(request, url: url, body: body, metadata: metadata)
+                try await self.collect(
+                    self.follow(request, url: url, body: body, metadata: metadata), metadata: metadata)
             }
         }
     }
@@ -85,30 +87,13 @@ public struct AsyncHTTPClientTransport: StreamingTransport {
     public func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (
         HTTPResponse, ResponseBodyStream
     ) {
-        guard var url = request.url else {
+        guard let url = request.url else {
             throw TransportError(.invalidRequest, "the request has no usable URL")
         }
-        var request = request
-        let origin = url
         // A stream holds its connection for as long as it is read: it takes no slot of the gate,
         // which is for requests that end.
-        for _ in 0...configuration.maxRedirects {
-            let response = try await execute(request, url: url, body: nil, metadata: metadata)
-            let status = Int(response.status.code)
-            guard [301, 302, 303, 307, 308].contains(status),
-                let location = response.headers.first(name: "location"),
-                let target = URL(string: location, relativeTo: url)?.absoluteURL
-            else {
-                return (Self.head(of: response), ResponseBodyStream(StreamedBody(body: response.body)))
-            }
-            if status == 303 { request.method = .get }
-            if !isSameOrigin(origin, target) {
-                request.headerFields[.authorization] = nil
-                request.headerFields[.cookie] = nil
-            }
-            url = target
-        }
-        throw TransportError(.other, "more than \(configuration.maxRedirects) redirects")
+        let response = try await follow(request, url: url, body: nil, metadata: metadata)
+        return (Self.head(of: response), ResponseBodyStream(StreamedBody(body: response.body)))
     }
 
     /// The pool AsyncHTTPClient picks a connection from: one per scheme, host and port.
@@ -117,12 +102,14 @@ public struct AsyncHTTPClientTransport: StreamingTransport {
         return "\(scheme)://\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
+    /// Sends the request and follows its redirects; returns the response that is not followed, its
+    /// body not yet read.
     private func follow(
         _ request: HTTPRequest,
         url: URL,
         body: RequestBody?,
         metadata: RequestMetadata
-    ) async throws -> (HTTPResponse, Data) {
+    ) async throws -> HTTPClientResponse {
         var request = request
         var url = url
         var body = body
@@ -134,7 +121,7 @@ public struct AsyncHTTPClientTransport: StreamingTransport {
                 let location = response.headers.first(name: "location"),
                 let target = URL(string: location, relativeTo: url)?.absoluteURL
             else {
-                return try await collect(response, metadata: metadata)
+                return response
             }
             if status == 303 || ((status == 301 || status == 302) && request.method == .post) {
                 request.method = .get
@@ -142,7 +129,7 @@ public struct AsyncHTTPClientTransport: StreamingTransport {
                 request.headerFields[.contentType] = nil
                 request.headerFields[.contentLength] = nil
             } else if let current = body, !current.isReplayable {
-                return try await collect(response, metadata: metadata)
+                return response
             }
             if !isSameOrigin(origin, target) {
                 // Credentials belong to the origin they were meant for (SPEC §8).

@@ -191,14 +191,26 @@ public final class SQLiteStorage: RecordCache {
     ///
     /// - Throws: The error of an earlier background commit that failed, once; this write is kept.
     public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
+        try enqueue(Batch(records: records, query: query))
+    }
+
+    /// Queues a batch for the background commit, readable at once.
+    ///
+    /// - Throws: The error of an earlier background commit that failed, once; this batch is kept.
+    private func enqueue(_ batch: Batch) throws {
         let failure = pending.withLock { pending -> (any Error)? in
-            for record in records where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
+            for record in batch.records
+            where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
                 pending.records[record.key] = record
             }
-            if let query, pending.queries[query.key].map({ $0.order <= query.order }) ?? true {
+            if let query = batch.query, pending.queries[query.key].map({ $0.order <= query.order }) ?? true {
                 pending.queries[query.key] = query
             }
-            pending.batches.append(Batch(records: records, query: query))
+            // A copy of a deleted record waiting to be committed is not read back; the commit deletes
+            // the file's.
+            for key in batch.deleted { pending.records[key] = nil }
+            if let cursor = batch.cursor { pending.cursors[cursor.feed] = cursor.lastEventID }
+            pending.batches.append(batch)
             if pending.writer == nil { pending.writer = Task { await self.commitPending() } }
             defer { pending.failure = nil }
             return pending.failure
@@ -256,19 +268,7 @@ public final class SQLiteStorage: RecordCache {
     ///
     /// - Throws: The error of an earlier background commit that failed, once; this write is kept.
     public func keepPushed(_ records: [StoredRecord], deleted: [RecordKey], cursor: LiveCursor?) async throws {
-        let failure = pending.withLock { pending -> (any Error)? in
-            for record in records where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
-                pending.records[record.key] = record
-            }
-            // A deleted record reads as gone at once, not as a copy the commit is about to delete.
-            for key in deleted { pending.records[key] = nil }
-            if let cursor { pending.cursors[cursor.feed] = cursor.lastEventID }
-            pending.batches.append(Batch(records: records, deleted: deleted, cursor: cursor))
-            if pending.writer == nil { pending.writer = Task { await self.commitPending() } }
-            defer { pending.failure = nil }
-            return pending.failure
-        }
-        if let failure { throw failure }
+        try enqueue(Batch(records: records, deleted: deleted, cursor: cursor))
     }
 
     /// The cursor kept last for a feed, one not yet committed included.

@@ -64,11 +64,7 @@ extension ActionPipeline {
             guard let id, scope?(instance) ?? true else { continue }
             pruned.append((instance, id))
         }
-        for (instance, id) in pruned {
-            store.remove(instance, id: id)
-            instance._$state.state.withLock { $0.isDeleted = true }
-            instance._$state.announce(.deleted, fields: [], of: instance)
-        }
+        for (instance, id) in pruned { store.noteDeletedOnServer(instance, id: id) }
         guard let storage = setup.storage else { return }
         do {
             if scope == nil {

@@ -63,13 +63,7 @@ extension ActionPipeline {
         var keys: [RecordKey] = []
         for id in ids {
             keys.append(RecordKey(model: setup.singular, id: id))
-            guard let instance = store.instance(of: Model.self, id: id) else { continue }
-            store.remove(instance, id: id)
-            let wasDeleted = instance._$state.state.withLock { state in
-                defer { state.isDeleted = true }
-                return state.isDeleted
-            }
-            if !wasDeleted { instance._$state.announce(.deleted, fields: [], of: instance) }
+            if let instance = store.instance(of: Model.self, id: id) { store.noteDeletedOnServer(instance, id: id) }
         }
         return PushOutcome(keys: keys, deleted: keys)
     }

@@ -12,18 +12,18 @@ extension LiveUpdates {
         _ outputs: [ServerSentEventParser.Output], store: ResourceStore, settings: LiveUpdatesConfiguration
     ) async {
         let logger = store.configuration.logger
-        var run: [ServerSentEvent] = []
+        var run: [RecordEvent] = []
         for output in outputs {
             switch output {
             case .event(let event):
-                let kind = settings.kind(of: event.type)?.kind
-                if let kind, kind != .reset {
-                    run.append(event)
+                let named = settings.kind(of: event.type)
+                if let named, named.kind != .reset {
+                    run.append(RecordEvent(event: event, kind: named.kind, model: named.model))
                     continue
                 }
                 await merge(run, store: store, settings: settings, logger: logger)
                 run = []
-                if kind == .reset {
+                if named?.kind == .reset {
                     await resetAll(in: store, logger: logger)
                     tell(.reset)
                 } else {
@@ -55,17 +55,17 @@ extension LiveUpdates {
     /// for all of them (a burst of a thousand changes moves a list once, not a thousand times), and
     /// keeps them with the cursor after the last in one commit.
     private func merge(
-        _ events: [ServerSentEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+        _ events: [RecordEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
     ) async {
-        guard let last = events.last else { return }
+        guard let last = events.last?.event else { return }
         var outcome = PushOutcome(keys: [])
         var applied: [Event] = []
         var problems: [APIError] = []
         QueryBatch.collecting {
-            for event in events {
-                guard let (kind, named) = settings.kind(of: event.type) else { continue }
+            for record in events {
+                let (event, kind) = (record.event, record.kind)
                 do {
-                    let (model, isList) = try Self.model(of: event, named: named, in: store)
+                    let (model, isList) = try Self.model(of: event, named: record.model, in: store)
                     let one = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
                     outcome.keys += one.keys
                     outcome.records += one.records
@@ -83,6 +83,13 @@ extension LiveUpdates {
         await keep(outcome, cursor: last.id, store: store, settings: settings, logger: logger)
         for problem in problems { report(problem, logger: logger) }
         for event in applied { tell(event) }
+    }
+
+    /// A created, updated or destroyed event, with the kind and model its name gives.
+    private struct RecordEvent {
+        var event: ServerSentEvent
+        var kind: PushedChangeKind
+        var model: String?
     }
 
     /// The model an event is about, and whether its body holds a list: named by the event

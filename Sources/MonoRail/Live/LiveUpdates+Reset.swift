@@ -47,12 +47,7 @@ extension ResourceModel {
             _ = try await fetch()
             return nil
         } catch let error as APIError where error.statusCode == 404 || error.statusCode == 410 {
-            store.remove(self, id: id)
-            let wasDeleted = _$state.state.withLock { state in
-                defer { state.isDeleted = true }
-                return state.isDeleted
-            }
-            if !wasDeleted { _$state.announce(.deleted, fields: [], of: self) }
+            store.noteDeletedOnServer(self, id: id)
             try? await store.setup(for: Self.self).storage?.forgetDeleted([RecordKey(model: Self.resourceName, id: id)])
             return nil
         } catch {

@@ -43,6 +43,18 @@ extension ResourceStore {
         try await setup(for: Model.self).storage?.remove([RecordKey(model: Model.resourceName, id: id)])
     }
 
+    /// A record the server no longer has — pruned from a list, destroyed by a push, gone after a
+    /// reset: its instance leaves the identity map and is marked deleted, and its observers and live
+    /// queries are told, once.
+    func noteDeletedOnServer<Model: ResourceModel>(_ instance: Model, id: ResourceID) {
+        remove(instance, id: id)
+        let wasDeleted = instance._$state.state.withLock { state in
+            defer { state.isDeleted = true }
+            return state.isDeleted
+        }
+        if !wasDeleted { instance._$state.announce(.deleted, fields: [], of: instance) }
+    }
+
     /// Forgets every record of a model locally, as ``unload(_:)`` forgets one, cached lists included.
     ///
     /// - Throws: What the storage throws.
