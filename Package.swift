@@ -31,9 +31,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
@@ -122,6 +124,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The reference server's records on PostgreSQL (`monorail serve --database postgres://…`), apart
+        // so that only the command and its tests build postgres-nio.
+        .target(
+            name: "MonoRailServerPostgres",
+            dependencies: [
+                "MonoRailServer",
+                "MonoRailTransport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // For an app's own tests: the reference server and a scripted server, each on a free port with
         // a store pointed at it.
         .target(
@@ -149,6 +165,7 @@ let package = Package(
                 "MonoRailSQLite",
                 "MonoRailTransport",
                 "MonoRailServer",
+                "MonoRailServerPostgres",
                 "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -187,12 +204,17 @@ let package = Package(
         .testTarget(
             name: "MonoRailServerTests",
             dependencies: [
-                "MonoRailServer", "MonoRail", "MonoRailAsyncHTTPClient", "MonoRailTesting", "TestServer",
+                "MonoRailServer", "MonoRailServerPostgres", "MonoRail", "MonoRailAsyncHTTPClient", "MonoRailTesting",
+                "MonoRailTransport", "TestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            exclude: ["Support/start-postgres.sh"]
         ),
         .testTarget(
             name: "MonoRailMacrosTests",

@@ -100,8 +100,17 @@ public struct ReferenceServer: Sendable {
     ///
     /// - Throws: ``SchemaError`` or a database error.
     public init(schema: ServerSchema, configuration: Configuration = Configuration()) throws {
-        self.store = try RecordStore(
-            schema: schema, path: configuration.databasePath, changeRetention: configuration.changeFeed.retention)
+        try self.init(
+            store: RecordStore(
+                schema: schema, path: configuration.databasePath, changeRetention: configuration.changeFeed.retention),
+            configuration: configuration)
+    }
+
+    /// Serves the records of a store opened elsewhere, such as one on PostgreSQL
+    /// (MonoRailServerPostgres); `configuration.databasePath` is not read. Stopping the server
+    /// closes the store.
+    public init(store: RecordStore, configuration: Configuration = Configuration()) {
+        self.store = store
         var configuration = configuration
         ownUploadsDirectory = configuration.takeUploadsDirectory()
         self.configuration = configuration
@@ -157,7 +166,10 @@ public struct ReferenceServer: Sendable {
     ///
     /// - Parameter onRunning: Called with the port once the server listens.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        defer { removeOwnUploads() }
+        defer {
+            store.close()
+            removeOwnUploads()
+        }
         try await makeApplication(onRunning: onRunning).runService()
     }
 
@@ -209,6 +221,7 @@ public struct RunningReferenceServer: Sendable {
         server.store.changeSignal.close()
         task.cancel()
         _ = await task.result
+        server.store.close()
         server.removeOwnUploads()
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MonoRailServer
+import MonoRailServerPostgres
 
 @main
 struct MonoRailCommand: AsyncParsableCommand {
@@ -15,14 +16,20 @@ struct MonoRailCommand: AsyncParsableCommand {
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Serve the resources of a schema file over HTTP, stored in SQLite: Rails style, or Django REST framework's, ApiModel's or Objects' conventions."
+            "Serve the resources of a schema file over HTTP, stored in SQLite or PostgreSQL: Rails style, or Django REST framework's, ApiModel's or Objects' conventions."
     )
 
     @Option(help: "A JSON schema file; without it, the built-in Train / Car / Conductor example.")
     var schema: String?
 
-    @Option(help: "The SQLite database file, or :memory:.")
-    var db: String = ":memory:"
+    @Option(
+        name: [.customLong("database"), .customLong("db")],
+        help: ArgumentHelp(
+            "A SQLite file, :memory:, or a postgres://user[:password]@host[:port]/database URL.",
+            discussion:
+                "Several serve processes on one PostgreSQL database serve the same records, and each client of GET /changes gets every change once, in commit order."
+        ))
+    var database: String = ":memory:"
 
     @Option(help: "The port to listen on.")
     var port: Int = 3000
@@ -58,11 +65,24 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "monorail")
         logger.logLevel = .info
-        let server = try ReferenceServer(
-            schema: schema,
-            configuration: .init(
-                host: host, port: port, databasePath: db, logger: logger, envelope: conventions.envelope,
-                defaultPageSize: pageSize))
+        let configuration = ReferenceServer.Configuration(
+            host: host, port: port, databasePath: database, logger: logger, envelope: conventions.envelope,
+            defaultPageSize: pageSize)
+        let server: ReferenceServer
+        if database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") {
+            let location: PostgresLocation
+            do {
+                location = try PostgresLocation(url: database)
+            } catch {
+                throw ValidationError("--database: \(error)")
+            }
+            logger.info("records in PostgreSQL at \(location.redacted)")
+            let store = try RecordStore(
+                schema: schema, location: location, changeRetention: configuration.changeFeed.retention, logger: logger)
+            server = ReferenceServer(store: store, configuration: configuration)
+        } else {
+            server = try ReferenceServer(schema: schema, configuration: configuration)
+        }
         let names = schema.resources.map { conventions == .objects ? "/\($0.name)/" : "/\($0.pluralName)" }
             .joined(separator: ", ")
         let host = self.host

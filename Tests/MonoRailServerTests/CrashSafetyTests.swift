@@ -16,35 +16,13 @@ import Testing
 struct CrashSafetyTests {
     let files = TemporaryDirectory()
 
-    /// `swift build --build-tests` (and `swift test`) put the `monorail` executable next to the test bundle.
-    static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("monorail")
-    }
-
     func launch(database: String, extra: [String] = []) async throws -> (Process, APIClient) {
-        for _ in 0..<5 {
-            let port = Int.random(in: 20_000...60_000)
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["serve", "--db", database, "--port", String(port)] + extra
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let client = APIClient(
-                configuration: .init(
-                    baseURL: URL(string: "http://127.0.0.1:\(port)"), transport: MonoRail.defaultTransport,
-                    retryPolicy: .none, timeout: .seconds(5)))
-            let up = try await eventually(within: .seconds(30)) { process.isRunning && ping(port) }
-            if up { return (process, client) }
-            if process.isRunning { process.terminate() }
-        }
-        throw CancellationError()
+        let (process, client, _) = try await launchServe(["--database", database] + extra)
+        return (process, client)
     }
 
     @Test("a killed server loses no acknowledged write")
     func killed() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the monorail executable first")
         let database = files.path("crash.sqlite").path
         var acknowledged: [Int] = []
         do {
@@ -70,8 +48,6 @@ struct CrashSafetyTests {
 extension CrashSafetyTests {
     @Test("the command serves a schema file given with --schema")
     func schemaOption() async throws {
-        try #require(
-            FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the monorail executable first")
         let schema = files.path("schema.json")
         try Data(
             #"{"resources": [{"name": "person", "plural": "people", "fields": [{"name": "name", "type": "string"}]}], "seed": {"people": [{"name": "Grace"}]}}"#
@@ -85,22 +61,3 @@ extension CrashSafetyTests {
 }
 
 /// Whether something accepts TCP connections on 127.0.0.1:port.
-private func ping(_ port: Int) -> Bool {
-    #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    return result == 0
-}

@@ -7,7 +7,7 @@ import Testing
 struct DemoCommandTests {
     @Test("walks the README's story against its own server and exits 0")
     func demo() async throws {
-        let binary = CrashSafetyTests.binary
+        let binary = monorailBinary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
         let process = Process()
         process.executableURL = binary
@@ -67,7 +67,7 @@ struct DemoCommandTests {
 struct ScaffoldCommandTests {
     @Test("writes models for a sample file, and for a URL of the reference server")
     func scaffold() async throws {
-        let binary = CrashSafetyTests.binary
+        let binary = monorailBinary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
         let sample = FileManager.default.temporaryDirectory.appendingPathComponent("sample-\(UUID().uuidString).json")
         try Data(#"{"cars": [{"id": 1, "occupancy": 4, "train_id": 2}]}"#.utf8).write(to: sample)
@@ -86,7 +86,7 @@ struct ScaffoldCommandTests {
 
     @Test("--openapi writes a file per model and a configuration; a bad document exits non-zero, saying why")
     func openAPI() async throws {
-        let binary = CrashSafetyTests.binary
+        let binary = monorailBinary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -122,7 +122,7 @@ struct ScaffoldCommandTests {
 
     @Test("a bare sample is named from its URL's path, or --name")
     func sampleNames() async throws {
-        let binary = CrashSafetyTests.binary
+        let binary = monorailBinary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
         let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0, envelope: .bare)).start()
         defer { Task { await server.stop() } }

@@ -1,6 +1,7 @@
 import Foundation
 import MonoRail
 import MonoRailServer
+import MonoRailServerPostgres
 import TestServer
 import Testing
 
@@ -31,6 +32,10 @@ struct Train: Codable, Sendable {
     var updatedAt: Date?
 }
 
+/// `MONORAIL_SERVER_DATABASE=postgres` runs the suites that use ``withServer(schema:configuration:_:)``
+/// again with the server's records in PostgreSQL (`.ci/run` does): a database for each SQLite path.
+let serversRunOnPostgres = ProcessInfo.processInfo.environment["MONORAIL_SERVER_DATABASE"] == "postgres"
+
 /// Starts a reference server on a free port (the built-in schema unless told otherwise) and a
 /// client for it without retries, runs `body`, and stops the server.
 func withServer(
@@ -40,7 +45,16 @@ func withServer(
 ) async throws {
     var configuration = configuration
     configuration.port = 0
-    let running = try await ReferenceServer(schema: schema, configuration: configuration).start()
+    let server: ReferenceServer
+    if serversRunOnPostgres {
+        let store = try RecordStore(
+            schema: schema, location: await PostgresTestDatabase.database(for: configuration.databasePath),
+            changeRetention: configuration.changeFeed.retention)
+        server = ReferenceServer(store: store, configuration: configuration)
+    } else {
+        server = try ReferenceServer(schema: schema, configuration: configuration)
+    }
+    let running = try await server.start()
     let client = APIClient(
         configuration: .init(baseURL: running.baseURL, transport: MonoRail.defaultTransport, retryPolicy: .none))
     do {

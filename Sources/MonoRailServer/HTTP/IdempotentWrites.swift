@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPTypes
 import Hummingbird
 import MonoRailClient
@@ -91,7 +90,7 @@ final class IdempotentWrites: Sendable {
     ///   - effect: The write; it throws to write nothing (a 404 is not stored).
     func run(
         _ request: Request, read: @autoclosure () async throws -> [String: JSONValue]?,
-        _ effect: @escaping ([String: JSONValue]?, Database) throws -> WriteAnswer
+        _ effect: @escaping ([String: JSONValue]?, any SQLConnection) throws -> WriteAnswer
     ) async throws -> Response {
         guard let name = Self.header, let raw = request.headers[name] else {
             let attributes = try await read()

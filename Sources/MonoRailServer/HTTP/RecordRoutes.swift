@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -281,7 +280,7 @@ struct RecordRoutes: Sendable {
 
     /// The entity tag a show of the record answers with now, in the request's format; `nil` when
     /// there is no such record.
-    private func currentETag(_ request: Request, _ resource: ResourceSchema, id: String, db: Database) throws
+    private func currentETag(_ request: Request, _ resource: ResourceSchema, id: String, db: any SQLConnection) throws
         -> String?
     {
         guard let record = try store.show(resource, id: id, db: db) else { return nil }
@@ -292,7 +291,7 @@ struct RecordRoutes: Sendable {
     /// record, else one of the listed tags by strong comparison (RFC 9110 §13.1.1). No `If-Match`
     /// always holds.
     func preconditionHolds(
-        _ request: Request, _ resource: ResourceSchema, id: String, db: Database
+        _ request: Request, _ resource: ResourceSchema, id: String, db: any SQLConnection
     ) throws -> Bool {
         guard let ifMatch = request.headers[.ifMatch] else { return true }
         guard let current = try currentETag(request, resource, id: id, db: db) else { return false }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MonoRailClient
 import MonoRailTransport
 
@@ -29,59 +28,74 @@ public struct Change: Sendable, Hashable {
 }
 
 /// The log of every write, appended in the same transaction as the write, so that a change is in
-/// the log exactly when it is in the records, and in commit order: SQLite has one writer.
-enum ChangeLog {
-    static let table = "monorail_changes"
+/// the log exactly when it is in the records, and in commit order: SQLite has one writer, and on
+/// PostgreSQL a transaction takes the log's advisory lock before it appends and holds it until it
+/// commits, so a later id is never visible before an earlier one, whichever process wrote them.
+package enum ChangeLog {
+    package static let table = "monorail_changes"
+    /// The log's advisory lock key (PostgreSQL).
+    static let lockKey: Int64 = 0x4d6f_6e6f_4c6f_67
+    /// The channel each commit notifies (PostgreSQL), with its newest id: a wake-up for the other
+    /// processes' streams, which then read the log.
+    package static let channel = "monorail_changes"
 
-    static func create(in db: Database) throws {
+    static func create(in db: any SQLConnection) throws {
         try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS \(table) (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    kind TEXT NOT NULL,
-                    resource TEXT NOT NULL,
-                    record_id TEXT NOT NULL,
-                    data TEXT NOT NULL
-                )
-                """)
+            """
+            CREATE TABLE IF NOT EXISTS \(table) (
+                id \(db.dialect.generatedKey),
+                kind TEXT NOT NULL,
+                resource TEXT NOT NULL,
+                record_id TEXT NOT NULL,
+                data TEXT NOT NULL
+            )
+            """)
     }
 
     /// Appends a change inside the write's transaction, and wakes the streams once it commits.
     static func append(
-        _ kind: Change.Kind, _ resource: ResourceSchema, record: JSONValue, db: Database, signal: ChangeSignal,
-        retention: Int
+        _ kind: Change.Kind, _ resource: ResourceSchema, record: JSONValue, db: any SQLConnection,
+        signal: ChangeSignal, retention: Int
     ) throws {
         let recordID =
             record[resource.primaryKeyName].map { $0.intValue.map(String.init) ?? $0.stringValue ?? "" } ?? ""
         let data = String(decoding: JSONWriter.serialize(.object([resource.name: record])), as: UTF8.self)
-        try db.execute(
-            sql: "INSERT INTO \(table) (kind, resource, record_id, data) VALUES (?, ?, ?, ?)",
-            arguments: [kind.rawValue, resource.name, recordID, data])
-        let id = db.lastInsertedRowID
+        if let serialize = db.dialect.serializingStatement(key: lockKey) { try db.execute(serialize) }
+        guard
+            let id = try db.fetchValue(
+                "INSERT INTO \(table) (kind, resource, record_id, data) VALUES (?, ?, ?, ?) RETURNING id",
+                [.text(kind.rawValue), .text(resource.name), .text(recordID), .text(data)]
+            ).integer
+        else { throw SchemaError("the database gave the change no id") }
         // Older changes go in batches; a client that asks for one of them is told to reset.
         if id % 256 == 0, id > Int64(retention) {
-            try db.execute(sql: "DELETE FROM \(table) WHERE id <= ?", arguments: [id - Int64(retention)])
+            try db.execute("DELETE FROM \(table) WHERE id <= ?", [.integer(id - Int64(retention))])
         }
-        db.afterNextTransaction { _ in signal.advance(to: id) }
+        if db.dialect.engine == .postgres {
+            try db.execute("SELECT pg_notify(?, ?)", [.text(channel), .text(String(id))])
+        }
+        db.afterCommit { signal.advance(to: id) }
     }
 
     /// Up to `limit` changes after `cursor`, oldest first.
-    static func changes(after cursor: Int64, limit: Int, db: Database) throws -> [Change] {
-        try Row.fetchAll(
-            db, sql: "SELECT id, kind, resource, record_id, data FROM \(table) WHERE id > ? ORDER BY id LIMIT ?",
-            arguments: [cursor, limit]
+    static func changes(after cursor: Int64, limit: Int, db: any SQLConnection) throws -> [Change] {
+        try db.fetchAll(
+            "SELECT id, kind, resource, record_id, data FROM \(table) WHERE id > ? ORDER BY id LIMIT ?",
+            [.integer(cursor), .integer(Int64(limit))]
         ).compactMap { row in
-            guard let kind = Change.Kind(rawValue: row[1]) else { return nil }
-            return Change(id: row[0], kind: kind, resource: row[2], recordID: row[3], data: row[4])
+            guard let id = row[0].integer, let kind = row[1].text.flatMap(Change.Kind.init(rawValue:)) else {
+                return nil
+            }
+            return Change(
+                id: id, kind: kind, resource: row[2].text ?? "", recordID: row[3].text ?? "", data: row[4].text ?? "")
         }
     }
 
-    /// The oldest change kept, and the newest ever appended (kept too): `(nil, 0)` for none.
-    static func bounds(db: Database) throws -> (oldest: Int64?, newest: Int64) {
-        let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(id) FROM \(table)")
-        let newest =
-            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0
-        return (oldest, newest)
+    /// The oldest change kept, and the newest ever appended (kept too: retention never removes the
+    /// newest): `(nil, 0)` for none.
+    static func bounds(db: any SQLConnection) throws -> (oldest: Int64?, newest: Int64) {
+        let row = try db.fetchOne("SELECT MIN(id), MAX(id) FROM \(table)")
+        return (row?[0].integer, row?[1].integer ?? 0)
     }
 }
 

@@ -1,5 +1,4 @@
 public import Foundation
-import GRDB
 
 /// One write the server carried out under an `Idempotency-Key`, and the response it gave, as the
 /// ledger keeps them.
@@ -27,49 +26,63 @@ public struct IdempotencyEntry: Sendable, Hashable {
 enum IdempotencyLedger {
     static let table = "monorail_idempotency"
 
-    static func create(in db: Database) throws {
+    static func create(in db: any SQLConnection) throws {
+        let (integer, real, blob) = (db.dialect.name(.integer), db.dialect.name(.real), db.dialect.name(.blob))
         try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS \(table) (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    method TEXT NOT NULL,
-                    path TEXT NOT NULL,
-                    fingerprint TEXT NOT NULL,
-                    status INTEGER NOT NULL,
-                    headers TEXT NOT NULL,
-                    body BLOB NOT NULL,
-                    created_at REAL NOT NULL)
-                """)
+            """
+            CREATE TABLE IF NOT EXISTS \(table) (
+                key TEXT PRIMARY KEY NOT NULL,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                status \(integer) NOT NULL,
+                headers TEXT NOT NULL,
+                body \(blob) NOT NULL,
+                created_at \(real) NOT NULL)
+            """)
     }
 
-    static func entry(_ key: String, db: Database) throws -> IdempotencyEntry? {
-        try Row.fetchOne(db, sql: "SELECT * FROM \(table) WHERE key = ?", arguments: [key]).map(entry)
+    static func entry(_ key: String, db: any SQLConnection) throws -> IdempotencyEntry? {
+        try db.fetchOne("SELECT * FROM \(table) WHERE key = ?", [.text(key)]).map(entry(from:))
     }
 
-    static func insert(_ entry: IdempotencyEntry, db: Database) throws {
+    static func insert(_ entry: IdempotencyEntry, db: any SQLConnection) throws {
         let headers = (try? JSONEncoder().encode(entry.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         try db.execute(
-            sql: """
-                INSERT INTO \(table) (key, method, path, fingerprint, status, headers, body, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                entry.key, entry.method, entry.path, entry.fingerprint, entry.status, headers, entry.body,
-                entry.createdAt.timeIntervalSince1970,
+            """
+            INSERT INTO \(table) (key, method, path, fingerprint, status, headers, body, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(entry.key), .text(entry.method), .text(entry.path), .text(entry.fingerprint),
+                .integer(Int64(entry.status)), .text(headers), .blob(entry.body),
+                .real(entry.createdAt.timeIntervalSince1970),
             ])
     }
 
-    static func entries(db: Database) throws -> [IdempotencyEntry] {
-        try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY rowid").map(entry)
+    static func entries(db: any SQLConnection) throws -> [IdempotencyEntry] {
+        try db.fetchAll("SELECT * FROM \(table) ORDER BY created_at, key").map(entry(from:))
     }
 
-    private static func entry(_ row: Row) -> IdempotencyEntry {
-        let headersText: String = row["headers"] ?? "{}"
+    private static func entry(from row: SQLRow) -> IdempotencyEntry {
+        let headersText = row["headers"].text ?? "{}"
+        let body: Data =
+            switch row["body"] {
+            case .blob(let data): data
+            case .text(let text): Data(text.utf8)
+            default: Data()
+            }
+        let createdAt: Double =
+            switch row["created_at"] {
+            case .real(let seconds): seconds
+            case .integer(let seconds): Double(seconds)
+            default: 0
+            }
         return IdempotencyEntry(
-            key: row["key"] ?? "", method: row["method"] ?? "", path: row["path"] ?? "",
-            fingerprint: row["fingerprint"] ?? "", status: row["status"] ?? 0,
+            key: row["key"].text ?? "", method: row["method"].text ?? "", path: row["path"].text ?? "",
+            fingerprint: row["fingerprint"].text ?? "", status: Int(row["status"].integer ?? 0),
             headers: (try? JSONDecoder().decode([String: String].self, from: Data(headersText.utf8))) ?? [:],
-            body: row["body"] ?? Data(), createdAt: Date(timeIntervalSince1970: row["created_at"] ?? 0))
+            body: body, createdAt: Date(timeIntervalSince1970: createdAt))
     }
 }
 
@@ -77,11 +90,11 @@ extension RecordStore {
     /// Every write carried out under an `Idempotency-Key`, oldest first: the server's proof of
     /// which writes it applied, and how often.
     public func idempotencyLedger() throws -> [IdempotencyEntry] {
-        try writer.read { db in try IdempotencyLedger.entries(db: db) }
+        try database.read { db in try IdempotencyLedger.entries(db: db) }
     }
 
     /// Runs `body` in one write transaction: all of it lands, or none.
-    func transaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try writer.write(body)
+    func transaction<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try database.write(body)
     }
 }

@@ -1,13 +1,12 @@
 import Foundation
-import GRDB
 public import MonoRailClient
 
-/// The reference server's records, in SQLite through GRDB: one table per resource, one column per
-/// field, writes in transactions (WAL for files, so readers never wait for writers).
+/// The reference server's records, in SQLite through GRDB or in PostgreSQL (MonoRailServerPostgres):
+/// one table per resource, one column per field, writes in transactions.
 public final class RecordStore: Sendable {
     /// The resources it stores.
     public let schema: ServerSchema
-    let writer: any DatabaseWriter
+    let database: any RecordDatabase
     /// The newest change committed; `GET /changes` streams wait on it.
     public let changeSignal = ChangeSignal()
     /// How many changes the log keeps; a client resuming from an older one is told to reset.
@@ -20,54 +19,65 @@ public final class RecordStore: Sendable {
     ///   - path: A file path, or `:memory:` for a private in-memory database.
     ///   - changeRetention: How many changes the change log keeps (``changes(after:limit:)``).
     /// - Throws: ``SchemaError`` for an invalid schema; GRDB's `DatabaseError` when the file cannot be used.
-    public init(schema: ServerSchema, path: String, changeRetention: Int = 100_000) throws {
+    public convenience init(schema: ServerSchema, path: String, changeRetention: Int = 100_000) throws {
+        try self.init(schema: schema, database: SQLiteRecordDatabase(path: path), changeRetention: changeRetention)
+    }
+
+    /// Opens the store on `database`, creating its tables (and the columns the schema added since),
+    /// and seeds it when it is empty.
+    package init(schema: ServerSchema, database: any RecordDatabase, changeRetention: Int = 100_000) throws {
         try schema.validate()
         self.schema = schema
+        self.database = database
         self.changeRetention = max(1, changeRetention)
-        var configuration = Configuration()
-        // Concurrent requests wait for the write lock instead of failing with "database is locked".
-        configuration.busyMode = .timeout(10)
-        if path == ":memory:" {
-            writer = try DatabaseQueue(configuration: configuration)
-        } else {
-            writer = try DatabasePool(path: path, configuration: configuration)
+        do {
+            try migrate()
+        } catch {
+            database.close()
+            throw error
         }
-        try migrate()
+        let signal = changeSignal
+        database.observeChanges { signal.advance(to: $0) }
+    }
+
+    /// Lets go of the database's connections; the store is not used after. Stopping a running
+    /// server does this.
+    public func close() {
+        changeSignal.close()
+        database.close()
     }
 
     private func migrate() throws {
-        try writer.write { db in
+        // One transaction, serialized against other processes starting on the same database: each
+        // finds the tables made and the records seeded once.
+        try database.write { db in
+            if let serialize = db.dialect.serializingStatement(key: Self.migrationLockKey) { try db.execute(serialize) }
             try IdempotencyLedger.create(in: db)
             try ChangeLog.create(in: db)
             for resource in schema.resources {
-                var columns = [idColumnDefinition]
+                var columns = [idColumnDefinition(db.dialect)]
+                if let order = db.dialect.insertionOrderColumn { columns.append("\(quoted(order)) BIGSERIAL") }
                 for column in resource.columns(idType: schema.idType) {
-                    columns.append("\(quoted(column.name)) \(sqlType(column.type))")
+                    columns.append("\(quoted(column.name)) \(db.dialect.name(columnType(column.type)))")
                 }
                 columns.append("\"created_at\" TEXT NOT NULL")
                 columns.append("\"updated_at\" TEXT NOT NULL")
                 try db.execute(
-                    sql:
-                        "CREATE TABLE IF NOT EXISTS \(quoted(resource.pluralName)) (\(columns.joined(separator: ", ")))"
+                    "CREATE TABLE IF NOT EXISTS \(quoted(resource.pluralName)) (\(columns.joined(separator: ", ")))")
+                // Columns added to the schema since the database was created.
+                let existing = Set(
+                    try db.fetchAll(db.dialect.columnNamesQuery, [.text(resource.pluralName)]).compactMap { $0[0].text }
                 )
-                // Columns added to the schema since the file was created.
-                let existing = try Set(db.columns(in: resource.pluralName).map(\.name))
                 for column in resource.columns(idType: schema.idType) where !existing.contains(column.name) {
                     try db.execute(
-                        sql:
-                            "ALTER TABLE \(quoted(resource.pluralName)) ADD COLUMN \(quoted(column.name)) \(sqlType(column.type))"
+                        "ALTER TABLE \(quoted(resource.pluralName)) ADD COLUMN \(quoted(column.name)) \(db.dialect.name(columnType(column.type)))"
                     )
                 }
             }
-        }
-        changeSignal.advance(to: try writer.read { db in try ChangeLog.bounds(db: db).newest })
-        let isEmpty = try writer.read { db in
-            try schema.resources.allSatisfy {
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quoted($0.pluralName))") == 0
+            let isEmpty = try schema.resources.allSatisfy {
+                try db.fetchValue("SELECT COUNT(*) FROM \(quoted($0.pluralName))").integer == 0
             }
-        }
-        guard isEmpty, let seed = schema.seed else { return }
-        try writer.write { db in
+            guard isEmpty, let seed = schema.seed else { return }
             for resource in schema.resources {
                 for record in seed[resource.pluralName] ?? [] {
                     guard case .object(let attributes) = record else { continue }
@@ -75,10 +85,14 @@ public final class RecordStore: Sendable {
                 }
             }
         }
+        changeSignal.advance(to: try database.read { db in try ChangeLog.bounds(db: db).newest })
     }
 
-    private var idColumnDefinition: String {
-        schema.idType == .string ? "\"id\" TEXT PRIMARY KEY NOT NULL" : "\"id\" INTEGER PRIMARY KEY AUTOINCREMENT"
+    /// The advisory lock key of a migration (PostgreSQL): any number no other lock of the database uses.
+    static let migrationLockKey: Int64 = 0x4d6f_6e6f_5261_696c
+
+    private func idColumnDefinition(_ dialect: SQLDialect) -> String {
+        schema.idType == .string ? "\"id\" TEXT PRIMARY KEY NOT NULL" : "\"id\" \(dialect.generatedKey)"
     }
 
     // MARK: - Reading
@@ -103,20 +117,24 @@ public final class RecordStore: Sendable {
             guard isID || columns.contains(where: { $0.name == key.column }) else { return nil }
             return (isID ? "\"id\"" : quoted(key.column)) + (key.isDescending ? " DESC" : "")
         }
-        return try writer.read { db in
+        return try database.read { db in
             let total =
-                try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM \(quoted(resource.pluralName))\(clause)", arguments: arguments) ?? 0
+                try db.fetchValue("SELECT COUNT(*) FROM \(quoted(resource.pluralName))\(clause)", arguments).integer
+                ?? 0
             var sql = "SELECT * FROM \(quoted(resource.pluralName))\(clause)"
             var listArguments = arguments
             if let after {
-                sql += (clause.isEmpty ? " WHERE " : " AND ") + "\"id\" > ?"
-                listArguments += [idValue(after) ?? after]
+                if let key = idValue(after) {
+                    sql += (clause.isEmpty ? " WHERE " : " AND ") + "\"id\" > ?"
+                    listArguments.append(key)
+                } else {
+                    sql += (clause.isEmpty ? " WHERE " : " AND ") + "1 = 0"
+                }
             }
-            sql += " ORDER BY " + (sorting + ["rowid"]).joined(separator: ", ")
+            sql += " ORDER BY " + (sorting + [db.dialect.insertionOrder]).joined(separator: ", ")
             if let limit { sql += " LIMIT \(max(0, limit)) OFFSET \(max(0, offset))" }
-            let rows = try Row.fetchAll(db, sql: sql, arguments: listArguments)
-            return (rows.map { json(from: $0, resource: resource) }, total)
+            let rows = try db.fetchAll(sql, listArguments)
+            return (rows.map { json(from: $0, resource: resource) }, Int(total))
         }
     }
 
@@ -132,13 +150,16 @@ public final class RecordStore: Sendable {
 
     /// One record, with the relationships the resource embeds.
     public func find(_ resource: ResourceSchema, id: String) throws -> JSONValue? {
-        try writer.read { db in try find(resource, id: id, embedding: true, db: db) }
+        try database.read { db in try find(resource, id: id, embedding: true, db: db) }
     }
 
-    private func find(_ resource: ResourceSchema, id: String, embedding: Bool, db: Database) throws -> JSONValue? {
+    private func find(
+        _ resource: ResourceSchema, id: String, embedding: Bool, locking: Bool = false, db: any SQLConnection
+    ) throws -> JSONValue? {
         guard let key = idValue(id),
-            let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
+            let row = try db.fetchOne(
+                "SELECT * FROM \(quoted(resource.pluralName)) WHERE id = ?\(locking ? db.dialect.lockingRead : "")",
+                [key])
         else { return nil }
         var record = json(from: row, resource: resource)
         if embedding, case .object(var members) = record {
@@ -161,7 +182,7 @@ public final class RecordStore: Sendable {
         guard let members = record.objectValue, let id = members[owner.primaryKeyName],
             let key = idValue(id.intValue.map(String.init) ?? id.stringValue ?? "")
         else { return [] }
-        let value = try writer.read { db in
+        let value = try database.read { db in
             try related(relationship, of: owner, id: key, record: members, target: target, db: db)
         }
         switch value {
@@ -172,8 +193,8 @@ public final class RecordStore: Sendable {
     }
 
     private func related(
-        _ relationship: RelationshipSchema, of owner: ResourceSchema, id: any DatabaseValueConvertible,
-        record: [String: JSONValue], target: ResourceSchema, db: Database
+        _ relationship: RelationshipSchema, of owner: ResourceSchema, id: SQLValue,
+        record: [String: JSONValue], target: ResourceSchema, db: any SQLConnection
     ) throws -> JSONValue {
         switch relationship.kind {
         case .belongsTo:
@@ -186,9 +207,9 @@ public final class RecordStore: Sendable {
             guard target.columns(idType: schema.idType).contains(where: { $0.name == column }) else {
                 return relationship.kind == .hasMany ? [] : .null
             }
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM \(quoted(target.pluralName)) WHERE \(quoted(column)) = ? ORDER BY rowid",
-                arguments: [id])
+            let rows = try db.fetchAll(
+                "SELECT * FROM \(quoted(target.pluralName)) WHERE \(quoted(column)) = ? ORDER BY \(db.dialect.insertionOrder)",
+                [id])
             let records = rows.map { json(from: $0, resource: target) }
             return relationship.kind == .hasMany ? .array(records) : (records.first ?? .null)
         }
@@ -200,18 +221,21 @@ public final class RecordStore: Sendable {
     ///
     /// - Throws: ``RecordValidationError`` with Rails-style messages; nothing is written then.
     public func create(_ resource: ResourceSchema, attributes: [String: JSONValue]) throws -> JSONValue {
-        try writer.write { db in try create(resource, attributes: attributes, db: db) }
+        try database.write { db in try create(resource, attributes: attributes, db: db) }
     }
 
     /// ``create(_:attributes:)`` inside a transaction the caller holds.
-    func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: Database) throws -> JSONValue {
+    func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: any SQLConnection) throws -> JSONValue
+    {
         let id = try insert(attributes, into: resource, db: db)
         let record = try find(resource, id: id, embedding: false, db: db) ?? .null
         try logChange(.created, resource, record: record, db: db)
         return record
     }
 
-    private func logChange(_ kind: Change.Kind, _ resource: ResourceSchema, record: JSONValue, db: Database) throws {
+    private func logChange(
+        _ kind: Change.Kind, _ resource: ResourceSchema, record: JSONValue, db: any SQLConnection
+    ) throws {
         try ChangeLog.append(kind, resource, record: record, db: db, signal: changeSignal, retention: changeRetention)
     }
 
@@ -219,14 +243,16 @@ public final class RecordStore: Sendable {
     ///
     /// - Throws: ``RecordValidationError``; nothing is written then.
     public func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue]) throws -> JSONValue? {
-        try writer.write { db in try update(resource, id: id, attributes: attributes, db: db) }
+        try database.write { db in try update(resource, id: id, attributes: attributes, db: db) }
     }
 
     /// ``update(_:id:attributes:)`` inside a transaction the caller holds.
-    func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue], db: Database) throws
+    func update(_ resource: ResourceSchema, id: String, attributes: [String: JSONValue], db: any SQLConnection) throws
         -> JSONValue?
     {
-        guard let existing = try find(resource, id: id, embedding: false, db: db)?.objectValue,
+        // Locked until the transaction ends: a concurrent update of another field waits, and then
+        // merges into this one's result instead of writing back what it read before.
+        guard let existing = try find(resource, id: id, embedding: false, locking: true, db: db)?.objectValue,
             let key = idValue(id)
         else { return nil }
         var merged = existing
@@ -234,12 +260,10 @@ public final class RecordStore: Sendable {
         let values = try validated(merged, for: resource, db: db)
         let assignments = values.keys.sorted()
         guard !assignments.isEmpty else { return try find(resource, id: id, embedding: false, db: db) }
-        var arguments = StatementArguments(assignments.map { values[$0] ?? nil })
-        arguments += [now(), key]
+        let arguments = assignments.map { values[$0] ?? .null } + [.text(now()), key]
         try db.execute(
-            sql:
-                "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
-            arguments: arguments)
+            "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
+            arguments)
         let record = try find(resource, id: id, embedding: false, db: db)
         if let record { try logChange(.updated, resource, record: record, db: db) }
         return record
@@ -247,15 +271,16 @@ public final class RecordStore: Sendable {
 
     /// Deletes a record; `false` when there was none.
     public func delete(_ resource: ResourceSchema, id: String) throws -> Bool {
-        try writer.write { db in try delete(resource, id: id, db: db) }
+        try database.write { db in try delete(resource, id: id, db: db) }
     }
 
     /// ``delete(_:id:)`` inside a transaction the caller holds.
-    func delete(_ resource: ResourceSchema, id: String, db: Database) throws -> Bool {
+    func delete(_ resource: ResourceSchema, id: String, db: any SQLConnection) throws -> Bool {
         guard let key = idValue(id) else { return false }
-        try db.execute(sql: "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ?", arguments: [key])
-        guard db.changesCount > 0 else { return false }
-        let idValue: JSONValue = (key as? Int64).map { .int($0) } ?? .string(id)
+        let deleted = try db.fetchAll(
+            "DELETE FROM \(quoted(resource.pluralName)) WHERE id = ? RETURNING \"id\"", [key])
+        guard !deleted.isEmpty else { return false }
+        let idValue: JSONValue = key.integer.map { .int($0) } ?? .string(id)
         try logChange(.destroyed, resource, record: .object([resource.primaryKeyName: idValue]), db: db)
         return true
     }
@@ -264,53 +289,47 @@ public final class RecordStore: Sendable {
 
     /// Up to `limit` changes committed after `cursor`, oldest first: what `GET /changes` streams.
     public func changes(after cursor: Int64, limit: Int) throws -> [Change] {
-        try writer.read { db in try ChangeLog.changes(after: cursor, limit: limit, db: db) }
+        try database.read { db in try ChangeLog.changes(after: cursor, limit: limit, db: db) }
     }
 
     /// The oldest change the log keeps, and the newest ever committed: a cursor below the oldest
     /// (less one) or above the newest cannot be resumed from.
     public func changeBounds() throws -> (oldest: Int64?, newest: Int64) {
-        try writer.read { db in try ChangeLog.bounds(db: db) }
+        try database.read { db in try ChangeLog.bounds(db: db) }
     }
 
     /// The id of the resource's first record, inside a transaction the caller holds: a singleton
     /// resource's one record.
-    func firstID(of resource: ResourceSchema, db: Database) throws -> String? {
-        let value = try DatabaseValue.fetchOne(
-            db, sql: "SELECT id FROM \(quoted(resource.pluralName)) ORDER BY rowid LIMIT 1")
-        return switch value?.storage {
-        case .int64(let int): String(int)
-        case .string(let string): string
-        default: nil
-        }
+    func firstID(of resource: ResourceSchema, db: any SQLConnection) throws -> String? {
+        try db.fetchValue(
+            "SELECT id FROM \(quoted(resource.pluralName)) ORDER BY \(db.dialect.insertionOrder) LIMIT 1"
+        ).idText
     }
 
     /// The record as a show answers it, with what the resource embeds, inside a transaction the
     /// caller holds.
-    func show(_ resource: ResourceSchema, id: String, db: Database) throws -> JSONValue? {
+    func show(_ resource: ResourceSchema, id: String, db: any SQLConnection) throws -> JSONValue? {
         try find(resource, id: id, embedding: true, db: db)
     }
 
-    private func insert(_ attributes: [String: JSONValue], into resource: ResourceSchema, db: Database) throws -> String
-    {
+    private func insert(
+        _ attributes: [String: JSONValue], into resource: ResourceSchema, db: any SQLConnection
+    ) throws -> String {
         let values = try validated(attributes, for: resource, db: db)
         var names = values.keys.sorted()
-        var arguments = StatementArguments(names.map { values[$0] ?? nil })
-        let timestamp = now()
+        var arguments = names.map { values[$0] ?? .null }
+        let timestamp = SQLValue.text(now())
         names += ["created_at", "updated_at"]
         arguments += [timestamp, timestamp]
-        var id: String?
         if schema.idType == .string {
-            let generated = Self.randomID()
             names.insert("id", at: 0)
-            arguments = [generated] + arguments
-            id = generated
+            arguments.insert(.text(Self.randomID()), at: 0)
         }
-        try db.execute(
-            sql:
-                "INSERT INTO \(quoted(resource.pluralName)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
-            arguments: arguments)
-        return id ?? String(db.lastInsertedRowID)
+        let inserted = try db.fetchValue(
+            "INSERT INTO \(quoted(resource.pluralName)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) RETURNING \"id\"",
+            arguments)
+        guard let id = inserted.idText else { throw SchemaError("the database gave the new record no id") }
+        return id
     }
 
     // MARK: - Helpers
@@ -318,51 +337,52 @@ public final class RecordStore: Sendable {
     private func whereClause(
         _ resource: ResourceSchema, filters: [String: String], anyOf: [String: [String]] = [:],
         ranges: [(column: String, comparison: String, value: String)] = []
-    ) -> (String, StatementArguments) {
+    ) -> (String, [SQLValue]) {
         var conditions: [String] = []
-        var arguments = StatementArguments()
+        var arguments: [SQLValue] = []
+        // A value a column of its type cannot hold matches no record (SQLite compares and finds
+        // nothing; PostgreSQL would refuse the statement).
+        func compare(_ column: String, _ comparison: String, _ value: SQLValue?) {
+            guard let value else { return conditions.append("1 = 0") }
+            conditions.append("\(column) \(comparison) ?")
+            arguments.append(value)
+        }
         let columns = resource.columns(idType: schema.idType)
         let comparisons = ["gte": ">=", "gt": ">", "lte": "<=", "lt": "<"]
         for range in ranges {
             guard let comparison = comparisons[range.comparison] else { continue }
             if range.column == "id" || range.column == resource.primaryKeyName {
-                conditions.append("\"id\" \(comparison) ?")
-                arguments += [idValue(range.value) ?? range.value]
+                compare("\"id\"", comparison, idValue(range.value))
             } else if let column = columns.first(where: { $0.name == range.column }) {
-                conditions.append("\(quoted(range.column)) \(comparison) ?")
-                arguments += [Self.filterValue(range.value, type: column.type)]
+                compare(quoted(range.column), comparison, Self.filterValue(range.value, type: column.type))
             }
         }
         for name in anyOf.keys.sorted() {
             let values = anyOf[name] ?? []
             let isID = name == "id" || name == resource.primaryKeyName
             guard isID || columns.contains(where: { $0.name == name }) else { continue }
-            guard !values.isEmpty else {
-                conditions.append("0")
+            let type = columns.first(where: { $0.name == name })?.type
+            let keys = values.compactMap { text in
+                isID ? idValue(text) : type.flatMap { Self.filterValue(text, type: $0) }
+            }
+            guard !keys.isEmpty else {
+                conditions.append("1 = 0")
                 continue
             }
             let column = isID ? "\"id\"" : quoted(name)
-            conditions.append("\(column) IN (" + values.map { _ in "?" }.joined(separator: ", ") + ")")
-            for text in values {
-                if isID {
-                    arguments += [idValue(text) ?? text]
-                } else if let type = columns.first(where: { $0.name == name })?.type {
-                    arguments += [Self.filterValue(text, type: type)]
-                }
-            }
+            conditions.append("\(column) IN (" + keys.map { _ in "?" }.joined(separator: ", ") + ")")
+            arguments += keys
         }
         for name in filters.keys.sorted() {
             guard let text = filters[name] else { continue }
             if name == "id" || name == resource.primaryKeyName {
-                conditions.append("\"id\" = ?")
-                arguments += [idValue(text) ?? text]
+                compare("\"id\"", "=", idValue(text))
             } else if name == "q" {
                 guard let (condition, terms) = searchCondition(resource, term: text) else { continue }
                 conditions.append(condition)
                 arguments += terms
             } else if let column = resource.columns(idType: schema.idType).first(where: { $0.name == name }) {
-                conditions.append("\(quoted(name)) = ?")
-                arguments += [Self.filterValue(text, type: column.type)]
+                compare(quoted(name), "=", Self.filterValue(text, type: column.type))
             }
         }
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
@@ -370,52 +390,55 @@ public final class RecordStore: Sendable {
 
     /// A search: any string column containing the term, case-insensitively; `nil` for a resource
     /// with no string column.
-    private func searchCondition(_ resource: ResourceSchema, term: String) -> (String, StatementArguments)? {
+    private func searchCondition(_ resource: ResourceSchema, term: String) -> (String, [SQLValue])? {
         let columns = resource.fields.filter { $0.type == .string }.map { quoted($0.name) }
         guard !columns.isEmpty else { return nil }
         let escaped = term.replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        let like = database.dialect.caseInsensitiveLike
         return (
-            "(" + columns.map { "\($0) LIKE ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
-            StatementArguments(columns.map { _ in "%" + escaped + "%" })
+            "(" + columns.map { "\($0) \(like) ? ESCAPE '\\'" }.joined(separator: " OR ") + ")",
+            columns.map { _ in .text("%" + escaped + "%") }
         )
     }
 
-    static func filterValue(_ text: String, type: FieldSchema.FieldType) -> (any DatabaseValueConvertible)? {
+    /// A filter's text as a value of the column's type; `nil` when it is not one.
+    static func filterValue(_ text: String, type: FieldSchema.FieldType) -> SQLValue? {
         switch type {
-        case .integer: Int64(text) ?? text
-        case .float: Double(text) ?? text
+        case .integer: Int64(text).map(SQLValue.integer)
+        case .float: Double(text).map(SQLValue.real)
         case .boolean:
             switch text {
-            case "true", "1": 1
-            case "false", "0": 0
-            default: text
+            case "true", "1": .integer(1)
+            case "false", "0": .integer(0)
+            default: nil
             }
-        case .string, .datetime, .json, .file: text
+        case .string, .datetime, .json, .file: .text(text)
         }
     }
 
-    private func idValue(_ text: String) -> (any DatabaseValueConvertible)? {
-        if schema.idType == .string { return text.isEmpty ? nil : text }
-        return Int64(text)
+    private func idValue(_ text: String) -> SQLValue? {
+        if schema.idType == .string { return text.isEmpty ? nil : .text(text) }
+        return Int64(text).map(SQLValue.integer)
     }
 
-    private func json(from row: Row, resource: ResourceSchema) -> JSONValue {
+    private func json(from row: SQLRow, resource: ResourceSchema) -> JSONValue {
         var object: [String: JSONValue] = [:]
         let types = Dictionary(
             resource.columns(idType: schema.idType).map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-        for (column, value) in row {
+        let hidden = database.dialect.insertionOrderColumn
+        for (column, value) in row.columns where column != hidden {
             object[column == "id" ? resource.primaryKeyName : column] = Self.json(from: value, type: types[column])
         }
         return .object(object)
     }
 
-    static func json(from value: DatabaseValue, type: FieldSchema.FieldType?) -> JSONValue {
-        switch value.storage {
+    static func json(from value: SQLValue, type: FieldSchema.FieldType?) -> JSONValue {
+        switch value {
         case .null: return .null
-        case .int64(let int): return type == .boolean ? .bool(int != 0) : .int(int)
-        case .double(let double): return .double(double)
-        case .string(let string):
+        case .integer(let int): return type == .boolean ? .bool(int != 0) : .int(int)
+        case .real(let double): return .double(double)
+        case .text(let string):
             if type == .json || type == .file { return (try? JSONParser().parse(Data(string.utf8))) ?? .string(string) }
             return .string(string)
         case .blob(let data): return .string(data.base64EncodedString())
@@ -437,10 +460,11 @@ func quoted(_ identifier: String) -> String {
     "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
-func sqlType(_ type: FieldSchema.FieldType) -> String {
+/// The storage class of a field's column.
+func columnType(_ type: FieldSchema.FieldType) -> SQLDialect.ColumnType {
     switch type {
-    case .string, .datetime, .json, .file: "TEXT"
-    case .integer, .boolean: "INTEGER"
-    case .float: "REAL"
+    case .string, .datetime, .json, .file: .text
+    case .integer, .boolean: .integer
+    case .float: .real
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MonoRailClient
 
 /// A record the server refuses, with Rails-style messages per field: `{"company": ["can't be blank"]}`.
@@ -13,10 +12,10 @@ extension RecordStore {
     ///
     /// Unknown attributes are ignored, as Rails' strong parameters would. `id` and the timestamps
     /// cannot be set by clients.
-    func validated(_ attributes: [String: JSONValue], for resource: ResourceSchema, db: Database) throws -> [String: (
-        any DatabaseValueConvertible
-    )?] {
-        var values: [String: (any DatabaseValueConvertible)?] = [:]
+    func validated(
+        _ attributes: [String: JSONValue], for resource: ResourceSchema, db: any SQLConnection
+    ) throws -> [String: SQLValue] {
+        var values: [String: SQLValue] = [:]
         var errors: [String: [String]] = [:]
         func fail(_ field: String, _ message: String) { errors[field, default: []].append(message) }
 
@@ -30,7 +29,7 @@ extension RecordStore {
             }
             if isBlank {
                 if field.required == true { fail(field.name, "can't be blank") }
-                if let value { values[field.name] = value.isNull ? nil : Self.databaseValue(value, type: field.type) }
+                if let value { values[field.name] = value.stringValue.map(SQLValue.text) ?? .null }
                 continue
             }
             guard let value else { continue }
@@ -43,33 +42,33 @@ extension RecordStore {
                 if let maximum = field.maxLength, length > maximum {
                     fail(field.name, "is too long (maximum is \(maximum) characters)")
                 }
-                values[field.name] = string
+                values[field.name] = .text(string)
             case (.integer, _):
                 guard let int = value.intValue else {
                     fail(field.name, value.doubleValue == nil ? "is not a number" : "must be an integer")
                     continue
                 }
                 checkRange(Double(int), field, fail)
-                values[field.name] = Int64(int)
+                values[field.name] = .integer(Int64(int))
             case (.float, _):
                 guard let double = value.doubleValue else {
                     fail(field.name, "is not a number")
                     continue
                 }
                 checkRange(double, field, fail)
-                values[field.name] = double
+                values[field.name] = .real(double)
             case (.boolean, .bool(let bool)):
-                values[field.name] = bool
+                values[field.name] = .integer(bool ? 1 : 0)
             case (.datetime, .string(let string)):
                 guard let date = DateFormat.defaults.lazy.compactMap({ $0.date(from: string) }).first else {
                     fail(field.name, "is not a valid datetime")
                     continue
                 }
-                values[field.name] = DateFormat.iso8601WithFractionalSeconds.string(from: date)
+                values[field.name] = .text(DateFormat.iso8601WithFractionalSeconds.string(from: date))
             case (.json, _):
-                values[field.name] = String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self)
+                values[field.name] = .text(String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self))
             case (.file, .object(let object)) where object["url"]?.stringValue?.hasPrefix("/uploads/") == true:
-                values[field.name] = String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self)
+                values[field.name] = .text(String(decoding: value.jsonData(sortedKeys: true), as: UTF8.self))
             case (.file, _):
                 fail(field.name, "must be a file sent as multipart/form-data")
             case (.string, _):
@@ -83,17 +82,27 @@ extension RecordStore {
         // belongs_to: the referenced record must exist, as in Rails 5+.
         for relationship in resource.relationships ?? [] where relationship.kind == .belongsTo {
             let column = relationship.foreignKeyName(owner: resource)
-            guard let foreign = values[column] ?? nil else { continue }
+            guard let foreign = values[column], foreign != .null else { continue }
             guard let target = schema.target(of: relationship, in: attributes) else {
                 // A polymorphic reference whose type names no resource points at nothing.
                 if relationship.isPolymorphic { fail(relationship.name, "must exist") }
                 continue
             }
+            // An id of the wrong type (text for an integer key) points at nothing; PostgreSQL would
+            // refuse to compare it.
+            let key: SQLValue? =
+                switch (schema.idType, foreign) {
+                case (.string, .text): foreign
+                case (.string, .integer(let int)): .text(String(int))
+                case (_, .integer): foreign
+                case (_, .text(let text)): Int64(text).map(SQLValue.integer)
+                default: nil
+                }
             let exists =
-                try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS(SELECT 1 FROM \(quoted(target.pluralName)) WHERE id = ?)",
-                    arguments: [foreign]) ?? false
-            if !exists { fail(relationship.name, "must exist") }
+                try key.map {
+                    try db.fetchValue("SELECT COUNT(*) FROM \(quoted(target.pluralName)) WHERE id = ?", [$0]).integer
+                } ?? 0
+            if exists == 0 { fail(relationship.name, "must exist") }
         }
         guard errors.isEmpty else { throw RecordValidationError(messages: errors) }
         return values
@@ -110,12 +119,5 @@ extension RecordStore {
 
     static func format(_ number: Double) -> String {
         number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-    }
-
-    static func databaseValue(_ value: JSONValue, type: FieldSchema.FieldType) -> (any DatabaseValueConvertible)? {
-        switch value {
-        case .string(let string): return string
-        default: return nil
-        }
     }
 }

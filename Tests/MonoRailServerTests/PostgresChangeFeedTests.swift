@@ -1,0 +1,102 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import MonoRailServerPostgres
+import MonoRailTesting
+import MonoRailTransport
+import Testing
+
+/// The reference server's change feed on PostgreSQL, with `monorail serve` run twice on one
+/// database.
+@Suite("Change feed on PostgreSQL across nodes", .timeLimit(.minutes(5)))
+struct PostgresChangeFeedTests {
+    /// A client of `GET /changes` on one node: the ids of the events it read, in order.
+    final class Consumer: Sendable {
+        let ids = Locked<[Int64]>([])
+        /// Where a stream "from now" began: the id its opening `id:` line gave.
+        let start = Locked<Int64?>(nil)
+        let task: Task<Void, any Error>
+
+        init(_ client: APIClient, fromStart: Bool) {
+            let (ids, start) = (self.ids, self.start)
+            task = Task {
+                let request = APIRequest(method: .get, path: "/changes", query: fromStart ? ["after": "0"] : [:])
+                let (_, body) = try await client.stream(request)
+                var parser = ServerSentEventParser(maxEventSize: 1 << 20)
+                for try await chunk in body {
+                    for output in parser.parse(chunk) {
+                        switch output {
+                        case .event(let event) where event.type != "reset":
+                            guard let id = event.id.flatMap({ Int64($0) }) else { continue }
+                            ids.withLock { $0.append(id) }
+                        case .event:
+                            Issue.record("a reset on a log that keeps every change")
+                        case .lastEventID(let id):
+                            start.withLock { $0 = $0 ?? Int64(id) }
+                        case .retry, .failure:
+                            continue
+                        }
+                    }
+                }
+            }
+        }
+
+        var seen: [Int64] { ids.withLock { $0 } }
+    }
+
+    @Test(
+        "two serve processes on one database, writes on both, consumers on each: every change once, in commit order")
+    func twoNodes() async throws {
+        let location = try await PostgresTestDatabase.make()
+        let url = "postgres://\(location.username)@\(location.host):\(location.port)/\(location.database)"
+        let (first, firstClient, _) = try await launchServe(["--database", url])
+        defer { first.terminate() }
+        let (second, secondClient, _) = try await launchServe(["--database", url])
+        defer { second.terminate() }
+        let nodes = [firstClient, secondClient]
+
+        // From the log's beginning on each node, then two more "from now" once writes are under way.
+        var consumers = nodes.map { Consumer($0, fromStart: true) }
+        let writers = (0..<4).map { writer in
+            Task {
+                let client = nodes[writer % 2]
+                for index in 0..<75 {
+                    let created: JSONValue = try await client.post(
+                        "/trains", body: ["company": .string("W\(writer)-\(index)")] as JSONValue, root: "train")
+                    let id = try #require(created["id"]?.intValue)
+                    // Written through the other node: its change is as much the log's as this one's.
+                    let other = nodes[(writer + 1) % 2]
+                    let _: JSONValue = try await other.patch(
+                        "/trains/\(id)", body: ["max_speed": .double(Double(index))] as JSONValue, root: "train")
+                    if index % 5 == 0 { _ = try await client.delete("/trains/\(id)") }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        consumers += nodes.map { Consumer($0, fromStart: false) }
+        for writer in writers { try await writer.value }
+
+        let store = try RecordStore(schema: .trains, location: location)
+        defer { store.close() }
+        let log = try store.changes(after: 0, limit: 10_000).map(\.id)
+        #expect(log.count == 4 * (75 * 2 + 15))
+        let newest = try #require(log.last)
+        for (position, consumer) in consumers.enumerated() {
+            let caughtUp = try await eventually(within: .seconds(30)) { consumer.seen.last == newest }
+            #expect(caughtUp, "consumer \(position) stopped at \(consumer.seen.last ?? 0) of \(newest)")
+            let start = consumer.start.withLock { $0 } ?? 0
+            // Every change after where it began, each once, in the log's order: none skipped because
+            // it committed after a later id was read, none repeated.
+            let (seen, expected) = (consumer.seen, log.filter { $0 > start })
+            let missing = Set(expected).subtracting(seen).sorted()
+            let isExact = seen == expected
+            #expect(
+                isExact,
+                "consumer \(position) from \(start): \(missing.count) missing (\(missing.prefix(8))…), \(seen.count - Set(seen).count) repeated"
+            )
+            consumer.task.cancel()
+        }
+        #expect(consumers[2].start.withLock { $0 } != nil)
+        #expect(consumers[3].start.withLock { $0 } != nil)
+    }
+}

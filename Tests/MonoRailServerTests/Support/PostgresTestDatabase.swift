@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import MonoRailServerPostgres
+import MonoRailTransport
+import NIOPosix
+import PostgresNIO
+
+/// A PostgreSQL for the tests: the one `MONORAIL_POSTGRES_URL` names (`.ci/run` starts one), or else
+/// the cluster `start-postgres.sh` starts, or finds running from an earlier run; a new database on
+/// it for each test.
+enum PostgresTestDatabase {
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The server's URL, found once per process.
+    static let server: Result<String, Unavailable> = Result { () throws(Unavailable) in try findServer() }
+
+    private static func findServer() throws(Unavailable) -> String {
+        if let url = ProcessInfo.processInfo.environment["MONORAIL_POSTGRES_URL"], !url.isEmpty { return url }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("start-postgres.sh")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script.path]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw Unavailable(description: "start-postgres.sh did not run: \(error)")
+        }
+        let url = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Unavailable(description: "no PostgreSQL: \(problem)") }
+        return url.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The databases made for SQLite paths, so that a server started again on a path finds its records.
+    private static let byPath = Locked<[String: PostgresLocation]>([:])
+
+    /// The database standing for a SQLite file: made on first use, the same one after.
+    static func database(for path: String) async throws -> PostgresLocation {
+        if path != ":memory:", let made = byPath.withLock({ $0[path] }) { return made }
+        let location = try await make()
+        if path != ":memory:" { byPath.withLock { $0[path] = location } }
+        return location
+    }
+
+    /// A new, empty database.
+    static func make() async throws -> PostgresLocation {
+        var location = try PostgresLocation(url: server.get())
+        let name = "monorail_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: .init(
+                host: location.host, port: location.port, username: location.username, password: location.password,
+                database: location.database, tls: .disable),
+            id: 1, logger: Logger(label: "PostgresTestDatabase"))
+        do {
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: connection.logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+        location.database = name
+        return location
+    }
+}
