@@ -37,6 +37,8 @@ final class ConnectionPool: Sendable {
         defer { permits.signal() }
         let (reused, id, isClosed) = state.withLock { state -> (PostgresConnection?, Int, Bool) in
             state.nextID += 1
+            // Connections the server closed while they sat here are dropped (the pool is theirs).
+            state.idle.removeAll { $0.isClosed }
             return (state.idle.popLast(), state.nextID, state.isClosed)
         }
         guard !isClosed else { throw PostgresLocationError("the database is closed") }

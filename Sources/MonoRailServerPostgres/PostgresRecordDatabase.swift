@@ -36,14 +36,11 @@ final class PostgresRecordDatabase: RecordDatabase {
     var dialect: SQLDialect { .postgres }
 
     func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        try pool.withConnection { connection in
-            try body(PostgresSession(connection: connection, logger: logger))
-        }
+        try withSession { session in try body(session) }
     }
 
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
-        let (result, committed) = try pool.withConnection { connection in
-            let session = PostgresSession(connection: connection, logger: logger)
+        let (result, committed) = try withSession { session in
             try session.execute("BEGIN")
             do {
                 let result = try body(session)
@@ -58,6 +55,25 @@ final class PostgresRecordDatabase: RecordDatabase {
         }
         for action in committed { action() }
         return result
+    }
+
+    /// Runs `body` on a pooled connection; again on a new one when its first statement finds the
+    /// connection closed, as every pooled connection is after the server restarts.
+    private func withSession<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        do {
+            return try pool.withConnection { connection in
+                try body(PostgresSession(connection: connection, logger: logger))
+            }
+        } catch let stale as PostgresSession.StaleConnection {
+            logger.debug("a pooled connection was closed (\(stale)); using a new one")
+            do {
+                return try pool.withConnection { connection in
+                    try body(PostgresSession(connection: connection, logger: logger))
+                }
+            } catch let again as PostgresSession.StaleConnection {
+                throw again.underlying ?? again
+            }
+        }
     }
 
     func observeChanges(_ committed: @escaping @Sendable (Int64) -> Void) {

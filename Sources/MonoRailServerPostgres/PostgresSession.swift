@@ -10,6 +10,20 @@ final class PostgresSession: SQLConnection {
     private let connection: PostgresConnection
     private let logger: Logger
     private(set) var committedActions: [@Sendable () -> Void] = []
+    /// Whether a statement went out on the connection: before one, a connection found closed can
+    /// be swapped for a new one with nothing lost.
+    private var hasSent = false
+
+    /// The first statement found the connection closed (the server restarted, or closed it while
+    /// it sat in the pool): nothing was done on it.
+    struct StaleConnection: Error, CustomStringConvertible {
+        /// The error the statement met; `nil` when the connection was seen closed before it was sent.
+        var underlying: (any Error)?
+
+        var description: String {
+            underlying.map { "the database closed the connection: \($0)" } ?? "the database closed the connection"
+        }
+    }
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -30,7 +44,16 @@ final class PostgresSession: SQLConnection {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberingPlaceholders(sql), binds: bindings)
-        let result = try connection.query(query, logger: logger).wait()
+        // A query sent on a connection already closed is never answered (PostgresNIO 1.33 waits).
+        if !hasSent, connection.isClosed { throw StaleConnection(underlying: nil) }
+        let result: PostgresQueryResult
+        do {
+            defer { hasSent = true }
+            result = try connection.query(query, logger: logger).wait()
+        } catch {
+            if !hasSent, connection.isClosed { throw StaleConnection(underlying: error) }
+            throw error
+        }
         return try result.rows.map { row in
             SQLRow(try row.map { cell in (cell.columnName, try Self.value(of: cell)) })
         }

@@ -99,4 +99,33 @@ struct PostgresChangeFeedTests {
         #expect(consumers[2].start.withLock { $0 } != nil)
         #expect(consumers[3].start.withLock { $0 } != nil)
     }
+
+    @Test(
+        "every connection closed by the database, as a restart does: the next write goes through, and a stream on the other node gets it with no heartbeat's wait"
+    )
+    func connectionsLost() async throws {
+        let location = try await PostgresTestDatabase.make()
+        let url = "postgres://\(location.username)@\(location.host):\(location.port)/\(location.database)"
+        let (first, firstClient, _) = try await launchServe(["--database", url])
+        defer { first.terminate() }
+        let (second, secondClient, _) = try await launchServe(["--database", url])
+        defer { second.terminate() }
+        let consumer = Consumer(firstClient, fromStart: false)
+        defer { consumer.task.cancel() }
+        #expect(try await eventually { consumer.start.withLock { $0 } != nil })
+        let _: JSONValue = try await secondClient.post(
+            "/trains", body: ["company": "Before"] as JSONValue, root: "train")
+        #expect(try await eventually { consumer.seen.count == 1 })
+
+        try await PostgresTestDatabase.closeEveryConnection(to: location)
+        try await Task.sleep(for: .milliseconds(300))
+        // Both nodes' pooled connections are closed: a request finds out, and uses a new one.
+        let after: JSONValue = try await secondClient.post(
+            "/trains", body: ["company": "After"] as JSONValue, root: "train")
+        #expect(after["company"] == "After")
+        let listed: JSONValue = try await firstClient.get("/trains", root: "trains")
+        #expect(listed.arrayValue?.count == 4)
+        // The first node's listener connects again and catches up; heartbeats are 15 seconds apart.
+        #expect(try await eventually(within: .seconds(10)) { consumer.seen.count == 2 })
+    }
 }

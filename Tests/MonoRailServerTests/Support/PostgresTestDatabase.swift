@@ -54,6 +54,21 @@ enum PostgresTestDatabase {
     static func make() async throws -> PostgresLocation {
         var location = try PostgresLocation(url: server.get())
         let name = "monorail_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try await administer("CREATE DATABASE \"\(name)\"")
+        location.database = name
+        return location
+    }
+
+    /// Closes every connection to the database from the server's side, as a restart does.
+    static func closeEveryConnection(to location: PostgresLocation) async throws {
+        try await administer(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(location.database)' AND pid <> pg_backend_pid()"
+        )
+    }
+
+    /// Runs a statement on the server's own database.
+    private static func administer(_ sql: String) async throws {
+        let location = try PostgresLocation(url: server.get())
         let connection = try await PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.next(),
             configuration: .init(
@@ -61,14 +76,11 @@ enum PostgresTestDatabase {
                 database: location.database, tls: .disable),
             id: 1, logger: Logger(label: "PostgresTestDatabase"))
         do {
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: connection.logger)
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: connection.logger)
         } catch {
             try? await connection.close()
             throw error
         }
         try await connection.close()
-        location.database = name
-        return location
     }
 }
