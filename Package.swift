@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "MonoRailAsyncHTTPClient", targets: ["MonoRailAsyncHTTPClient"]),
         .library(name: "MonoRailSQLite", targets: ["MonoRailSQLite"]),
         .library(name: "MonoRailServer", targets: ["MonoRailServer"]),
+        .library(name: "MonoRailServerPostgres", targets: ["MonoRailServerPostgres"]),
         .library(name: "MonoRailTesting", targets: ["MonoRailTesting"]),
         .executable(name: "monorail", targets: ["monorail"]),
     ],

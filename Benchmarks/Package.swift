@@ -52,7 +52,10 @@ let package = Package(
         // The reference server, which the round-trip benchmarks start in a process of their own.
         .executableTarget(
             name: "RoundTripServer",
-            dependencies: [.product(name: "MonoRailServer", package: "MonoRail")],
+            dependencies: [
+                .product(name: "MonoRailServer", package: "MonoRail"),
+                .product(name: "MonoRailServerPostgres", package: "MonoRail"),
+            ],
             path: "Server"
         ),
         .executableTarget(
@@ -93,6 +96,7 @@ let package = Package(
                 "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
+                .product(name: "MonoRailTransport", package: "MonoRail"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailServer
+import MonoRailServerPostgres
 
 // The reference server, in a process of its own, for the round-trip and storage benchmarks: what
 // `monorail serve` runs (the built-in Train / Car / Conductor schema, SQLite in memory), without the
@@ -7,7 +8,8 @@ import MonoRailServer
 // Prints `port N` once listening; exits when its standard input closes, so it never outlives the
 // benchmark that started it.
 //
-// Options: `--trains N` adds N trains before it listens; `--latency-ms N` delays every answer.
+// Options: `--trains N` adds N trains before it listens; `--latency-ms N` delays every answer;
+// `--database postgres://…` keeps the records in PostgreSQL, where several servers share them.
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> Int? {
@@ -16,7 +18,13 @@ func option(_ name: String) -> Int? {
 
 var configuration = ReferenceServer.Configuration(port: 0)
 if let latency = option("--latency-ms") { configuration.faults = FaultInjection(latency: .milliseconds(latency)) }
-let server = try ReferenceServer(schema: .trains, configuration: configuration)
+let server: ReferenceServer
+if let index = arguments.firstIndex(of: "--database"), arguments.indices.contains(index + 1) {
+    let store = try RecordStore(schema: .trains, location: PostgresLocation(url: arguments[index + 1]))
+    server = ReferenceServer(store: store, configuration: configuration)
+} else {
+    server = try ReferenceServer(schema: .trains, configuration: configuration)
+}
 if let count = option("--trains"), let trains = server.store.schema.resource(plural: "trains") {
     let companies = [
         "Deutsche Bahn AG", "SNCF Voyageurs", "Trenitalia S.p.A.", "Renfe Operadora", "ÖBB Personenverkehr",

@@ -61,6 +61,29 @@ let benchmarks: @Sendable () -> Void = {
     let clock = ContinuousClock()
 
     Benchmark(
+        "change feed: 2,000 writes through two nodes on PostgreSQL, each node's stream reading all, vs one node on SQLite",
+        configuration: .init(
+            metrics: [
+                metric("PostgreSQL, two nodes: changes per second"), metric("SQLite, one node: changes per second"),
+                metric("ratio PostgreSQL/SQLite (%)"),
+            ],
+            warmupIterations: 0, maxDuration: .seconds(300), maxIterations: 5)
+    ) { benchmark in
+        guard let url = ProcessInfo.processInfo.environment["MONORAIL_BENCH_POSTGRES_URL"] else {
+            throw ServerError("set MONORAIL_BENCH_POSTGRES_URL to a database this benchmark may empty")
+        }
+        for _ in benchmark.scaledIterations {
+            try recreate(postgres: url)
+            let nodes = try (0..<2).map { _ in try ServerProcess.start(arguments: ["--database", url]) }
+            let postgres = try await feedThroughput(nodes: nodes, writes: 2000)
+            let sqlite = try await feedThroughput(nodes: [ServerProcess.start()], writes: 2000)
+            benchmark.measurement(metric("PostgreSQL, two nodes: changes per second"), postgres)
+            benchmark.measurement(metric("SQLite, one node: changes per second"), sqlite)
+            benchmark.measurement(metric("ratio PostgreSQL/SQLite (%)"), postgres * 100 / max(1, sqlite))
+        }
+    }
+
+    Benchmark(
         "push to observed vs GET round trip, server in another process, paired",
         configuration: .init(
             metrics: [
@@ -176,7 +199,8 @@ let benchmarks: @Sendable () -> Void = {
             for index in 0..<100 {
                 queries.append(
                     try await Train.query(
-                        where: ["max_speed": .atLeast(.double(Double(80 + index * 2)))], order: [.descending("max_speed")],
+                        where: ["max_speed": .atLeast(.double(Double(80 + index * 2)))],
+                        order: [.descending("max_speed")],
                         in: store))
             }
             let start = clock.now
@@ -185,7 +209,8 @@ let benchmarks: @Sendable () -> Void = {
             let pushed = clock.now - start
             store.liveUpdates.disconnect()
             blackHole((held, queries))
-            benchmark.measurement(metric("pushed changes per second"), 10_000 * 1_000_000 / max(1, microseconds(pushed)))
+            benchmark.measurement(
+                metric("pushed changes per second"), 10_000 * 1_000_000 / max(1, microseconds(pushed)))
             benchmark.measurement(metric("10,000 pushed (ms)"), microseconds(pushed) / 1000)
             benchmark.measurement(metric("one list body (ms)"), microseconds(listTime) / 1000)
             benchmark.measurement(
