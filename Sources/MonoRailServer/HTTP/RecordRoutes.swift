@@ -284,7 +284,18 @@ struct RecordRoutes: Sendable {
         -> String?
     {
         guard let record = try store.show(resource, id: id, db: db) else { return nil }
-        return Self.etag(of: ResponseFormat(request).encode(wrap([resource.name: record], main: resource.name)))
+        return etag(request, resource, show: record)
+    }
+
+    /// The entity tag of a show of `record`, which the transaction just wrote.
+    private func currentETag(
+        _ request: Request, _ resource: ResourceSchema, written record: JSONValue, db: any SQLConnection
+    ) throws -> String {
+        etag(request, resource, show: try store.show(resource, record: record, db: db))
+    }
+
+    private func etag(_ request: Request, _ resource: ResourceSchema, show record: JSONValue) -> String {
+        Self.etag(of: ResponseFormat(request).encode(wrap([resource.name: record], main: resource.name)))
     }
 
     /// Whether the request's `If-Match` holds for the record's current entity tag: `*` for any
@@ -335,7 +346,7 @@ struct RecordRoutes: Sendable {
                 var answer = WriteAnswer(.created, wrap([resource.name: record], main: resource.name), format: format)
                 if let id = record[resource.primaryKeyName], let text = id.intValue.map(String.init) ?? id.stringValue {
                     answer.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
-                    answer.headers[.eTag] = try currentETag(request, resource, id: text, db: db)
+                    answer.headers[.eTag] = try currentETag(request, resource, written: record, db: db)
                 }
                 return answer
             } catch let error as RecordValidationError {
@@ -366,7 +377,7 @@ struct RecordRoutes: Sendable {
                     throw APIProblem(.notFound)
                 }
                 var answer = WriteAnswer(.ok, wrap([resource.name: record], main: resource.name), format: format)
-                answer.headers[.eTag] = try currentETag(request, resource, id: id, db: db)
+                answer.headers[.eTag] = try currentETag(request, resource, written: record, db: db)
                 return answer
             } catch let error as RecordValidationError {
                 return .validation(error, envelope: envelope, root: resource.name, format: format)

@@ -161,18 +161,22 @@ public final class RecordStore: Sendable {
                 "SELECT * FROM \(quoted(resource.pluralName)) WHERE id = ?\(locking ? db.dialect.lockingRead : "")",
                 [key])
         else { return nil }
-        var record = json(from: row, resource: resource)
-        if embedding, case .object(var members) = record {
-            for name in resource.embeds ?? [] {
-                guard let relationship = resource.relationships?.first(where: { $0.name == name }),
-                    let target = schema.target(of: relationship, in: members)
-                else { continue }
-                members[name] = try related(
-                    relationship, of: resource, id: key, record: members, target: target, db: db)
-            }
-            record = .object(members)
+        let record = json(from: row, resource: resource)
+        return embedding ? try embedded(record, resource, db: db) : record
+    }
+
+    /// The record with the relationships the resource embeds.
+    private func embedded(_ record: JSONValue, _ resource: ResourceSchema, db: any SQLConnection) throws -> JSONValue {
+        guard case .object(var members) = record, let id = members[resource.primaryKeyName],
+            let key = idValue(id.intValue.map(String.init) ?? id.stringValue ?? "")
+        else { return record }
+        for name in resource.embeds ?? [] {
+            guard let relationship = resource.relationships?.first(where: { $0.name == name }),
+                let target = schema.target(of: relationship, in: members)
+            else { continue }
+            members[name] = try related(relationship, of: resource, id: key, record: members, target: target, db: db)
         }
-        return record
+        return .object(members)
     }
 
     /// The records a relationship of `record` points at, as a list (empty or one for singular kinds).
@@ -227,8 +231,7 @@ public final class RecordStore: Sendable {
     /// ``create(_:attributes:)`` inside a transaction the caller holds.
     func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: any SQLConnection) throws -> JSONValue
     {
-        let id = try insert(attributes, into: resource, db: db)
-        let record = try find(resource, id: id, embedding: false, db: db) ?? .null
+        let record = try insert(attributes, into: resource, db: db)
         try logChange(.created, resource, record: record, db: db)
         return record
     }
@@ -261,11 +264,12 @@ public final class RecordStore: Sendable {
         let assignments = values.keys.sorted()
         guard !assignments.isEmpty else { return try find(resource, id: id, embedding: false, db: db) }
         let arguments = assignments.map { values[$0] ?? .null } + [.text(now()), key]
-        try db.execute(
-            "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ?",
+        let updated = try db.fetchOne(
+            "UPDATE \(quoted(resource.pluralName)) SET \(assignments.map { "\(quoted($0)) = ?" }.joined(separator: ", ")), \"updated_at\" = ? WHERE id = ? RETURNING *",
             arguments)
-        let record = try find(resource, id: id, embedding: false, db: db)
-        if let record { try logChange(.updated, resource, record: record, db: db) }
+        guard let updated else { return nil }
+        let record = json(from: updated, resource: resource)
+        try logChange(.updated, resource, record: record, db: db)
         return record
     }
 
@@ -312,9 +316,14 @@ public final class RecordStore: Sendable {
         try find(resource, id: id, embedding: true, db: db)
     }
 
+    /// A record just read or written, as a show answers it, inside a transaction the caller holds.
+    func show(_ resource: ResourceSchema, record: JSONValue, db: any SQLConnection) throws -> JSONValue {
+        try embedded(record, resource, db: db)
+    }
+
     private func insert(
         _ attributes: [String: JSONValue], into resource: ResourceSchema, db: any SQLConnection
-    ) throws -> String {
+    ) throws -> JSONValue {
         let values = try validated(attributes, for: resource, db: db)
         var names = values.keys.sorted()
         var arguments = names.map { values[$0] ?? .null }
@@ -325,11 +334,12 @@ public final class RecordStore: Sendable {
             names.insert("id", at: 0)
             arguments.insert(.text(Self.randomID()), at: 0)
         }
-        let inserted = try db.fetchValue(
-            "INSERT INTO \(quoted(resource.pluralName)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) RETURNING \"id\"",
-            arguments)
-        guard let id = inserted.idText else { throw SchemaError("the database gave the new record no id") }
-        return id
+        guard
+            let inserted = try db.fetchOne(
+                "INSERT INTO \(quoted(resource.pluralName)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", "))) RETURNING *",
+                arguments)
+        else { throw SchemaError("the database gave the new record back") }
+        return json(from: inserted, resource: resource)
     }
 
     // MARK: - Helpers
