@@ -96,7 +96,6 @@ let package = Package(
                 "BenchSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MonoRail", package: "MonoRail"),
-                .product(name: "MonoRailTransport", package: "MonoRail"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

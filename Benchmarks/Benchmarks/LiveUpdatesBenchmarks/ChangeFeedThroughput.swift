@@ -1,7 +1,7 @@
 import BenchSupport
 import Foundation
 import MonoRail
-import MonoRailTransport
+import Synchronization
 
 // The reference server's change feed under load: `writes` creates through every node at once (four
 // writers), while a client of `GET /changes` on each node reads the stream, from the first write
@@ -11,8 +11,8 @@ import MonoRailTransport
 
 /// A client of one node's change stream, counting the events it read.
 final class FeedReader: Sendable {
-    let count = Locked(0)
-    let opened = Locked(false)
+    let count = Mutex(0)
+    let opened = Mutex(false)
     let task: Task<Void, any Error>
 
     init(_ client: APIClient) {
