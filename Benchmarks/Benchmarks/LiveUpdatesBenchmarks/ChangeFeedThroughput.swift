@@ -13,20 +13,16 @@ import Synchronization
 final class FeedReader: Sendable {
     let count = Mutex(0)
     let opened = Mutex(false)
-    let task: Task<Void, any Error>
 
-    init(_ client: APIClient) {
-        let (count, opened) = (self.count, self.opened)
-        task = Task {
-            let (_, body) = try await client.stream(APIRequest(method: .get, path: "/changes"))
-            var parser = ServerSentEventParser(maxEventSize: 1 << 20)
-            for try await chunk in body {
-                for output in parser.parse(chunk) {
-                    switch output {
-                    case .event: count.withLock { $0 += 1 }
-                    case .lastEventID: opened.withLock { $0 = true }
-                    case .retry, .failure: continue
-                    }
+    func read(_ client: APIClient) async throws {
+        let (_, body) = try await client.stream(APIRequest(method: .get, path: "/changes"))
+        var parser = ServerSentEventParser(maxEventSize: 1 << 20)
+        for try await chunk in body {
+            for output in parser.parse(chunk) {
+                switch output {
+                case .event: count.withLock { $0 += 1 }
+                case .lastEventID: opened.withLock { $0 = true }
+                case .retry, .failure: continue
                 }
             }
         }
@@ -38,8 +34,9 @@ func feedThroughput(nodes: [ServerProcess], writes: Int) async throws -> Int {
     let clients = nodes.map {
         APIClient(configuration: .init(baseURL: $0.baseURL, transport: MonoRail.defaultTransport, retryPolicy: .none))
     }
-    let readers = clients.map(FeedReader.init)
-    defer { for reader in readers { reader.task.cancel() } }
+    let readers = clients.map { _ in FeedReader() }
+    let reading = zip(readers, clients).map { reader, client in Task { try await reader.read(client) } }
+    defer { for task in reading { task.cancel() } }
     while readers.contains(where: { !$0.opened.withLock { $0 } }) { try await Task.sleep(for: .milliseconds(5)) }
     let clock = ContinuousClock()
     let start = clock.now
