@@ -27,17 +27,20 @@ final class Train {
 
 let sharedServer = Result { try ServerProcess.start() }
 
-/// Waits until `instance`'s company is next changed, after `start` has run.
-func told(_ instance: Train, after start: () async throws -> Void) async throws {
-    let (changed, continuation) = AsyncStream<Void>.makeStream()
+/// Runs `start` (another client's write) and waits until `instance`'s company is next changed;
+/// returns when the observer was told, which may be before the write's own answer has been read and
+/// merged by the client that made it.
+func told(_ instance: Train, after start: () async throws -> Void) async throws -> ContinuousClock.Instant {
+    let (changed, continuation) = AsyncStream<ContinuousClock.Instant>.makeStream()
     withObservationTracking {
         _ = instance.company
     } onChange: {
-        continuation.yield()
+        continuation.yield(ContinuousClock.now)
         continuation.finish()
     }
     try await start()
-    for await _ in changed { return }
+    for await instant in changed { return instant }
+    throw CancellationError()
 }
 
 /// `count` updated events over trains 1 to 1,000, each a newer version than the one before.
@@ -121,8 +124,8 @@ let benchmarks: @Sendable () -> Void = {
                     } else {
                         sequence += 1
                         theirs.company = "Company \(sequence)"
-                        try await told(train) { try await theirs.save() }
-                        pushes.append(microseconds(clock.now - start))
+                        let observed = try await told(train) { try await theirs.save() }
+                        pushes.append(microseconds(observed - start))
                     }
                 }
             }

@@ -60,19 +60,26 @@ package enum ChangeLog {
         let recordID =
             record[resource.primaryKeyName].map { $0.intValue.map(String.init) ?? $0.stringValue ?? "" } ?? ""
         let data = String(decoding: JSONWriter.serialize(.object([resource.name: record])), as: UTF8.self)
-        if let serialize = db.dialect.serializingStatement(key: lockKey) { try db.execute(serialize) }
-        guard
-            let id = try db.fetchValue(
-                "INSERT INTO \(table) (kind, resource, record_id, data) VALUES (?, ?, ?, ?) RETURNING id",
-                [.text(kind.rawValue), .text(resource.name), .text(recordID), .text(data)]
-            ).integer
-        else { throw SchemaError("the database gave the change no id") }
+        let values: [SQLValue] = [.text(kind.rawValue), .text(resource.name), .text(recordID), .text(data)]
+        let append: String
+        if let serialize = db.dialect.serializingStatement(key: lockKey) {
+            // One round trip: the lock, then the row, then the notification, which PostgreSQL
+            // delivers when the transaction commits.
+            append = """
+                WITH appended AS (
+                    INSERT INTO \(table) (kind, resource, record_id, data)
+                    SELECT ?, ?, ?, ? FROM (\(serialize)) AS serialized RETURNING id)
+                SELECT id, pg_notify('\(channel)', id::text) FROM appended
+                """
+        } else {
+            append = "INSERT INTO \(table) (kind, resource, record_id, data) VALUES (?, ?, ?, ?) RETURNING id"
+        }
+        guard let id = try db.fetchValue(append, values).integer else {
+            throw SchemaError("the database gave the change no id")
+        }
         // Older changes go in batches; a client that asks for one of them is told to reset.
         if id % 256 == 0, id > Int64(retention) {
             try db.execute("DELETE FROM \(table) WHERE id <= ?", [.integer(id - Int64(retention))])
-        }
-        if db.dialect.engine == .postgres {
-            try db.execute("SELECT pg_notify(?, ?)", [.text(channel), .text(String(id))])
         }
         db.afterCommit { signal.advance(to: id) }
     }
