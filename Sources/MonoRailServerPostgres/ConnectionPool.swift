@@ -41,7 +41,7 @@ final class ConnectionPool: Sendable {
             state.idle.removeAll { $0.isClosed }
             return (state.idle.popLast(), state.nextID, state.isClosed)
         }
-        guard !isClosed else { throw PostgresLocationError("the database is closed") }
+        guard !isClosed else { throw ClosedStoreError() }
         let connection =
             try reused
             ?? PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger)
@@ -63,6 +63,11 @@ final class ConnectionPool: Sendable {
             return true
         }
         if !keep { try? connection.close().wait() }
+    }
+
+    /// The store was closed (its server stopped) and opens no connection.
+    struct ClosedStoreError: Error, CustomStringConvertible {
+        var description: String { "the record store was closed" }
     }
 
     /// Closes the idle connections, and each busy one as it comes back.

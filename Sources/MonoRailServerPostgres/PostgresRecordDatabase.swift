@@ -16,7 +16,6 @@ import PostgresNIO
 /// which then read the log; a notification missed while the listening connection was down is
 /// made up for by reading the newest id when it is back.
 final class PostgresRecordDatabase: RecordDatabase {
-    private let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let group: MultiThreadedEventLoopGroup
     private let pool: ConnectionPool
@@ -24,7 +23,6 @@ final class PostgresRecordDatabase: RecordDatabase {
     private let listener = Locked<ChangeListener?>(nil)
 
     init(location: PostgresLocation, maxConnections: Int, logger: Logger) throws {
-        self.location = location
         self.logger = logger
         configuration = try location.configuration()
         // Its own event loop: the pool blocks on futures, which must never be on the loop that

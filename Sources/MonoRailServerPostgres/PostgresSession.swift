@@ -48,12 +48,14 @@ final class PostgresSession: SQLConnection {
         if !hasSent, connection.isClosed { throw StaleConnection(underlying: nil) }
         let result: PostgresQueryResult
         do {
-            defer { hasSent = true }
             result = try connection.query(query, logger: logger).wait()
         } catch {
-            if !hasSent, connection.isClosed { throw StaleConnection(underlying: error) }
+            let wasFirst = !hasSent
+            hasSent = true
+            if wasFirst, connection.isClosed { throw StaleConnection(underlying: error) }
             throw error
         }
+        hasSent = true
         return try result.rows.map { row in
             SQLRow(try row.map { cell in (cell.columnName, try Self.value(of: cell)) })
         }
