@@ -74,6 +74,12 @@ final class PostgresRecordDatabase: RecordDatabase {
         }
     }
 
+    /// `unique_violation`: under read committed, an insert waits for a concurrent one of the same
+    /// key to commit, then fails.
+    func isConflict(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    }
+
     func observeChanges(_ committed: @escaping @Sendable (Int64) -> Void) {
         let listener = ChangeListener(
             configuration: configuration, eventLoop: group.next(), logger: logger, committed: committed)

@@ -128,4 +128,39 @@ struct PostgresChangeFeedTests {
         // The first node's listener connects again and catches up; heartbeats are 15 seconds apart.
         #expect(try await eventually(within: .seconds(10)) { consumer.seen.count == 2 })
     }
+
+    @Test("the same Idempotency-Key sent to both nodes at once: one write, the same answer on both")
+    func keyOnBothNodes() async throws {
+        let location = try await PostgresTestDatabase.make()
+        let url = "postgres://\(location.username)@\(location.host):\(location.port)/\(location.database)"
+        let (first, firstClient, _) = try await launchServe(["--database", url])
+        defer { first.terminate() }
+        let (second, secondClient, _) = try await launchServe(["--database", url])
+        defer { second.terminate() }
+        let answers = try await withThrowingTaskGroup(of: (Int, Int, JSONValue?).self) { group in
+            for index in 0..<20 {
+                for client in [firstClient, secondClient] {
+                    group.addTask {
+                        let (status, body, _) = try await IdempotencyKeyTests.send(
+                            client, .post, "/trains", body: ["company": .string("Once \(index)")],
+                            headers: IdempotencyKeyTests.keyed("key-\(index)"))
+                        return (index, status, body)
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: [(Int, JSONValue?)]]()) {
+                $0[$1.0, default: []].append(($1.1, $1.2))
+            }
+        }
+        for (index, pair) in answers.sorted(by: { $0.key < $1.key }) {
+            // The node that lost the race waited for the other's commit, and answered from its entry.
+            #expect(pair.map(\.0) == [201, 201], "key \(index)")
+            #expect(Set(pair.compactMap { $0.1?["train"]?["id"] }).count == 1, "key \(index)")
+        }
+        let store = try RecordStore(schema: .trains, location: location)
+        defer { store.close() }
+        let trains = try #require(store.schema.resource(plural: "trains"))
+        #expect(try store.list(trains, filters: [:]).total == 2 + 20)
+        #expect(try store.idempotencyLedger().count == 20)
+    }
 }

@@ -104,7 +104,21 @@ final class IdempotentWrites: Sendable {
         defer { _ = inFlight.withLock { $0.remove(key) } }
         let attributes = try await read()
         let fingerprint = Self.fingerprint(request, attributes: attributes)
-        return try store.transaction { db in
+        do {
+            return try answer(key: key, fingerprint: fingerprint, request, attributes, effect).response
+        } catch  where store.database.isConflict(error) {
+            // Another process carried out the same key meanwhile (several servers on one
+            // database): its entry is there now, and the repeat answers from it.
+            return try answer(key: key, fingerprint: fingerprint, request, attributes, effect).response
+        }
+    }
+
+    /// The stored answer to `key`, or `effect`'s, stored with it, in one transaction.
+    private func answer(
+        key: String, fingerprint: String, _ request: Request, _ attributes: [String: JSONValue]?,
+        _ effect: ([String: JSONValue]?, any SQLConnection) throws -> WriteAnswer
+    ) throws -> WriteAnswer {
+        try store.transaction { db in
             if let stored = try IdempotencyLedger.entry(key, db: db) {
                 guard stored.fingerprint == fingerprint else {
                     return WriteAnswer(
@@ -124,7 +138,6 @@ final class IdempotentWrites: Sendable {
                 db: db)
             return answer
         }
-        .response
     }
 
     /// The key of the header's value: a structured-field string (`"8e03…"`, RFC 8941), or the bare

@@ -10,6 +10,11 @@ package protocol RecordDatabase: Sendable {
     /// Runs `body` in one write transaction: all of it commits, or none when it throws.
     func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
 
+    /// Whether `error` is a unique key refusing a row that another transaction committed while
+    /// this one ran: worth running again, when it will find that row. Never so on a database only
+    /// one process writes, one transaction at a time.
+    func isConflict(_ error: any Error) -> Bool
+
     /// Calls `committed` with the id of each change other processes commit to the change log, as
     /// far as the database can tell (a wake-up hint: the log is read for what happened); a database
     /// only this process writes never calls it.

@@ -28,6 +28,8 @@ final class SQLiteRecordDatabase: RecordDatabase {
         try writer.write { db in try body(Connection(db: db)) }
     }
 
+    func isConflict(_ error: any Error) -> Bool { false }
+
     /// One process writes the file: its own commits signal the streams.
     func observeChanges(_ committed: @escaping @Sendable (Int64) -> Void) {}
 
