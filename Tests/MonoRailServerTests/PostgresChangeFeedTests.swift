@@ -10,40 +10,6 @@ import Testing
 /// database.
 @Suite("Change feed on PostgreSQL across nodes", .timeLimit(.minutes(5)))
 struct PostgresChangeFeedTests {
-    /// A client of `GET /changes` on one node: the ids of the events it read, in order.
-    final class Consumer: Sendable {
-        let ids = Locked<[Int64]>([])
-        /// Where a stream "from now" began: the id its opening `id:` line gave.
-        let start = Locked<Int64?>(nil)
-        let task: Task<Void, any Error>
-
-        init(_ client: APIClient, fromStart: Bool) {
-            let (ids, start) = (self.ids, self.start)
-            task = Task {
-                let request = APIRequest(method: .get, path: "/changes", query: fromStart ? ["after": "0"] : [:])
-                let (_, body) = try await client.stream(request)
-                var parser = ServerSentEventParser(maxEventSize: 1 << 20)
-                for try await chunk in body {
-                    for output in parser.parse(chunk) {
-                        switch output {
-                        case .event(let event) where event.type != "reset":
-                            guard let id = event.id.flatMap({ Int64($0) }) else { continue }
-                            ids.withLock { $0.append(id) }
-                        case .event:
-                            Issue.record("a reset on a log that keeps every change")
-                        case .lastEventID(let id):
-                            start.withLock { $0 = $0 ?? Int64(id) }
-                        case .retry, .failure:
-                            continue
-                        }
-                    }
-                }
-            }
-        }
-
-        var seen: [Int64] { ids.withLock { $0 } }
-    }
-
     @Test(
         "two serve processes on one database, writes on both, consumers on each: every change once, in commit order")
     func twoNodes() async throws {
@@ -56,7 +22,7 @@ struct PostgresChangeFeedTests {
         let nodes = [firstClient, secondClient]
 
         // From the log's beginning on each node, then two more "from now" once writes are under way.
-        var consumers = nodes.map { Consumer($0, fromStart: true) }
+        var consumers = nodes.map { ChangeStreamReader($0, fromStart: true) }
         let writers = (0..<4).map { writer in
             Task {
                 let client = nodes[writer % 2]
@@ -73,7 +39,7 @@ struct PostgresChangeFeedTests {
             }
         }
         try await Task.sleep(for: .milliseconds(200))
-        consumers += nodes.map { Consumer($0, fromStart: false) }
+        consumers += nodes.map { ChangeStreamReader($0, fromStart: false) }
         for writer in writers { try await writer.value }
 
         let store = try RecordStore(schema: .trains, location: location)
@@ -110,7 +76,7 @@ struct PostgresChangeFeedTests {
         defer { first.terminate() }
         let (second, secondClient, _) = try await launchServe(["--database", url])
         defer { second.terminate() }
-        let consumer = Consumer(firstClient, fromStart: false)
+        let consumer = ChangeStreamReader(firstClient, fromStart: false)
         defer { consumer.task.cancel() }
         #expect(try await eventually { consumer.start.withLock { $0 } != nil })
         let _: JSONValue = try await secondClient.post(

@@ -128,14 +128,18 @@ struct ChangeFeedRoutes: Sendable {
     ) async throws {
         var cursor = start
         let signal = store.changeSignal
+        var isQuiet = false
         while !Task.isCancelled && !signal.isClosed {
-            let changes = try store.changes(after: cursor, limit: batchSize)
+            let changes = try await store.changeBuffer.changes(
+                after: cursor, limit: batchSize, newest: signal.newest, refresh: isQuiet
+            ) { try store.changes(after: $0, limit: $1) }
             guard let first = changes.first else {
-                if await !signal.wait(beyond: cursor, timeout: heartbeat) {
-                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                }
+                // A heartbeat's time with no wake-up: read the log all the same, in case one was lost.
+                isQuiet = await !signal.wait(beyond: cursor, timeout: heartbeat)
+                if isQuiet { try await writer.write(ByteBuffer(string: ": heartbeat\n\n")) }
                 continue
             }
+            isQuiet = false
             if first.id > cursor + 1 {
                 // Ids may skip (a rolled-back write), but not below what the log keeps.
                 let (oldest, newest) = try store.changeBounds()

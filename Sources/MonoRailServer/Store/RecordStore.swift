@@ -11,6 +11,8 @@ public final class RecordStore: Sendable {
     public let changeSignal = ChangeSignal()
     /// How many changes the log keeps; a client resuming from an older one is told to reset.
     public let changeRetention: Int
+    /// The newest changes, read once for every stream of this process.
+    let changeBuffer: ChangeBuffer
 
     /// Opens (or creates) the database and its tables, and seeds it when it is empty.
     ///
@@ -30,8 +32,10 @@ public final class RecordStore: Sendable {
         self.schema = schema
         self.database = database
         self.changeRetention = max(1, changeRetention)
+        changeBuffer = ChangeBuffer()
         do {
             try migrate()
+            changeBuffer.begin(after: changeSignal.newest)
         } catch {
             database.close()
             throw error
