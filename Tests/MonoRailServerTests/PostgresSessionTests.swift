@@ -51,4 +51,15 @@ struct PostgresSessionTests {
         #expect(try store.list(gauges, filters: ["count": "not a number"]).total == 0)
         #expect(try store.list(gauges, filters: ["q": "ÜNÏ"]).total == 1)
     }
+
+    @Test("a postgres:// URL given as a SQLite path is refused, naming the way to use it, not made a file")
+    func urlAsPath() throws {
+        let error = #expect(throws: SchemaError.self) {
+            _ = try ReferenceServer(
+                schema: .trains, configuration: .init(databasePath: "postgres://monorail:secret@db.example/app"))
+        }
+        #expect(error?.description.contains("RecordStore(schema:location:)") == true)
+        #expect(error?.description.contains("secret") == false)
+        #expect(!FileManager.default.fileExists(atPath: "postgres:"))
+    }
 }

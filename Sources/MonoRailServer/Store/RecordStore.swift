@@ -22,6 +22,12 @@ public final class RecordStore: Sendable {
     ///   - changeRetention: How many changes the change log keeps (``changes(after:limit:)``).
     /// - Throws: ``SchemaError`` for an invalid schema; GRDB's `DatabaseError` when the file cannot be used.
     public convenience init(schema: ServerSchema, path: String, changeRetention: Int = 100_000) throws {
+        // A URL here would quietly become a SQLite file of that name.
+        if path.hasPrefix("postgres://") || path.hasPrefix("postgresql://") {
+            throw SchemaError(
+                "\(path.split(separator: "@").last.map { "…@" + $0 } ?? "a postgres:// URL") is not a SQLite path: open the store with RecordStore(schema:location:) from MonoRailServerPostgres, and serve it with ReferenceServer(store:configuration:)"
+            )
+        }
         try self.init(schema: schema, database: SQLiteRecordDatabase(path: path), changeRetention: changeRetention)
     }
 
