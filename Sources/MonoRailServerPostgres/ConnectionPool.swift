@@ -46,14 +46,8 @@ final class ConnectionPool: Sendable {
             try reused
             ?? PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger)
             .wait()
-        do {
-            let result = try body(connection)
-            checkIn(connection)
-            return result
-        } catch {
-            checkIn(connection)
-            throw error
-        }
+        defer { checkIn(connection) }
+        return try body(connection)
     }
 
     private func checkIn(_ connection: PostgresConnection) {

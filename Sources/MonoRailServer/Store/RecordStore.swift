@@ -437,7 +437,8 @@ public final class RecordStore: Sendable {
         }
     }
 
-    private func idValue(_ text: String) -> SQLValue? {
+    /// An id as the key column holds it; `nil` for text that is no id of the schema's type.
+    func idValue(_ text: String) -> SQLValue? {
         if schema.idType == .string { return text.isEmpty ? nil : .text(text) }
         return Int64(text).map(SQLValue.integer)
     }

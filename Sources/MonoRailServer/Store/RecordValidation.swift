@@ -90,16 +90,8 @@ extension RecordStore {
             }
             // An id of the wrong type (text for an integer key) points at nothing; PostgreSQL would
             // refuse to compare it.
-            let key: SQLValue? =
-                switch (schema.idType, foreign) {
-                case (.string, .text): foreign
-                case (.string, .integer(let int)): .text(String(int))
-                case (_, .integer): foreign
-                case (_, .text(let text)): Int64(text).map(SQLValue.integer)
-                default: nil
-                }
             let exists =
-                try key.map {
+                try idValue(foreign.idText ?? "").map {
                     try db.fetchValue("SELECT COUNT(*) FROM \(quoted(target.pluralName)) WHERE id = ?", [$0]).integer
                 } ?? 0
             if exists == 0 { fail(relationship.name, "must exist") }
