@@ -106,7 +106,7 @@ final class IdempotentWrites: Sendable {
         let fingerprint = Self.fingerprint(request, attributes: attributes)
         do {
             return try answer(key: key, fingerprint: fingerprint, request, attributes, effect).response
-        } catch where store.database.isConflict(error) {
+        } catch  where store.database.isConflict(error) {
             // Another process carried out the same key meanwhile (several servers on one
             // database): its entry is there now, and the repeat answers from it.
             return try answer(key: key, fingerprint: fingerprint, request, attributes, effect).response
