@@ -20,6 +20,12 @@ public final class PythonServer {
             name: "Django", script: repositoryRoot.appendingPathComponent("Tests/DjangoInterop/serve.py"),
             modules: ["django", "rest_framework", "django_filters", "drf_spectacular"],
             packages: ["django", "djangorestframework", "django-filter", "drf-spectacular"])
+        /// The djangorestframework-jsonapi app: trains, cars and depots as JSON:API documents.
+        public static let jsonAPI = App(
+            name: "djangorestframework-jsonapi",
+            script: repositoryRoot.appendingPathComponent("Tests/JSONAPIInterop/serve.py"),
+            modules: ["django", "rest_framework", "rest_framework_json_api", "django_filters"],
+            packages: ["django", "djangorestframework", "djangorestframework-jsonapi", "django-filter"])
         /// The FastAPI app, with FastAPI's OpenAPI document at `/openapi.json`.
         public static let fastAPI = App(
             name: "FastAPI", script: repositoryRoot.appendingPathComponent("Tests/FastAPIInterop/serve.py"),
@@ -85,6 +91,12 @@ public final class PythonServer {
     /// configured that way do.
     public static func django(extraTrains: Int = 0, pageSize: Int? = nil) async throws -> PythonServer {
         try await start(.django, arguments: [String(extraTrains)] + (pageSize.map { [String($0)] } ?? []))
+    }
+
+    /// Starts the djangorestframework-jsonapi app, holding `extraTrains` more trains ("Bulk 0", …)
+    /// after its two.
+    public static func jsonAPI(extraTrains: Int = 0) async throws -> PythonServer {
+        try await start(.jsonAPI, arguments: [String(extraTrains)])
     }
 
     /// Starts the FastAPI app, holding `extraBooks` more books ("Volume 0", …) after its three.

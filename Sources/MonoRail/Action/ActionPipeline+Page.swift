@@ -223,8 +223,10 @@ extension ActionPipeline {
         {
             page.total = total
         }
-        if let key = paging.totalCountKey, case .int(let count)? = container?[key], count >= 0 {
+        for key in paging.totalCountKeys {
+            guard case .int(let count)? = Self.member(key, of: container), count >= 0 else { continue }
             page.total = Int(exactly: count)
+            break
         }
         let requestURL = response.request.url
         if let name = LinkHeader.fieldName {
@@ -232,15 +234,22 @@ extension ActionPipeline {
             page.nextLink = relations["next"]
             page.isLinked = !relations.isEmpty
         }
-        if page.nextLink == nil, let key = paging.nextKey, let next = container?[key] {
+        if page.nextLink == nil, let key = paging.nextKey, let next = Self.member(key, of: container) {
             page.isLinked = true
             if case .string(let text) = next { page.nextLink = URL(string: text, relativeTo: requestURL)?.absoluteURL }
         }
-        if case .cursor(_, _, let key?) = paging.style, let container {
-            var value: JSONValue? = .object(container)
-            for part in key.split(separator: ".") { value = value?[String(part)] }
-            if let value, value != .null { page.nextCursor = value }
+        if case .cursor(_, _, let key?) = paging.style, let value = Self.member(key, of: container), value != .null {
+            page.nextCursor = value
         }
         return page
+    }
+
+    /// The member of a list's envelope at a key, or at a dotted path (`meta.pagination.count`).
+    private static func member(_ key: String, of container: [String: JSONValue]?) -> JSONValue? {
+        guard let container else { return nil }
+        if let value = container[key] { return value }
+        var value: JSONValue? = .object(container)
+        for part in key.split(separator: ".") { value = value?[String(part)] }
+        return value
     }
 }

@@ -44,9 +44,12 @@ extension ActionPipeline {
             }
             let path = try setup.path(for: routes.show, parameters: &parameters)
             return Prepared(action, .get, path, parameters: parameters)
-        case .list:
+        case .list(let filter):
             let path =
                 try action.path.map(setup.path(at:)) ?? setup.path(for: routes.index, parameters: &parameters)
+            if setup.conventions.filterStyle == .jsonAPI {
+                Self.familyFilter(filter, in: &parameters, setup.conventions)
+            }
             return Prepared(action, .get, path, parameters: parameters)
         case .page(let url):
             return Prepared(action, .get, try setup.path(following: url), parameters: parameters)
@@ -77,7 +80,8 @@ extension ActionPipeline {
                     "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
             }
             let path = try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance)
-            let body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
+            var body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
+            if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: nil, store: store) }
             return Prepared(action, .post, path, parameters: parameters, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
@@ -87,6 +91,7 @@ extension ActionPipeline {
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
+            if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: id, store: store) }
             return Prepared(
                 action, conventions.updateMethod, path, parameters: parameters, id: id, body: body, sent: snapshot.edits
             )
@@ -103,6 +108,25 @@ extension ActionPipeline {
             return Prepared(action, .delete, path, parameters: parameters, id: id, body: body)
         default:
             throw APIError(.invalidRequest, "\(action.verb.rawValue) is not a write")
+        }
+    }
+
+    /// Moves a list's filter keys left after its path took its own into JSON:API's `filter` family:
+    /// `train_id=1` becomes `filter[train_id]=1`. Keys already in a family (`page[size]`,
+    /// `filter[year.gte]`, `fields[trains]`) and the conventions' own parameters stay.
+    private static func familyFilter(
+        _ filter: [String: JSONValue], in parameters: inout [String: JSONValue], _ conventions: ServerConventions
+    ) {
+        var reserved: Set<String> = [conventions.includeParameter, conventions.searchParameter]
+        if let order = conventions.orderParameter { reserved.insert(order) }
+        switch conventions.paging.style {
+        case .pageNumbers(let page, let size): reserved.formUnion([page, size])
+        case .offsets(let limit, let offset): reserved.formUnion([limit, offset])
+        case .cursor(let cursor, let size, _): reserved.formUnion([cursor, size])
+        }
+        for key in filter.keys where !key.contains("[") && !reserved.contains(key) {
+            guard let value = parameters.removeValue(forKey: key) else { continue }
+            parameters["filter[\(key)]"] = value
         }
     }
 
@@ -162,6 +186,10 @@ extension ActionPipeline {
             headers[name] = "\"\(key)\""
         }
         if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
+        if let mediaType = conventions.mediaType, setup.format == .json {
+            if setup.client.configuration.defaultHeaders[.accept] == nil { headers[.accept] = mediaType }
+            if prepared.body != nil, prepared.files.isEmpty { headers[.contentType] = mediaType }
+        }
         var options = RequestOptions(
             deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
             operationName: "\(setup.typeName).\(prepared.action.verb.rawValue)",

@@ -266,7 +266,10 @@ struct ActionPipeline<Model: ResourceModel> {
         let tree = try setup.record(in: response)
         let patch = try decoder.decode(
             tree.main, at: RecordLocation(base: tree.path), allowsMissingID: allowsMissingID)
-        return .init(main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+        var located = ModelSetup<Model>.Located(
+            main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
+        located.included = tree.included
+        return located
     }
 
     /// Merges a response's one record and the records beside it, into `target` when the action has
@@ -352,7 +355,9 @@ struct ActionPipeline<Model: ResourceModel> {
                         }
                     }
                     try RecordPatch.requireDistinctIDs(patches, at: list.path)
-                    located = .init(main: patches, path: list.path, container: list.container, rootKey: list.rootKey)
+                    located = .init(
+                        main: patches, path: list.path, container: list.container, rootKey: list.rootKey,
+                        included: list.included)
                 }
                 let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
                 let (merged, side) = try store.mergeKeepingSideloads(

@@ -2,6 +2,7 @@ import Atomics
 import Foundation
 import HTTPTypes
 import Logging
+import MonoRailTransport
 
 /// Everything one model needs to talk to its server, worked out once per store configuration.
 final class ModelSetup<Model: ResourceModel>: Sendable {
@@ -53,6 +54,10 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let locator: ResponseLocator
     /// The roots a single record may sit under, and whether one is required.
     let recordRoots: (roots: [String], shape: ResponseLocator.Shape, required: Bool)
+    /// Where fields sit in a resource object, when the conventions speak JSON:API.
+    let jsonAPI: JSONAPILayout?
+    /// The `type` the server named the model's resource objects with, once it has.
+    let learnedResourceType = Locked<String?>(nil)
 
     /// - Parameters:
     ///   - storeConfiguration: The store's configuration, before the model's own changes.
@@ -104,10 +109,15 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         sideLoads = Self.sideLoads(registered: configuration.models)
         recordRoots =
             switch configuration.conventions.responseRoot {
+            case _ where configuration.conventions.bodyStyle == .jsonAPI: (["data"], .object, true)
             case .modelName: ([singular], .object, false)
             case .fixed(let single, _): ([single], .any, true)
             case .bare: ([], .any, false)
             }
+        jsonAPI =
+            configuration.conventions.bodyStyle == .jsonAPI
+            ? Self.jsonAPILayout(
+                wireKeys: wireKeys, mapping: configuration.coding.keyMapping, registry: configuration.models) : nil
     }
 
     /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.
@@ -148,7 +158,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             plan: decoderPlan, coder: coder, keys: recordKeys, storedKeyOrder: storedKeyOrder,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire),
-            probes: DigestProbes(on: probing))
+            probes: DigestProbes(on: probing), jsonAPI: jsonAPI)
     }
 
     // MARK: - Requests
@@ -301,11 +311,14 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         /// The object around the main record(s), for side-loads; `nil` for a bare body.
         var container: [String: JSONValue]?
         var rootKey: String?
+        /// The resource objects a JSON:API document included, by type.
+        var included: [JSONAPIDocument.Group]? = nil
     }
 
     /// The members that may hold a list body's records, when they are not a bare array.
     var listKeys: [String] {
-        switch conventions.responseRoot {
+        if jsonAPI != nil { return ["data"] }
+        return switch conventions.responseRoot {
         case .modelName: [plural]
         case .fixed(_, let list): [list]
         case .bare: conventions.listKeys
@@ -314,6 +327,17 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// The single record in a response and where it sits.
     func record(in response: APIResponse) throws -> Located<JSONValue> {
+        if jsonAPI != nil {
+            let document = try document(in: response, expecting: .one)
+            guard let resource = document.main.first else {
+                throw APIError(
+                    .inconsistentResponse, "the response's primary data is null: it holds no \(typeName)")
+            }
+            var located = Located(
+                main: resource, path: document.path, container: document.container, rootKey: document.rootKey)
+            located.included = document.included
+            return located
+        }
         let (roots, shape, required) = recordRoots
         let found = try locate(response, roots: roots, shape: shape, requiresRoot: required)
         return Located(main: found.value, path: found.path, container: found.container, rootKey: found.root)
@@ -321,6 +345,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
 
     /// The list of records in a response and the path of the list.
     func records(in response: APIResponse) throws -> Located<[JSONValue]> {
+        if jsonAPI != nil { return try document(in: response, expecting: .many) }
         let found = try locate(response, roots: listKeys, shape: .array, requiresRoot: false)
         return Located(
             main: found.value.arrayValue ?? [], path: found.path, container: found.container, rootKey: found.root)
@@ -339,6 +364,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore, keepsWire: Bool = false) throws
         -> [any RelatedPatch]
     {
+        if let included = located.included { return try self.included(included, store: store, keepsWire: keepsWire) }
         guard let container = located.container else { return [] }
         let base = locator.basePath
         var patches: [any RelatedPatch] = []

@@ -44,6 +44,13 @@ public struct ModelRegistry: Sendable {
         models.first { $0.polymorphicName == name } ?? model(singular: name)
     }
 
+    /// The model a JSON:API `type` names: `trains`, `Train`, `train-cars` (see
+    /// ``ResourceModel/jsonAPITypes``).
+    public func model(jsonAPIType type: String) -> (any ResourceModel.Type)? {
+        let normalized = JSONAPIDocument.normalized(type)
+        return models.first { $0.jsonAPITypes.contains(normalized) }
+    }
+
     /// The names two registered models share: a polymorphic name, a singular or a plural name.
     /// Such a name cannot tell the models apart; a store logs an error for each when configured,
     /// and a record that names one is refused.

@@ -32,10 +32,16 @@ public struct Paging: Sendable, Hashable {
     public var style: Style
     /// The header field holding the number of records in the whole list, or `nil`.
     public var totalCountHeader: String?
-    /// The key of the list's envelope holding the number of records in the whole list (DRF's
-    /// `"count"`), or `nil`.
-    public var totalCountKey: String?
-    /// The key of the list's envelope holding the next page's URL (DRF's `"next"`), or `nil`.
+    /// Where the list's envelope holds the number of records in the whole list, tried in order: keys
+    /// (DRF's `"count"`) or dotted paths (`"meta.pagination.count"`).
+    public var totalCountKeys: [String]
+    /// The first of ``totalCountKeys``, or `nil` for none; setting it makes it the only one.
+    public var totalCountKey: String? {
+        get { totalCountKeys.first }
+        set { totalCountKeys = newValue.map { [$0] } ?? [] }
+    }
+    /// The key, or dotted path, of the list's envelope holding the next page's URL (DRF's `"next"`,
+    /// JSON:API's `"links.next"`), or `nil`.
     public var nextKey: String?
     /// Whether a next-page link the server sends is followed. Default `true`; `false` asks for each
     /// page by ``style``'s parameters, for a server whose links are wrong.
@@ -51,7 +57,7 @@ public struct Paging: Sendable, Hashable {
     ) {
         self.style = style
         self.totalCountHeader = totalCountHeader
-        self.totalCountKey = totalCountKey
+        self.totalCountKeys = totalCountKey.map { [$0] } ?? []
         self.nextKey = nextKey
     }
 
@@ -68,6 +74,22 @@ public struct Paging: Sendable, Hashable {
     /// — or in the `"total"` of fastapi-pagination's `LimitOffsetPage` envelope,
     /// `{"items", "total", "limit", "offset"}`.
     public static let fastAPI = Paging(style: .offsets(limit: "limit", offset: "offset"), totalCountKey: "total")
+
+    /// JSON:API: `page[number]`/`page[size]`, pages followed by the document's `links.next` (`null`
+    /// on the last page), the total from `meta` as djangorestframework-jsonapi
+    /// (`meta.pagination.count`), jsonapi-resources (`meta.record_count`) and others
+    /// (`meta.total`, `meta.count`) write it. For `page[offset]`/`page[limit]`, set ``style`` to
+    /// `.offsets(limit: "page[limit]", offset: "page[offset]")`; for the cursor profile,
+    /// `.cursor(parameter: "page[after]", size: "page[size]", nextCursorKey: nil)` with the links
+    /// followed as given.
+    public static let jsonAPI: Paging = {
+        var paging = Paging(style: .pageNumbers(page: "page[number]", size: "page[size]"), nextKey: "links.next")
+        paging.totalCountKeys = [
+            "meta.pagination.count", "meta.total", "meta.count", "meta.record_count", "meta.record-count",
+            "meta.recordCount", "meta.total_count", "meta.totalCount", "meta.total-count",
+        ]
+        return paging
+    }()
 
     /// fastapi-pagination's default `Page`: `page`/`size` parameters and the
     /// `{"items", "total", "page", "size", "pages"}` envelope.
@@ -88,4 +110,7 @@ public enum FilterStyle: Sendable, Hashable {
     case brackets
     /// django-filter lookups: `company__in=A,B`, `max_speed__gte=100&max_speed__lt=300`.
     case lookups
+    /// JSON:API's `filter` family, as djangorestframework-jsonapi reads it: `filter[company]=A`,
+    /// `filter[company.in]=A,B`, `filter[max_speed.gte]=100`.
+    case jsonAPI
 }

@@ -86,6 +86,40 @@ public struct ServerConventions: Sendable {
     public var orderParameter: String? = "order"
     /// How lists are paged. Default ``Paging/rails``.
     public var paging: Paging = .rails
+    /// How records sit in bodies, both ways: plain records (default), or JSON:API documents.
+    public var bodyStyle: BodyStyle = .records
+    /// The media type sent as `Content-Type` and asked for in `Accept` when bodies are JSON, in place
+    /// of `application/json`: `application/vnd.api+json` for JSON:API. `nil` (the default) for
+    /// `application/json`. An `Accept` in the configuration's default headers wins.
+    public var mediaType: String?
+    /// The `type` of a model's resource objects in JSON:API documents sent before the server named
+    /// it; once a response names the type, what it named is sent. Default ``ResourceType/plural``.
+    public var resourceType: ResourceType = .plural
+
+    /// How records sit in request and response bodies.
+    public enum BodyStyle: Sendable, Hashable {
+        /// Records as objects of their fields, placed by ``ServerConventions/responseRoot``.
+        case records
+        /// JSON:API 1.1 documents: resource objects with `type`, `id`, `attributes` and
+        /// `relationships` under `data`, related records in `included`.
+        case jsonAPI
+    }
+
+    /// What a model's JSON:API `type` is called: reading accepts any of these spellings, in any case,
+    /// with or without dashes and underscores (`trains`, `Train`, `train-cars`); this says which one
+    /// a write sends before the server has named it.
+    public enum ResourceType: Sendable {
+        /// The plural name, `trains` (`@Resource(plural:)`): what the JSON:API specification's
+        /// examples and Ember send.
+        case plural
+        /// The singular name, `train`.
+        case singular
+        /// The Swift class name, `Train`: djangorestframework-jsonapi's type when neither
+        /// `JSONAPIMeta.resource_name` nor `JSON_API_PLURALIZE_TYPES` says otherwise.
+        case typeName
+        /// A name of your own for each model, from its Swift class name.
+        case custom(@Sendable (_ typeName: String) -> String)
+    }
 
     /// Creates conventions; the defaults are Rails'.
     public init(
@@ -160,5 +194,32 @@ public struct ServerConventions: Sendable {
         objects.format = .messagePack
         objects.sendsIDInBody = true
         return objects
+    }()
+
+    /// JSON:API 1.1: documents both ways as `application/vnd.api+json`, routes without trailing
+    /// slashes (`/articles/1`), ids as strings, `included` records merged, saves as `PATCH` with only
+    /// the changed attributes and relationships, filters as `filter[key]=value`
+    /// (`filter[year.gte]=1900` for ranges), `sort=-year,title`, `page[number]`/`page[size]` pages
+    /// followed by `links.next`, the total from `meta`, and error objects with `source.pointer`
+    /// as per-field validation errors whatever their status.
+    ///
+    /// Member names follow the configuration's ``MonoRailClient/CodingOptions/keyMapping``
+    /// (snake_case by default, as djangorestframework-jsonapi and jsonapi-serializer send them);
+    /// for a server that camelCases them, as the specification recommends, set it to `.identity`.
+    ///
+    /// ```swift
+    /// MonoRail.configure { $0.conventions = .jsonAPI }
+    /// ```
+    public static let jsonAPI: ServerConventions = {
+        var jsonAPI = ServerConventions(
+            updateMethod: .patch, sendsOnlyChanges: true, wrapsRequestBody: false, responseRoot: .bare,
+            validationStatuses: [400, 403, 409, 422])
+        jsonAPI.bodyStyle = .jsonAPI
+        jsonAPI.mediaType = JSONAPIDocument.mediaType
+        jsonAPI.filterStyle = .jsonAPI
+        jsonAPI.orderParameter = "sort"
+        jsonAPI.searchParameter = "filter[search]"
+        jsonAPI.paging = .jsonAPI
+        return jsonAPI
     }()
 }

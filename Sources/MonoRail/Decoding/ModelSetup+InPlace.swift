@@ -7,6 +7,7 @@ extension ModelSetup {
     /// The records of a list body, decoded in place; `nil` when the body is to be read as a tree,
     /// which then decides and reports exactly as for any other body.
     func inPlaceRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
+        guard jsonAPI == nil else { return nil }
         let contentType = response.response.headerFields[.contentType]
         let collector = RecordCollector(decoder)
         guard
@@ -22,6 +23,7 @@ extension ModelSetup {
     /// it is to be read as a tree (see ``inPlaceRecords(in:decoder:)``): also a record with no id,
     /// as a write's answer may be.
     func inPlaceRecord(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<RecordPatch<Model>>? {
+        guard jsonAPI == nil else { return nil }
         let contentType = response.response.headerFields[.contentType]
         let (roots, shape, required) = recordRoots
         let collector = RecordCollector(decoder)

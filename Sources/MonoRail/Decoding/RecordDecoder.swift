@@ -28,6 +28,8 @@ struct RecordDecoder<Model: ResourceModel> {
     let readsInPlace: Bool
     /// Every field present, for records the digest finds unchanged.
     let allPresent: [Bool]
+    /// Where fields sit in a JSON:API resource object, when records arrive as those.
+    let jsonAPI: JSONAPILayout?
 
     /// What every decoder of a model takes from its schema, found once per model and store: each
     /// `Model.resourceSchema` makes the schema anew, which cost as much as the rest of a small read.
@@ -48,8 +50,9 @@ struct RecordDecoder<Model: ResourceModel> {
 
     init(
         plan: Plan, coder: FieldCoder, keys: RecordKeys, storedKeyOrder: [String], embedding: EmbeddingContext,
-        probes: DigestProbes
+        probes: DigestProbes, jsonAPI: JSONAPILayout? = nil
     ) {
+        self.jsonAPI = jsonAPI
         self.coder = coder
         self.direct = FieldDecoder(coder: coder)
         self.keys = keys
@@ -59,7 +62,7 @@ struct RecordDecoder<Model: ResourceModel> {
         self.comparesDigests = plan.comparesDigests
         self.fieldCount = plan.fields.count
         self.probes = probes
-        self.readsInPlace = plan.readsInPlace
+        self.readsInPlace = plan.readsInPlace && jsonAPI == nil
         self.allPresent = plan.allPresent
     }
 
@@ -96,6 +99,13 @@ struct RecordDecoder<Model: ResourceModel> {
         }
         // Only a hook can drop a record: a null the server sent where a record belongs is an error.
         if record == .null, Model.resourceSchema.rewritesRecords, wire != .null { return nil }
+        if let jsonAPI {
+            var source = try JSONAPIRecord(record, keys: keys, layout: jsonAPI, path: location.description)
+            guard let patch = try read(&source, at: location, allowsMissingID: allowsMissingID) else {
+                throw Self.failure("the resource object cannot be read", at: location)
+            }
+            return patch
+        }
         guard var source = JSONTreeRecord(record, keys: keys, received: wire) else {
             throw Self.failure(
                 "expected a \(Model.resourceSchema.typeName) record (an object), found \(Self.kind(of: record))",

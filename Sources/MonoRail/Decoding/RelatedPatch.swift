@@ -55,6 +55,25 @@ struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
         return patches.compactMap { $0.id.map { RecordKey(model: model, id: $0) } }
     }
 
+    /// Decodes the resource objects of one type from a JSON:API document's `included`, each at its
+    /// place there for errors.
+    static func decode(included group: JSONAPIDocument.Group, context: EmbeddingContext) throws -> Self {
+        let childSetup = context.store.setup(for: Child.self)
+        childSetup.noteResourceType(group.type)
+        let decoder = childSetup.decoder(
+            coder: FieldCoder(options: childSetup.coding), store: context.store,
+            embedding: EmbeddingContext(
+                store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth,
+                keepsWire: context.keepsWire))
+        var patches: [RecordPatch<Child>] = []
+        patches.reserveCapacity(group.resources.count)
+        for (index, resource) in group.resources {
+            let location = RecordLocation(base: JSONAPIDocument.includedPath, index: index)
+            if let patch = try decoder.decodeUnlessDropped(resource, at: location) { patches.append(patch) }
+        }
+        return RelatedRecords(patches: patches)
+    }
+
     /// Decodes one record (`many == false`), or an array of them; `null` is none.
     static func decode(_ json: JSONValue, many: Bool, at path: String, context: EmbeddingContext) throws -> Self {
         guard context.depth < context.maxDepth else {
@@ -151,6 +170,12 @@ struct SideLoading: Sendable {
     /// The related model's resource name, which its cached records are kept under.
     let model: @Sendable () -> String
     let decode: @Sendable (JSONValue, String, EmbeddingContext) throws -> any RelatedPatch
+    /// The JSON:API types that name the related model, normalized (``ResourceModel/jsonAPITypes``).
+    let types: @Sendable () -> Set<String>
+    /// Decodes the related model's resource objects of a JSON:API document's `included`.
+    let decodeIncluded: @Sendable (JSONAPIDocument.Group, EmbeddingContext) throws -> any RelatedPatch
+    /// The `type` a JSON:API write names the related model's resource objects with, in a store.
+    let resourceType: @Sendable (ResourceStore) -> String
     /// Decodes cached records of the related model, each with its fetched-at unless the server
     /// confirmed them all at the date given.
     let decodeStored: @Sendable ([StoredRecord], ResourceStore, FetchStamp?) throws -> any RelatedPatch
@@ -162,6 +187,9 @@ struct SideLoading: Sendable {
             decode: { json, path, context in
                 try RelatedRecords<Target>.decode(json, many: true, at: path, context: context)
             },
+            types: { Target.jsonAPITypes },
+            decodeIncluded: { group, context in try RelatedRecords<Target>.decode(included: group, context: context) },
+            resourceType: { store in store.setup(for: Target.self).resourceType },
             decodeStored: { records, store, confirmed in
                 try decodeStored(Target.self, records, store: store, confirmed: confirmed)
             })

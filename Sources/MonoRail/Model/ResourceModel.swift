@@ -213,6 +213,13 @@ extension ResourceModel {
     /// `@Resource(primaryKey:)`, or `"id"`.
     public static var primaryKey: String { resourceSchema.primaryKey ?? "id" }
 
+    /// The JSON:API `type`s read as this model, normalized (lower-cased, without dashes and
+    /// underscores): its plural and singular names, its Swift class name and its
+    /// ``polymorphicName``, so `trains`, `train`, `Train` and `train-cars` are all understood.
+    public static var jsonAPITypes: Set<String> {
+        Set([resourcePlural, resourceName, resourceSchema.typeName, polymorphicName].map(JSONAPIDocument.normalized))
+    }
+
     /// The Swift class name.
     public static var polymorphicName: String { resourceSchema.typeName }
 

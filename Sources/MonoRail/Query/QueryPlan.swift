@@ -115,6 +115,11 @@ struct QueryPlan: Sendable {
         case (.range(let lower, let upper), .lookups):
             if let lower { parameters[key + (lower.isIncluded ? "__gte" : "__gt")] = lower.value }
             if let upper { parameters[key + (upper.isIncluded ? "__lte" : "__lt")] = upper.value }
+        case (.isIn(let values), .jsonAPI):
+            parameters["filter[\(key).in]"] = .string(values.map(text).joined(separator: ","))
+        case (.range(let lower, let upper), .jsonAPI):
+            if let lower { parameters["filter[\(key).\(lower.isIncluded ? "gte" : "gt")]"] = lower.value }
+            if let upper { parameters["filter[\(key).\(upper.isIncluded ? "lte" : "lt")]"] = upper.value }
         }
     }
 

@@ -40,6 +40,7 @@ extension ResourceField {
                 else { return }
                 owner._$state.keep([live], for: valuePath)
             },
+            linkage: .polymorphicID(name: name),
             decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
             encode: { value, _ in value?.jsonValue ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })
@@ -55,6 +56,7 @@ extension ResourceField {
         self.init(
             name + "Type", valuePath, property, key: nil,
             defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_type" },
+            linkage: .polymorphicType(name: name),
             decode: { value, coder in value.isNull ? nil : try coder.decode(String.self, from: value) },
             encode: { value, _ in value.map(JSONValue.string) ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })

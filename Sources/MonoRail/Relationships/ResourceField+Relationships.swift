@@ -16,6 +16,7 @@ extension ResourceField {
                     owner._$state.keep([live], for: valuePath)
                 }
             },
+            linkage: .one(name: name),
             decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
             encode: { value, _ in value?.jsonValue ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })
@@ -41,6 +42,7 @@ extension ResourceField {
                 let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
                 if !live.isEmpty { owner._$state.keep(live, for: valuePath) }
             },
+            linkage: .many(name: name),
             decode: { value, coder in value.isNull ? [] : try coder.decode([ResourceID].self, from: value) },
             encode: { value, _ in .array(value.map(\.jsonValue)) },
             isEqual: { lhs, rhs, _ in lhs == rhs })

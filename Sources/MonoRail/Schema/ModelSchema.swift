@@ -94,6 +94,9 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     let isUpload: Bool
     /// Whether the field is a `@References` foreign key.
     var isReference: Bool { related != nil && embedded == nil }
+    /// The relationship whose linkage the field's value is, in a JSON:API resource object; `nil`
+    /// for an attribute.
+    let linkage: FieldLinkage?
     /// The related model whose records may arrive side-loaded beside this one.
     let related: SideLoading?
     /// Loads the related records of a relationship field (`$train.load()`).
@@ -216,6 +219,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         related: SideLoading? = nil,
         load: (@Sendable (Model) async throws -> Void)? = nil,
         adopt: (@Sendable (Model) -> Void)? = nil,
+        linkage: FieldLinkage? = nil,
         decode: @escaping @Sendable (JSONValue, FieldCoder) throws -> Value,
         encode: @escaping @Sendable (Value, FieldCoder) throws -> JSONValue,
         isEqual: @escaping @Sendable (Value, Value, FieldCoder) -> Bool
@@ -230,6 +234,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.related = related
         self.load = load
         self.adopt = adopt
+        self.linkage = linkage
         self.decode = { values, wire, coder in values[keyPath: valuePath] = try decode(wire, coder) }
         self.encode = { values, coder in try encode(values[keyPath: valuePath], coder) }
         self.copy = { target, source in target[keyPath: valuePath] = source[keyPath: valuePath] }
@@ -242,6 +247,25 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         self.notify = { model, registrar in
             registrar.willSet(model, keyPath: property)
             registrar.didSet(model, keyPath: property)
+        }
+    }
+}
+
+/// Which part of a relationship's linkage a field holds, in a JSON:API resource object: its name is
+/// the relationship's, the Swift property's mapped as every key is.
+enum FieldLinkage: Sendable {
+    /// A `@References` one: the id of `relationships.<name>.data`.
+    case one(name: String)
+    /// A `@References(.many)`: the ids of `relationships.<name>.data`.
+    case many(name: String)
+    /// A polymorphic `@References`' id.
+    case polymorphicID(name: String)
+    /// A polymorphic `@References`' model, named by the linkage's `type`.
+    case polymorphicType(name: String)
+
+    var name: String {
+        switch self {
+        case .one(let name), .many(let name), .polymorphicID(let name), .polymorphicType(let name): name
         }
     }
 }

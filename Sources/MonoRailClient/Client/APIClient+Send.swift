@@ -121,7 +121,11 @@ extension APIClient {
         // A 400 is validation errors too when its body says so with an `errors` member, at the top or
         // under the record's root (ApiModel); the bare `{field: [message]}` shape only at the
         // configured statuses, since many servers answer a 400 with `{"message": "…"}`.
-        if validationStatuses.contains(status.code) || status.code == 400, let parsed {
+        // JSON:API error objects that point at fields are validation errors whatever the status.
+        if validationStatuses.contains(status.code) || status.code == 400
+            || (status.kind == .clientError && parsed.map(ValidationErrors.pointsAtFields) == true),
+            let parsed
+        {
             let roots = request.responseRoots + (request.bodyRoot.map { [$0] } ?? [])
             if let errors = ValidationErrors.parse(
                 parsed, roots: roots, allowsBareFields: validationStatuses.contains(status.code)),

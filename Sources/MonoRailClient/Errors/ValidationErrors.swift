@@ -162,6 +162,8 @@ extension ValidationErrors {
         switch value {
         case .object(let map):
             return fromFieldMap(map)
+        case .array(let items) where items.contains(where: { $0.objectValue != nil }):
+            return fromErrorObjects(items)
         case .array(let messages):
             let strings = messages.compactMap(\.stringValue)
             guard strings.count == messages.count, !strings.isEmpty else { return nil }
@@ -171,6 +173,36 @@ extension ValidationErrors {
         default:
             return nil
         }
+    }
+
+    /// JSON:API's error objects: those whose `source.pointer` names a field of the document sent,
+    /// by `detail` (else `title`): `/data/attributes/title` → `title`, `/data/attributes/address/city`
+    /// → `address.city`, `/data/relationships/author` → `author`, `/data` → ``baseField``. `nil`
+    /// unless at least one points at the document: errors that point nowhere are not validation
+    /// errors, and are then filed under ``baseField`` beside the ones that do.
+    private static func fromErrorObjects(_ items: [JSONValue]) -> ValidationErrors? {
+        let objects = items.compactMap(ErrorObject.init(json:))
+        guard objects.count == items.count, objects.contains(where: { $0.field != nil }) else { return nil }
+        var fields: [(field: String, messages: [String])] = []
+        var positions: [String: Int] = [:]
+        for object in objects {
+            guard let message = object.detail ?? object.title ?? object.code else { continue }
+            let field = object.field ?? baseField
+            if let index = positions[field] {
+                fields[index].messages.append(message)
+            } else {
+                positions[field] = fields.count
+                fields.append((field, [message]))
+            }
+        }
+        return fields.isEmpty ? nil : ValidationErrors(fields)
+    }
+
+    /// Whether a body is a JSON:API error document with at least one error pointing at a field of
+    /// the document sent: validation errors whatever the status.
+    package static func pointsAtFields(_ body: JSONValue) -> Bool {
+        guard case .array(let items)? = body["errors"] else { return false }
+        return items.contains { ErrorObject(json: $0)?.field != nil }
     }
 
     /// `{field: [message]}` or `{field: message}`, with nested objects flattened to `parent.child`.

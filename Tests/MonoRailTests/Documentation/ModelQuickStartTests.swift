@@ -111,6 +111,19 @@ struct ModelQuickStartTests {
         #expect(output.last == "deleted")
     }
 
+    @Test("runs against djangorestframework-jsonapi with the .jsonAPI preset")
+    func jsonAPI() async throws {
+        let server = try await PythonServer.jsonAPI()
+        defer { server.stop() }
+        MonoRail.configure { $0 = MonoRail.Configuration(conventions: .jsonAPI, retryPolicy: .none) }
+        let output = try await quickStart(apiRootURL: server.baseURL)
+        try #require(output.count >= 4)
+        #expect(output[0] == "true")
+        #expect(output[1] == "This field is required.")
+        #expect(output.contains("MonoRail Co."))
+        #expect(output.last == "deleted")
+    }
+
     @Test("the SPEC.md §2 example runs against the reference server")
     func specExample() async throws {
         let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()

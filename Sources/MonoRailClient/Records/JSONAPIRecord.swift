@@ -1,0 +1,190 @@
+/// Where each of a model's fields sits in a JSON:API resource object: an attribute under its wire
+/// key, or a relationship's linkage. Worked out once per model and configuration.
+package final class JSONAPILayout: Sendable {
+    /// Where one field's value is read from.
+    package enum Place: Sendable {
+        /// `attributes[key]`, the field's wire key.
+        case attribute
+        /// The id of a to-one relationship's linkage, `relationships[name].data.id`, whose `type`
+        /// must be one of `types` (normalized, ``JSONAPIDocument/normalized(_:)``).
+        case toOne(String, types: Set<String>)
+        /// The ids of a to-many relationship's linkage.
+        case toMany(String, types: Set<String>)
+        /// The model a polymorphic relationship's linkage names, by its polymorphic name.
+        case polymorphicType(String)
+        /// The id a polymorphic relationship's linkage names.
+        case polymorphicID(String)
+    }
+
+    /// Each field's place, in schema order.
+    package let places: [Place]
+    /// The model's own types, normalized: a primary resource object of another type is refused.
+    package let types: Set<String>
+    /// The model's Swift class name, for errors.
+    package let typeName: String
+    /// The polymorphic name of the model a JSON:API type names, `nil` for a type no model has.
+    package let polymorphicName: @Sendable (String) -> String?
+
+    package init(
+        places: [Place], types: Set<String>, typeName: String, polymorphicName: @escaping @Sendable (String) -> String?
+    ) {
+        self.places = places
+        self.types = types
+        self.typeName = typeName
+        self.polymorphicName = polymorphicName
+    }
+}
+
+/// A JSON:API resource object read as a record: its `id`, then each field from its attribute or its
+/// relationship's linkage, so the one field loop reads it as it reads every other backing.
+///
+/// A sparse fieldset's record carries some fields only: those it does not carry are not members,
+/// and merge as absent. A relationship with `links` and no `data` says nothing of its linkage and is
+/// absent too; a linkage to a record not included is its id, never `null`.
+package struct JSONAPIRecord: RecordSource {
+    private let id: JSONValue
+    private let attributes: [String: JSONValue]
+    private let relationships: [String: JSONValue]
+    private let keys: RecordKeys
+    private let layout: JSONAPILayout
+    private let path: String
+    /// The next field to look for; -1 before the id.
+    private var next = -1
+    private var current: JSONValue = .null
+    /// The members read, under the model's wire keys: the record as a record cache keeps it.
+    private var flat: [String: JSONValue] = [:]
+
+    /// A source over a resource object of a response.
+    ///
+    /// - Throws: ``APIError`` with ``APIError/Code/decodingFailed`` for a resource object without a
+    ///   string `type` and `id`, of a type that is not the model's, or whose `attributes` or
+    ///   `relationships` are not objects.
+    package init(_ resource: JSONValue, keys: RecordKeys, layout: JSONAPILayout, path: String) throws {
+        let (type, id) = try JSONAPIDocument.identity(of: resource, at: path, typeName: layout.typeName)
+        guard layout.types.contains(JSONAPIDocument.normalized(type)) else {
+            throw JSONAPIDocument.failure(
+                layout.typeName, "a resource object of type \"\(type)\" where a \(layout.typeName) was expected",
+                path: path, key: "type")
+        }
+        self.id = .string(id)
+        self.attributes = try Self.object(resource["attributes"], named: "attributes", at: path, layout: layout)
+        self.relationships = try Self.object(
+            resource["relationships"], named: "relationships", at: path, layout: layout)
+        self.keys = keys
+        self.layout = layout
+        self.path = path
+    }
+
+    private static func object(_ value: JSONValue?, named name: String, at path: String, layout: JSONAPILayout) throws
+        -> [String: JSONValue]
+    {
+        switch value {
+        case nil, .null?: return [:]
+        case .object(let members)?: return members
+        case let value?:
+            throw JSONAPIDocument.failure(
+                layout.typeName, "\"\(name)\" must be an object, found \(JSONAPIDocument.kind(of: value))", path: path,
+                key: name)
+        }
+    }
+
+    package mutating func nextMember() throws -> RecordMember? {
+        if next < 0 {
+            next = 0
+            current = id
+            flat[keys.id] = id
+            return .id
+        }
+        while next < keys.count {
+            let index = next
+            next += 1
+            guard let value = try value(at: index) else { continue }
+            current = value
+            flat[keys.fields[index]] = value
+            return .field(index)
+        }
+        if next == keys.count {
+            next += 1
+            if let version = keys.version, let value = attributes[version] {
+                current = value
+                flat[version] = value
+                return .version
+            }
+        }
+        return nil
+    }
+
+    package var value: FieldSource { FieldSource(current) }
+
+    package func wire(keyOrder: [String]) -> WireRecord { .tree(.object(flat), keyOrder: keyOrder) }
+
+    package func leadingID() -> JSONValue? { id }
+
+    /// The value of the field at `index`, `nil` when the resource object does not carry it.
+    private func value(at index: Int) throws -> JSONValue? {
+        switch layout.places[index] {
+        case .attribute:
+            return attributes[keys.fields[index]]
+        case .toOne(let name, let types):
+            guard let linkage = try data(of: name) else { return nil }
+            if linkage == .null { return .null }
+            let (type, id) = try identity(of: linkage, in: name)
+            try require(type, among: types, in: name)
+            return .string(id)
+        case .toMany(let name, let types):
+            guard let linkage = try data(of: name) else { return nil }
+            guard case .array(let items) = linkage else {
+                throw failure(
+                    "a to-many relationship's data must be an array, found \(JSONAPIDocument.kind(of: linkage))", name)
+            }
+            var ids: [JSONValue] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                let (type, id) = try identity(of: item, in: name)
+                try require(type, among: types, in: name)
+                ids.append(.string(id))
+            }
+            return .array(ids)
+        case .polymorphicType(let name):
+            guard let linkage = try data(of: name) else { return nil }
+            if linkage == .null { return .null }
+            let (type, _) = try identity(of: linkage, in: name)
+            guard let model = layout.polymorphicName(type) else {
+                throw failure("the linkage names the type \"\(type)\", which no registered model has", name)
+            }
+            return .string(model)
+        case .polymorphicID(let name):
+            guard let linkage = try data(of: name) else { return nil }
+            if linkage == .null { return .null }
+            return .string(try identity(of: linkage, in: name).id)
+        }
+    }
+
+    /// The linkage of a relationship: `nil` when the relationship or its `data` is absent.
+    private func data(of name: String) throws -> JSONValue? {
+        guard let relationship = relationships[name], relationship != .null else { return nil }
+        guard case .object(let members) = relationship else {
+            throw failure("a relationship must be an object, found \(JSONAPIDocument.kind(of: relationship))", name)
+        }
+        return members["data"]
+    }
+
+    private func identity(of linkage: JSONValue, in name: String) throws -> (type: String, id: String) {
+        guard case .object(let members) = linkage, case .string(let type)? = members["type"], !type.isEmpty else {
+            throw failure("a resource identifier needs a \"type\" string, found \(linkage)", name)
+        }
+        guard case .string(let id)? = members["id"], !id.isEmpty else {
+            throw failure("a resource identifier in a response needs an \"id\" string, found \(linkage)", name)
+        }
+        return (type, id)
+    }
+
+    private func require(_ type: String, among types: Set<String>, in name: String) throws {
+        guard !types.isEmpty, !types.contains(JSONAPIDocument.normalized(type)) else { return }
+        throw failure("the linkage names the type \"\(type)\", not the related model's", name)
+    }
+
+    private func failure(_ reason: String, _ relationship: String) -> APIError {
+        JSONAPIDocument.failure(layout.typeName, reason, path: "\(path).relationships", key: relationship)
+    }
+}
