@@ -134,15 +134,21 @@ extension ActionPipeline {
     /// - Throws: ``/MonoRailClient/APIError/Code/tooManyPages`` past the page limit (nothing is pruned then), or
     ///   what a page's read threw.
     func everyPage(_ action: ModelAction<Model>, probing: Bool = true) async throws -> ResourceResponse<[Model]> {
-        guard case .list(let filter) = action.operation else {
+        let paging = setup.conventions.paging
+        var progress: PageProgress
+        var first = action
+        first.prunes = false
+        switch action.operation {
+        case .list(let filter):
+            progress = PageProgress(parameters: filter.merging(action.parameters) { filter, _ in filter })
+            first.parameters = [:]
+            first.operation = .list(filter: progress.parameters)
+        case .page:
+            // A walk that starts at a link the server gave (JSON:API's `links.related`).
+            progress = PageProgress(parameters: action.parameters)
+        default:
             throw APIError(.invalidRequest, "only a list read walks its pages")
         }
-        let paging = setup.conventions.paging
-        var progress = PageProgress(parameters: filter.merging(action.parameters) { filter, _ in filter })
-        var first = action
-        first.parameters = [:]
-        first.operation = .list(filter: progress.parameters)
-        first.prunes = false
         let answer = try await page(first)
         guard answer.source == .network else { return answer.map(\.instances) }
         var instances = answer.value.instances

@@ -248,7 +248,8 @@ struct ActionPipeline<Model: ResourceModel> {
                 }
                 // 6. Merge.
                 let instance = try merge(
-                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, coder: coder, context)
+                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, coder: coder, context,
+                    document: located.document)
                 context.keep([patch], of: setup.singular, sideloaded: sideloaded)
                 return instance
             }
@@ -268,7 +269,7 @@ struct ActionPipeline<Model: ResourceModel> {
             tree.main, at: RecordLocation(base: tree.path), allowsMissingID: allowsMissingID)
         var located = ModelSetup<Model>.Located(
             main: patch, path: tree.path, container: tree.container, rootKey: tree.rootKey)
-        located.included = tree.included
+        located.document = tree.document
         return located
     }
 
@@ -278,13 +279,14 @@ struct ActionPipeline<Model: ResourceModel> {
     /// one takes the server's state from it.
     private func merge(
         _ patch: RecordPatch<Model>, sideloaded: [any RelatedPatch], into target: Model?, id: ResourceID?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, _ context: MergeContext
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, _ context: MergeContext, document: JSONAPIDocument?
     ) throws -> Model {
         let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
         let (merged, side) = try store.mergeKeepingSideloads(
             [patch], sideloaded: sideloaded, target: live == nil ? target : nil, mode: live == nil ? mode : .read,
             coder: coder, fetched: context.fetched)
-        if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+        if let document { setup.adoptLinkage(of: document, store: store) }
+        if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged) }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
         }
@@ -315,7 +317,8 @@ struct ActionPipeline<Model: ResourceModel> {
             let (merged, side) = try store.mergeKeepingSideloads(
                 [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder,
                 fetched: context.fetched)
-            if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+            if let document = located.document { setup.adoptLinkage(of: document, store: store) }
+            if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
@@ -357,13 +360,14 @@ struct ActionPipeline<Model: ResourceModel> {
                     try RecordPatch.requireDistinctIDs(patches, at: list.path)
                     located = .init(
                         main: patches, path: list.path, container: list.container, rootKey: list.rootKey,
-                        included: list.included)
+                        document: list.document)
                 }
                 let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
                 let (merged, side) = try store.mergeKeepingSideloads(
                     located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
                     fetched: context.fetched)
-                if !side.isEmpty { Model.resourceSchema.adoptRelated(merged) }
+                if let document = located.document { setup.adoptLinkage(of: document, store: store) }
+                if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
                 context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
                 return (merged, located.container)
             }

@@ -60,7 +60,7 @@ extension ModelSetup {
         if case .string(let type)? = document.data.first?["type"] { noteResourceType(type) }
         var located = Located(
             main: document.data, path: JSONAPIDocument.dataPath, container: document.members, rootKey: "data")
-        located.included = document.included
+        located.document = document
         return located
     }
 
@@ -93,6 +93,40 @@ extension ModelSetup {
     private func includedLoading(_ type: String) -> SideLoading? {
         if Model.jsonAPITypes.contains(type) { return SideLoading.of(Model.self) }
         return sideLoads.first { $0.loading.types().contains(type) }?.loading
+    }
+
+    /// What a document's primary resource objects say of their `@Has` relationships, given to
+    /// their instances once merged: the records each linkage lists point at it (when they name no
+    /// owner of their own), and `links.related` is where its `load()` reads them.
+    func adoptLinkage(of document: JSONAPIDocument, store: ResourceStore) {
+        let relationships = Model.resourceSchema.hasRelationships
+        guard !relationships.isEmpty else { return }
+        let mapping = coding.keyMapping
+        for resource in document.data {
+            guard case .string(let id)? = resource["id"],
+                let owner = store.instance(of: Model.self, id: ResourceID.string(id)),
+                case .object(let members)? = resource["relationships"]
+            else { continue }
+            for relationship in relationships {
+                guard case .object(let linkage)? = members[mapping.wireKey(for: relationship.name)] else { continue }
+                if case .string(let text)? = linkage["links"]?["related"] ?? linkage["links"]?["related"]?["href"],
+                    let link = URL(string: text), link.scheme != nil
+                {
+                    owner._$state.state.withLock { $0.relatedLinks[relationship.name] = link }
+                }
+                let identifiers: [JSONValue] =
+                    switch linkage["data"] {
+                    case .array(let items)?: items
+                    case .object?: [linkage["data"] ?? .null]
+                    default: []
+                    }
+                let ids = identifiers.compactMap { item -> ResourceID? in
+                    guard case .string(let id)? = item["id"], !id.isEmpty else { return nil }
+                    return .string(id)
+                }
+                if !ids.isEmpty { relationship.adoptLinkage(owner, ids) }
+            }
+        }
     }
 
     // MARK: - Writing

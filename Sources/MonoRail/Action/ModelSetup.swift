@@ -311,8 +311,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         /// The object around the main record(s), for side-loads; `nil` for a bare body.
         var container: [String: JSONValue]?
         var rootKey: String?
-        /// The resource objects a JSON:API document included, by type.
-        var included: [JSONAPIDocument.Group]? = nil
+        /// The JSON:API document the records came in: its included records, and what its primary
+        /// resource objects say of their `@Has` relationships.
+        var document: JSONAPIDocument? = nil
     }
 
     /// The members that may hold a list body's records, when they are not a bare array.
@@ -335,7 +336,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             }
             var located = Located(
                 main: resource, path: document.path, container: document.container, rootKey: document.rootKey)
-            located.included = document.included
+            located.document = document.document
             return located
         }
         let (roots, shape, required) = recordRoots
@@ -364,7 +365,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     func sideloaded<Main>(_ located: Located<Main>, store: ResourceStore, keepsWire: Bool = false) throws
         -> [any RelatedPatch]
     {
-        if let included = located.included { return try self.included(included, store: store, keepsWire: keepsWire) }
+        if let document = located.document {
+            return try included(document.included, store: store, keepsWire: keepsWire)
+        }
         guard let container = located.container else { return [] }
         let base = locator.basePath
         var patches: [any RelatedPatch] = []

@@ -76,6 +76,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// `@Has` assignments the next save or create of this instance carries out on the server,
         /// by saving the records they re-pointed.
         var membership = [ValuePathKey: Membership<Model>]()
+        /// A JSON:API server's `links.related` of each `@Has` relationship, by Swift name: where its
+        /// `load()` reads the related records.
+        var relatedLinks = [String: URL]()
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetched: FetchStamp?

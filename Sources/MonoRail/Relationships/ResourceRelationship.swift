@@ -18,6 +18,9 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
     let load: @Sendable (Model) async throws -> Void
     /// Keeps the live related records alive on the owner (after they arrived side-loaded).
     let adopt: @Sendable (Model) -> Void
+    /// Points the live records a JSON:API linkage lists at the owner, when they name no owner of
+    /// their own: their foreign key is what the owner's linkage says of them.
+    let adoptLinkage: @Sendable (Model, [ResourceID]) -> Void
 
     /// A `@Has` relationship. Called by generated code.
     @_documentation(visibility: internal)
@@ -42,10 +45,32 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             let found = store.instances(of: Target.self, whereKey: key, is: id)
             if !found.isEmpty { owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath) }
         }
-        self.load = { owner in
+        self.adoptLinkage = { owner, ids in
             let (id, store) = owner._$state.state.withLock { ($0.id, $0.store ?? .default) }
             guard let id else { return }
             let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+            let targetSetup = store.setup(for: Target.self)
+            guard let index = targetSetup.wireKeys.firstIndex(of: key) else { return }
+            let coder = FieldCoder(options: targetSetup.coding)
+            for targetID in ids {
+                guard let target = store.instance(of: Target.self, id: targetID) else { continue }
+                target._$state.adoptServerValue(id.jsonValue, at: index, of: target, coder: coder)
+            }
+        }
+        self.load = { owner in
+            let (id, store, link) = owner._$state.state.withLock {
+                ($0.id, $0.store ?? .default, $0.relatedLinks[name])
+            }
+            guard let id else { return }
+            let key = store.foreignKey(foreignKey, inverse: inverse, from: Model.self, to: Target.self)
+            if let link {
+                // The server's own word on where the records are (JSON:API's `links.related`).
+                var read = ModelAction<Target>(operation: .page(link), store: store)
+                read.owner = (key, id)
+                let found = try await ActionPipeline(store: store).everyPage(read, probing: false).value
+                owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath)
+                return
+            }
             guard store.setup(for: Target.self).wireKeys.contains(key) else {
                 throw InstanceState<Model>.missingKey(key, valuePath: valuePath, of: Target.self)
             }

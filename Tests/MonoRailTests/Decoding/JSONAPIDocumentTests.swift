@@ -3,6 +3,13 @@ import MonoRail
 import MonoRailTesting
 import Testing
 
+/// A note on a train or a car: a polymorphic relationship.
+@Resource(name: "note")
+final class TrainNote {
+    var body: String?
+    @References(polymorphic: true) var subject: (any ResourceModel)?
+}
+
 /// JSON:API documents no real server sends on purpose: each gives a typed error and leaves the
 /// store and every live instance as they were — nothing of a refused document is merged, not even
 /// the parts of it that were fine.
@@ -118,6 +125,68 @@ struct JSONAPIDocumentTests {
             #expect(loaded.cars.count == 10_000)
             #expect(loaded.cars.first?.train === loaded)
             #expect(store.count == 10_001)
+        }
+    }
+
+    @Test("a parent's to-many linkage points the included children at it when they name no parent themselves")
+    func parentLinkage() async throws {
+        try await withCanned(conventions: .jsonAPI) { server, store in
+            server.respond(
+                to: "GET /trains/1?include=cars", contentType: "application/vnd.api+json",
+                body: #"""
+                    {"data": {"type": "trains", "id": "1", "attributes": {"company": "MonoRail Co."},
+                              "relationships": {"cars": {"data": [{"type": "cars", "id": "5"}, {"type": "cars", "id": "6"}],
+                                                         "links": {"related": "/elsewhere/trains/1/cars"}}}},
+                     "included": [{"type": "cars", "id": "5", "attributes": {"occupancy": 5}},
+                                  {"type": "cars", "id": "6", "attributes": {"occupancy": 6}}]}
+                    """#)
+            let train = try await Train.get(id: 1, include: ["cars"], in: store)
+            #expect(train.cars.map(\.occupancy) == [5, 6])
+            #expect(train.cars.allSatisfy { $0.$train.id == "1" && !$0.hasChanges })
+        }
+    }
+
+    @Test("a polymorphic relationship resolves its model by the linkage's type")
+    func polymorphic() async throws {
+        try await withScriptedServer {
+            $0.transport = transportUnderTest
+            $0.conventions = .jsonAPI
+            $0.models.register(Train.self, Car.self)
+        } _: { server, store in
+            server.respond(
+                to: "GET /notes?include=subject", contentType: "application/vnd.api+json",
+                body: #"""
+                    {"data": [{"type": "notes", "id": "1", "attributes": {"body": "Smooth"},
+                               "relationships": {"subject": {"data": {"type": "trains", "id": "1"}}}},
+                              {"type": "notes", "id": "2", "attributes": {"body": "Squeaky"},
+                               "relationships": {"subject": {"data": {"type": "cars", "id": "2"}}}},
+                              {"type": "notes", "id": "3", "attributes": {"body": "Lost"},
+                               "relationships": {"subject": {"data": null}}}],
+                     "included": [{"type": "trains", "id": "1", "attributes": {"company": "MonoRail Co."}},
+                                  {"type": "cars", "id": "2", "attributes": {"occupancy": 2}}]}
+                    """#)
+            let notes = try await TrainNote.get(where: [:], include: ["subject"], in: store)
+            #expect((notes[0].subject as? Train)?.company == "MonoRail Co.")
+            #expect((notes[1].subject as? Car)?.occupancy == 2)
+            #expect(notes[2].subject == nil)
+
+            server.respond(
+                to: "PATCH /notes/2", contentType: "application/vnd.api+json",
+                body:
+                    #"{"data": {"type": "notes", "id": "2", "relationships": {"subject": {"data": {"type": "trains", "id": "1"}}}}}"#
+            )
+            notes[1].subject = notes[0].subject
+            try await notes[1].save()
+            let patch = try #require(server.requests.last { $0.hasPrefix("PATCH /notes/2") })
+            #expect(
+                try recordedBody(patch)
+                    == [
+                        "data": [
+                            "type": "notes", "id": "2",
+                            "relationships": ["subject": ["data": ["type": "trains", "id": "1"]]],
+                        ]
+                    ])
+            #expect(notes[1].subject === notes[0].subject)
         }
     }
 

@@ -48,6 +48,19 @@ struct JSONAPIInteropTests {
         }
     }
 
+    @Test("a @Has loads from the relationship's links.related; a @References(.many) by the ids of its linkage")
+    func relatedLinks() async throws {
+        try await withApp { store, _ in
+            let train = try await Train.get(id: 1, in: store)
+            #expect(train.cars.isEmpty, "not included: nothing live yet")
+            let cars = try await train.$cars.load()
+            #expect(cars.map(\.occupancy) == [40, 12])
+            #expect(cars.allSatisfy { $0.$train.id == "1" })
+            let depots = try await train.$depots.load()
+            #expect(depots.map(\.city) == ["Hamburg", "Munich"])
+        }
+    }
+
     @Test("a sparse fieldset merges as a partial record: fields it did not carry stay, unchanged")
     func sparseFieldsets() async throws {
         try await withApp { store, _ in
