@@ -288,6 +288,24 @@ extension InstanceState {
         announce(.merged, fields: [index], of: model)
     }
 
+    /// Gives a field the server's value `value`: what the instance shows too, unless the field is
+    /// edited. What the server said of one relationship's membership, answering a request about it.
+    func takeServerValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) throws {
+        let field = Model.resourceSchema.fields[index]
+        var decoded = state.withLock { $0.server }
+        try field.decode(&decoded, value, coder)
+        let shown = state.withLock { state -> Bool in
+            field.copy(&state.server, decoded)
+            let isEdited = !state.edits.isEmpty && state.edits[index] != 0
+            guard !isEdited, !field.isEqual(state.values, decoded, coder) else { return false }
+            field.copy(&state.values, decoded)
+            return true
+        }
+        guard shown else { return }
+        if let registrar = registrarIfMade { field.notify(model, registrar) }
+        announce(.merged, fields: [index], of: model)
+    }
+
     /// Sets one field from its wire form, as a local edit, when that changes it.
     func setWireValue(_ value: JSONValue, at index: Int, of model: Model, coder: FieldCoder) {
         let field = Model.resourceSchema.fields[index]

@@ -124,6 +124,34 @@ struct JSONAPIInteropTests {
         }
     }
 
+    @Test("a to-many membership changes at the relationship's endpoint: POST adds, DELETE removes, PATCH replaces")
+    func relationshipEndpoints() async throws {
+        try await withApp { store, _ in
+            let train = try await Train.get(id: 2, in: store)
+            let north = try await Depot.get(id: 1, in: store)
+            let south = try await Depot.get(id: 2, in: store)
+            train.company = "An edit the membership requests leave unsent"
+            let other = ResourceStore(configuration: store.configuration)
+
+            try await train.$depots.add([north])
+            #expect(train.$depots.ids == ["1", "2"], "the members the server answered with, in its order")
+            #expect(
+                try await Train.get(id: 2, in: other).$depots.ids.sorted { $0.description < $1.description } == [
+                    "1", "2",
+                ])
+
+            try await train.$depots.remove([south])
+            #expect(train.$depots.ids == ["1"])
+            #expect(try await Train.get(id: 2, in: other).$depots.ids == ["1"])
+
+            try await train.$depots.replace(with: [south, north])
+            #expect(Set(try await Train.get(id: 2, in: other).$depots.ids) == ["1", "2"])
+            #expect(Set(train.$depots.ids) == ["1", "2"])
+            #expect(train.changes.keys.sorted() == ["company"], "only the unsent edit is left")
+            #expect(try await Train.get(id: 2, in: other).company == "Deutsche Bahn AG")
+        }
+    }
+
     @Test("error objects with source.pointer become the instance's per-field errors, their codes kept")
     func validationErrors() async throws {
         try await withApp { store, _ in

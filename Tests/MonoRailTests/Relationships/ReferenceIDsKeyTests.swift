@@ -1,4 +1,6 @@
 import Foundation
+import MonoRailTesting
+import TestModels
 import Testing
 
 @testable import MonoRail
@@ -44,5 +46,27 @@ struct ReferenceIDsKeyTests {
         let store = Self.store(nil, conventions: .objects)
         let yard = try Yard.merge(recordBody: Data(#"{"object": {"id": 1, "trains": [3]}}"#.utf8), in: store)
         #expect(try Self.sentBody(of: yard, in: store)?["trains"] == [3])
+    }
+}
+
+@Suite("Membership changes of a @References(.many) without JSON:API: a save of the owner", .timeLimit(.minutes(1)))
+struct MembershipSaveTests {
+    @Test("add, remove and replace save the owner with the ids changed")
+    func saves() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /yards/1", body: #"{"yard": {"id": 1, "name": "Old", "train_ids": [2]}}"#)
+            let yard = try await Yard.get(id: 1, in: store)
+            let first = try Seed.Train.merge(recordBody: Data(#"{"train": {"id": 1}}"#.utf8), in: store)
+            server.respond(to: "PUT /yards/1", body: #"{"yard": {"id": 1, "name": "Old", "train_ids": [2, 1]}}"#)
+            try await yard.$trains.add([first])
+            let put = try #require(server.requests.last { $0.hasPrefix("PUT /yards/1") })
+            #expect(try recordedBody(put)["yard"]?["train_ids"] == [2, 1])
+            #expect(yard.$trains.ids == [2, 1])
+            #expect(!yard.hasChanges)
+
+            let unsaved = Seed.Train()
+            let error = try await #require(throws: APIError.self) { try await yard.$trains.remove([unsaved]) }
+            #expect(error.code == .notPersisted)
+        }
     }
 }
