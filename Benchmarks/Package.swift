@@ -49,6 +49,16 @@ let package = Package(
             path: "Benchmarks/ResourceBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "JSONAPIBenchmarks",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MonoRail", package: "MonoRail"),
+            ],
+            path: "Benchmarks/JSONAPIBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The reference server, which the round-trip benchmarks start in a process of their own.
         .executableTarget(
             name: "RoundTripServer",

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets=(json msgpack-reader msgpack-decoder value-decoder form multipart dates retry-after content-type
-    route-templates msgpack-list json-list openapi eventstream)
+    route-templates msgpack-list json-list openapi eventstream jsonapi)
 target=${1:?usage: run.sh TARGET|all SECONDS}
 seconds=${2:-60}
 shift 2 || shift $#

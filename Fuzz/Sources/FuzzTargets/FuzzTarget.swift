@@ -21,6 +21,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jsonList = "json-list"
     case openAPI = "openapi"
     case eventStream = "eventstream"
+    case jsonAPI = "jsonapi"
 
     /// The target the environment names; stops with the list of names when it names none.
     public static let selected: FuzzTarget = {
@@ -51,6 +52,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .jsonList: ListFuzz.run(data, contentType: ListFuzz.json)
         case .openAPI: OpenAPIFuzz.run(data)
         case .eventStream: EventStreamFuzz.run(data)
+        case .jsonAPI: JSONAPIFuzz.run(data)
         }
     }
 }

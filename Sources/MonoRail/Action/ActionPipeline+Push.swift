@@ -52,11 +52,12 @@ extension ActionPipeline {
             (records, path) = ([located.main], located.path)
         }
         // Every id is read before anything is deleted: a body with one bad record deletes nothing.
+        let idKey = setup.jsonAPI == nil ? setup.idKey : "id"
         let ids = try records.map { record in
-            guard let value = record[setup.idKey], let id = ResourceID(json: value) else {
+            guard let value = record[idKey], let id = ResourceID(json: value) else {
                 throw APIError(
                     .decodingFailed,
-                    "a pushed destroy of \(setup.typeName) names no id under \"\(setup.idKey)\" at \(path)")
+                    "a pushed destroy of \(setup.typeName) names no id under \"\(idKey)\" at \(path)")
             }
             return id
         }

@@ -234,7 +234,8 @@ struct ActionPipeline<Model: ResourceModel> {
             return try Self.readingAgainIfExpired { probing in
                 let coder = FieldCoder(options: setup.coding)
                 let decoder = setup.decoder(
-                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads)
+                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads,
+                    readsDocuments: true)
                 // 4–5. Locate and decode.
                 let located = try locateRecord(
                     in: response, decoder: decoder, allowsMissingID: answersWrite || (target != nil && id == nil))
@@ -310,7 +311,9 @@ struct ActionPipeline<Model: ResourceModel> {
         do {
             let located = try setup.record(in: response)
             let coder = FieldCoder(options: setup.coding)
-            let patch = try setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire).decode(
+            let patch = try setup.decoder(
+                coder: coder, store: store, keepsWire: context.keepsWire, readsDocuments: true
+            ).decode(
                 located.main, at: RecordLocation(base: located.path), allowsMissingID: true)
             let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
             let target = patch.id == nil ? store.identityMap.withLock { $0.makeSingleton(of: Model.self) } : nil
@@ -343,7 +346,8 @@ struct ActionPipeline<Model: ResourceModel> {
         do {
             return try Self.readingAgainIfExpired { probing in
                 let coder = FieldCoder(options: setup.coding)
-                let decoder = setup.decoder(coder: coder, store: store, keepsWire: context.keepsWire, probing: probing)
+                let decoder = setup.decoder(
+                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing, readsDocuments: true)
                 let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
                 if let inPlace = setup.inPlaceRecords(in: response, decoder: decoder) {
                     located = inPlace

@@ -150,15 +150,18 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     ///   - keepsWire: Whether each record keeps its form as received, for the record cache.
     ///   - probing: Whether records whose bytes are the ones their instance was merged from are
     ///     left undecoded (``RecordDigest``): for reads.
+    ///   - readsDocuments: Whether records are a response's resource objects, with JSON:API
+    ///     conventions; records kept by a record cache or the outbox, and those an app hands over,
+    ///     are plain records under their wire keys.
     func decoder(
         coder: FieldCoder, store: ResourceStore, embedding: EmbeddingContext? = nil, keepsWire: Bool = false,
-        probing: Bool = true
+        probing: Bool = true, readsDocuments: Bool = false
     ) -> RecordDecoder<Model> {
         RecordDecoder(
             plan: decoderPlan, coder: coder, keys: recordKeys, storedKeyOrder: storedKeyOrder,
             embedding: embedding
                 ?? EmbeddingContext(store: store, depth: 0, maxDepth: maxEmbeddingDepth, keepsWire: keepsWire),
-            probes: DigestProbes(on: probing), jsonAPI: jsonAPI)
+            probes: DigestProbes(on: probing), jsonAPI: readsDocuments ? jsonAPI : nil)
     }
 
     // MARK: - Requests

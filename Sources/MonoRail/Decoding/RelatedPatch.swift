@@ -64,7 +64,8 @@ struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
             coder: FieldCoder(options: childSetup.coding), store: context.store,
             embedding: EmbeddingContext(
                 store: context.store, depth: context.depth + 1, maxDepth: context.maxDepth,
-                keepsWire: context.keepsWire))
+                keepsWire: context.keepsWire),
+            readsDocuments: true)
         var patches: [RecordPatch<Child>] = []
         patches.reserveCapacity(group.resources.count)
         for (index, resource) in group.resources {

@@ -107,6 +107,7 @@ extension LiveUpdates {
             }
             return (model, named == model.resourcePlural && named != model.resourceName)
         }
+        if store.configuration.conventions.bodyStyle == .jsonAPI { return try documentModel(of: event, in: store) }
         guard case .modelName = store.configuration.conventions.responseRoot else {
             throw APIError(
                 .decodingFailed,
@@ -143,6 +144,37 @@ extension LiveUpdates {
                     + "(MonoRail.Configuration.models); it was skipped"
                 : "an event's data names several lists (\(keys)); name its model in the event "
                     + "(event: trains.updated)")
+    }
+
+    /// The model of a JSON:API document an event carries, by the `type` of its primary data:
+    /// `{"data": {"type": "trains", …}}`, or a list of one type.
+    private static func documentModel(of event: ServerSentEvent, in store: ResourceStore) throws -> (
+        any ResourceModel.Type, isList: Bool
+    ) {
+        let body: JSONValue
+        do {
+            body = try JSONParser().parse(event.data)
+        } catch {
+            throw APIError(
+                .decodingFailed, "an event's data is not JSON: \(error); it was skipped", underlyingError: error)
+        }
+        let (resource, isList): (JSONValue?, Bool) =
+            switch body["data"] {
+            case .array(let items)?: (items.first, true)
+            case let data?: (data, false)
+            case nil: (nil, false)
+            }
+        guard case .string(let type)? = resource?["type"] else {
+            throw APIError(
+                .decodingFailed, "an event's data is no JSON:API document with a typed resource; it was skipped")
+        }
+        guard let model = store.knownModel(jsonAPIType: type) else {
+            throw APIError(
+                .decodingFailed,
+                "an event is about \"\(shown(type))\", a type no model this store has used or registered has "
+                    + "(MonoRail.Configuration.models); it was skipped")
+        }
+        return (model, isList)
     }
 
     /// Gives the record cache what an event brought, with the cursor after it, and moves the cursor.

@@ -132,6 +132,13 @@ public final class ResourceStore: Observable, Sendable {
         }
     }
 
+    /// The model a JSON:API `type` names, among the registered models and those used so far.
+    func knownModel(jsonAPIType type: String) -> (any ResourceModel.Type)? {
+        if let registered = configuration.models.model(jsonAPIType: type) { return registered }
+        let normalized = JSONAPIDocument.normalized(type)
+        return usedModels.withLock { used in used.values.first { $0.jsonAPITypes.contains(normalized) } }
+    }
+
     /// Logs a notice the first time this store meets what `subject` names; later calls say nothing.
     func noticeOnce(_ subject: String, _ message: @autoclosure () -> Logger.Message) {
         guard notices.withLock({ $0.insert(subject).inserted }) else { return }

@@ -190,6 +190,28 @@ struct JSONAPIDocumentTests {
         }
     }
 
+    @Test("records read from documents are kept by the record cache as plain records, and read back from it")
+    func cached() async throws {
+        try await withCanned(conventions: .jsonAPI) { server, store in
+            server.respond(
+                to: "GET /trains?include=depots", contentType: "application/vnd.api+json",
+                body: #"""
+                    {"data": [{"type": "trains", "id": "1", "attributes": {"company": "MonoRail Co.", "number_of_cars": 5},
+                               "relationships": {"depots": {"data": [{"type": "depots", "id": "4"}]}}}],
+                     "included": [{"type": "depots", "id": "4", "attributes": {"name": "East", "city": "Berlin"}}]}
+                    """#)
+            let trains = try await Train.get(where: [:], include: ["depots"], in: store)
+            #expect(trains.first?.depots.first?.name == "East")
+            // Another store on the same record cache: no live instance, every record read from the cache.
+            let other = ResourceStore(configuration: store.configuration)
+            let cached = try await Train.get(where: [:], include: ["depots"], policy: .cacheOnly, in: other)
+            #expect(cached.map(\.company) == ["MonoRail Co."])
+            #expect(cached.first?.numberOfCars == 5)
+            #expect(cached.first?.$depots.ids == ["4"])
+            #expect(try await Rail.Depot.get(id: 4, policy: .cacheOnly, in: other).city == "Berlin")
+        }
+    }
+
     @Test("an included type no model of the store has is left out, and the rest merges")
     func unknownIncludedType() async throws {
         try await withCanned(conventions: .jsonAPI) { server, store in

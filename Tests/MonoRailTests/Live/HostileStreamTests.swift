@@ -236,3 +236,38 @@ struct HostileStreamTests {
         }
     }
 }
+
+@Suite("Live updates as JSON:API documents", .timeLimit(.minutes(2)))
+struct JSONAPILiveUpdatesTests {
+    @Test("a pushed document finds its model by the resource's type; a destroy needs only type and id")
+    func documents() async throws {
+        let events = [
+            #"id: 1\#nevent: created\#ndata: {"data": {"type": "trains", "id": "9", "attributes": {"company": "Pushed"}}}\#n\#n"#,
+            #"id: 2\#nevent: updated\#ndata: {"data": [{"type": "trains", "id": "9", "attributes": {"number_of_cars": 4}}]}\#n\#n"#,
+            #"id: 3\#nevent: updated\#ndata: {"data": {"type": "planes", "id": "1"}}\#n\#n"#,
+            #"id: 4\#nevent: destroyed\#ndata: {"data": {"type": "trains", "id": "9"}}\#n\#n"#,
+        ]
+        let script = StreamScript([.init(stream: StreamScript.thenHold(events.joined()))])
+        try await script.serve {
+            $0.conventions = .jsonAPI
+            $0.models.register(Rail.Train.self)
+        } _: { store in
+            // Held before the stream starts, as a screen would hold it; merge(json:) takes a plain record.
+            let train = try Rail.Train.merge(json: ["id": "9", "company": "Old"], in: store)
+            let problems = Locked<[String]>([])
+            let listening = Task {
+                for await event in store.liveUpdates.events {
+                    if case .problem(let error) = event { problems.withLock { $0.append(error.message) } }
+                }
+            }
+            defer { listening.cancel() }
+            try await store.liveUpdates.connect()
+            #expect(try await eventually { store.liveUpdates.lastEventID == "4" })
+            #expect(train.company == "Pushed")
+            #expect(train.numberOfCars == 4, "the second event's partial record, merged")
+            #expect(train.isDeleted)
+            #expect(try await eventually { problems.withLock { $0.count } == 1 })
+            #expect(problems.withLock { $0.first?.contains("\"planes\"") } == true)
+        }
+    }
+}
