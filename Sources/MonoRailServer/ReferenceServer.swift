@@ -149,6 +149,8 @@ public struct ReferenceServer: Sendable {
             defaultPageSize: configuration.defaultPageSize)
         if configuration.envelope == .objects {
             ObjectsRoutes(store: store, records: records).install(on: router)
+        } else if configuration.envelope == .jsonAPI {
+            JSONAPIRoutes(store: store, records: records).install(on: router)
         } else {
             records.install(on: router)
         }

@@ -37,14 +37,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to bind.")
     var host: String = "127.0.0.1"
 
-    @Option(help: "The protocol to speak: rails, django, apimodel or objects (MessagePack, singular paths).")
+    @Option(
+        help:
+            "The protocol to speak: rails, django, apimodel, objects (MessagePack, singular paths) or jsonapi (JSON:API 1.1 with atomic operations)."
+    )
     var conventions: Conventions = .rails
 
     @Option(help: "Page every index by this many records unless a page is asked for, as most servers do.")
     var pageSize: Int?
 
     enum Conventions: String, ExpressibleByArgument, CaseIterable {
-        case rails, django, apimodel, objects
+        case rails, django, apimodel, objects, jsonapi
 
         var envelope: ServerEnvelope {
             switch self {
@@ -52,6 +55,7 @@ struct Serve: AsyncParsableCommand {
             case .django: .bare
             case .apimodel: .apiModel
             case .objects: .objects
+            case .jsonapi: .jsonAPI
             }
         }
     }

@@ -34,7 +34,8 @@ struct WriteAnswer: Sendable {
         return switch envelope {
         case .bare: WriteAnswer(.badRequest, errors, format: format)
         case .apiModel: WriteAnswer(.badRequest, [root: ["errors": errors]], format: format)
-        case .rails, .namespace, .objects: WriteAnswer(.unprocessableContent, ["errors": errors], format: format)
+        case .rails, .namespace, .objects, .jsonAPI:
+            WriteAnswer(.unprocessableContent, ["errors": errors], format: format)
         }
     }
 

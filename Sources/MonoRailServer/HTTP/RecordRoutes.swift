@@ -228,7 +228,7 @@ struct RecordRoutes: Sendable {
     /// Applies the server's envelope style to a Rails-shaped body.
     func wrap(_ body: [String: JSONValue], main: String) -> JSONValue {
         switch envelope {
-        case .rails, .apiModel, .objects: return .object(body)
+        case .rails, .apiModel, .objects, .jsonAPI: return .object(body)
         case .bare: return body[main] ?? .null
         case .namespace(let key): return [key: .object(body)]
         }
@@ -449,6 +449,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let problem as APIProblem {
+            return try problem.response(from: request, context: context)
+        } catch let problem as JSONAPIProblem {
             return try problem.response(from: request, context: context)
         } catch let error as HTTPError {
             return JSONResponse.make(error.status, ["error": .string(error.status.reasonPhrase)])

@@ -14,4 +14,7 @@ public enum ServerEnvelope: Sendable, Hashable {
     /// `{"object": …}` and `{"objects": […]}` with every dependency side-loaded under its plural,
     /// and has-many dependencies as id lists (`"cars": [1, 2]`) both ways. See `ObjectsRoutes`.
     case objects
+    /// JSON:API 1.1 documents both ways, with the Atomic Operations extension at `POST /operations`.
+    /// See `JSONAPIRoutes`.
+    case jsonAPI
 }

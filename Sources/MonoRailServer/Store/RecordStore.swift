@@ -320,6 +320,25 @@ public final class RecordStore: Sendable {
         ).idText
     }
 
+    /// The ids of the records whose `column` holds `id`, inside a transaction the caller holds: the
+    /// members of a `has_many`, as the transaction has them so far.
+    func ids(_ resource: ResourceSchema, whereKey column: String, is id: String, db: any SQLConnection) throws
+        -> [String]
+    {
+        guard let key = idValue(id), resource.columns(idType: schema.idType).contains(where: { $0.name == column })
+        else { return [] }
+        return try db.fetchAll(
+            "SELECT \"id\" FROM \(quoted(resource.pluralName)) WHERE \(quoted(column)) = ? ORDER BY \(db.dialect.insertionOrder)",
+            [key]
+        ).compactMap { row in
+            switch row["id"] {
+            case .integer(let number): String(number)
+            case .text(let text): text
+            default: nil
+            }
+        }
+    }
+
     /// The record as a show answers it, with what the resource embeds, inside a transaction the
     /// caller holds.
     func show(_ resource: ResourceSchema, id: String, db: any SQLConnection) throws -> JSONValue? {
