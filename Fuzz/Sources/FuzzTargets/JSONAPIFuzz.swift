@@ -116,7 +116,7 @@ enum JSONAPIFuzz {
 
     /// Whether `type` names the model: its plural, singular or class name, in any case, with or
     /// without dashes and underscores.
-    private static func names(_ type: String, _ model: any ResourceModel.Type) -> Bool {
+    private static func names<Model: ResourceModel>(_ type: String, _ model: Model.Type) -> Bool {
         let spelled = type.lowercased().filter { $0 != "-" && $0 != "_" }
         return [model.resourcePlural, model.resourceName, model.resourceSchema.typeName].contains {
             $0.lowercased().filter { $0 != "-" && $0 != "_" } == spelled

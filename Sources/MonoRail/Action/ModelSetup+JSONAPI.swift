@@ -102,6 +102,8 @@ extension ModelSetup {
         let relationships = Model.resourceSchema.hasRelationships
         guard !relationships.isEmpty else { return }
         let mapping = coding.keyMapping
+        // A link may be relative: `/trains/1/cars` is on the API's origin.
+        let root = try? client.url(for: "/")
         for resource in document.data {
             guard case .string(let id)? = resource["id"],
                 let owner = store.instance(of: Model.self, id: ResourceID.string(id)),
@@ -109,8 +111,9 @@ extension ModelSetup {
             else { continue }
             for relationship in relationships {
                 guard case .object(let linkage)? = members[mapping.wireKey(for: relationship.name)] else { continue }
-                if case .string(let text)? = linkage["links"]?["related"] ?? linkage["links"]?["related"]?["href"],
-                    let link = URL(string: text), link.scheme != nil
+                let related = linkage["links"]?["related"]
+                if case .string(let text)? = related?["href"] ?? related,
+                    let link = URL(string: text, relativeTo: root)?.absoluteURL
                 {
                     owner._$state.state.withLock { $0.relatedLinks[relationship.name] = link }
                 }

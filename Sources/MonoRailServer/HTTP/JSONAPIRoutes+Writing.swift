@@ -85,7 +85,7 @@ extension JSONAPIRoutes {
             guard let record = try store.show(resource, id: id, db: db) else {
                 throw JSONAPIProblem(.notFound, "no \(resource.name) \(id)")
             }
-            return Self.answer(.ok, ["data": try linkage(of: relationship, resource, record)])
+            return Self.answer(.ok, ["data": try linkage(of: relationship, resource, record, db: db)])
         }
     }
 

@@ -299,13 +299,18 @@ struct JSONAPIRoutes: Sendable {
         return Self.answer(.ok, ["data": try linkage(of: relationship, resource, record)]).response
     }
 
-    func linkage(of relationship: RelationshipSchema, _ resource: ResourceSchema, _ record: JSONValue) throws
-        -> JSONValue
-    {
+    /// The linkage of a relationship of `record`; inside the transaction `db` when one is given.
+    func linkage(
+        of relationship: RelationshipSchema, _ resource: ResourceSchema, _ record: JSONValue,
+        db: (any SQLConnection)? = nil
+    ) throws -> JSONValue {
         guard let members = record.objectValue, let target = store.schema.target(of: relationship, in: members) else {
             return relationship.kind == .hasMany ? [] : .null
         }
-        let identifiers = try store.related(relationship, of: resource, record: record, target: target).compactMap {
+        let related =
+            try db.map { try store.related(relationship, of: resource, record: record, target: target, db: $0) }
+            ?? store.related(relationship, of: resource, record: record, target: target)
+        let identifiers = related.compactMap {
             JSONAPIDocuments.text($0[target.primaryKeyName]).map { documents.identifier(target, $0) }
         }
         return relationship.kind == .hasMany ? .array(identifiers) : (identifiers.first ?? .null)

@@ -193,12 +193,18 @@ public final class RecordStore: Sendable {
     func related(
         _ relationship: RelationshipSchema, of owner: ResourceSchema, record: JSONValue, target: ResourceSchema
     ) throws -> [JSONValue] {
+        try database.read { db in try related(relationship, of: owner, record: record, target: target, db: db) }
+    }
+
+    /// ``related(_:of:record:target:)`` inside a transaction the caller holds.
+    func related(
+        _ relationship: RelationshipSchema, of owner: ResourceSchema, record: JSONValue, target: ResourceSchema,
+        db: any SQLConnection
+    ) throws -> [JSONValue] {
         guard let members = record.objectValue, let id = members[owner.primaryKeyName],
             let key = idValue(id.intValue.map(String.init) ?? id.stringValue ?? "")
         else { return [] }
-        let value = try database.read { db in
-            try related(relationship, of: owner, id: key, record: members, target: target, db: db)
-        }
+        let value = try related(relationship, of: owner, id: key, record: members, target: target, db: db)
         switch value {
         case .array(let items): return items
         case .null: return []
