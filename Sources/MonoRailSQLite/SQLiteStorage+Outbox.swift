@@ -22,8 +22,8 @@ extension SQLiteStorage: OutboxStorage {
                 sql: """
                     INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
                         waits_for_if_match, created_at, attempts, failures, parked_code, parked_status, parked_message,
-                        parked_at, model_type)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        parked_at, model_type, batch)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: row)
         }
@@ -42,7 +42,7 @@ extension SQLiteStorage: OutboxStorage {
                         UPDATE outbox SET idempotency_key = ?2, model = ?3, verb = ?4, id = ?5, id_is_text = ?6,
                             body = ?7, fields = ?8, if_match = ?9, waits_for_if_match = ?10, created_at = ?11,
                             attempts = ?12, failures = ?13, parked_code = ?14, parked_status = ?15,
-                            parked_message = ?16, parked_at = ?17, model_type = ?18
+                            parked_message = ?16, parked_at = ?17, model_type = ?18, batch = ?19
                         WHERE sequence = ?1
                         """,
                     arguments: row)
@@ -59,7 +59,7 @@ extension SQLiteStorage: OutboxStorage {
             String(decoding: fields.jsonData(), as: UTF8.self), write.ifMatch, write.waitsForIfMatch,
             write.createdAt.timeIntervalSinceReferenceDate, write.attempts, write.failures,
             write.parking?.code.description, write.parking?.statusCode, write.parking?.message,
-            write.parking?.parkedAt.timeIntervalSinceReferenceDate, write.modelType,
+            write.parking?.parkedAt.timeIntervalSinceReferenceDate, write.modelType, write.batch,
         ]
     }
 
@@ -83,7 +83,7 @@ extension SQLiteStorage: OutboxStorage {
             id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
             ifMatch: row["if_match"], waitsForIfMatch: row["waits_for_if_match"],
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row))
+            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row), batch: row["batch"])
     }
 
     /// Why a stored write is parked; a code this version does not know reads as an HTTP status error.

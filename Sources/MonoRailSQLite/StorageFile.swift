@@ -119,6 +119,11 @@ enum StorageFile {
                     "CREATE TABLE live_cursor (feed TEXT PRIMARY KEY NOT NULL, last_event_id TEXT NOT NULL) WITHOUT ROWID"
             )
         }
+        migrator.registerMigration("v8") { db in
+            // The Idempotency-Key of the atomic request a write went out in with others, so that a
+            // replay sends the same writes together again.
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN batch TEXT")
+        }
         return migrator
     }()
 

@@ -108,6 +108,17 @@ protocol OutboxReplaying: Sendable {
     func resume(_ entry: Outbox.Entry, in store: ResourceStore)
     /// Rolls the instance back to the server's state, leaving no error: the app dropped the write.
     func discard(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore)
+    /// Where the model's writes go together as JSON:API atomic operations now, if anywhere.
+    func atomicOperationsPath(in store: ResourceStore) -> String?
+    /// The write as one operation of an atomic request, its local ids as `lid`s.
+    func operation(for write: PendingWrite, in store: ResourceStore) throws -> JSONValue
+    /// Merges one operation's result, `{"data": …}` or `{}`, as the answer to the write.
+    func absorb(
+        result: JSONValue, of response: APIResponse, write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore
+    ) async -> Outbox.Outcome
+    /// Sends writes of a graph, this model's first, as one atomic request under `key`; the outcome
+    /// of each, in order.
+    func send(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async -> [Outbox.Outcome]
 }
 
 struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
@@ -196,6 +207,25 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         let sent = store.stamp()
         do {
             let response = try await pipeline.send(prepared)
+            return try await absorb(response, prepared: prepared, sent: sent, write: write, entry: entry, in: store)
+        } catch let error as APIError {
+            return Self.outcome(of: error, attempts: write.attempts)
+        } catch {
+            return .unreachable(APIError(.transport, "\(error)", underlyingError: error), retryAfter: nil)
+        }
+    }
+
+    /// Merges the server's answer to a kept write, as the answer to the same write made directly
+    /// would merge, and says how the write ended.
+    func absorb(
+        _ response: APIResponse, prepared: ActionPipeline<Model>.Prepared, sent: FetchStamp, write: PendingWrite,
+        entry: Outbox.Entry, in store: ResourceStore
+    ) async throws -> Outbox.Outcome {
+        let pipeline = ActionPipeline<Model>(store: store)
+        let setup = pipeline.setup
+        let target = entry.instance as? Model
+        let local = entry.write.id.flatMap { $0.isLocal ? $0 : nil }
+        do {
             switch write.verb {
             case .destroy:
                 _ = try await pipeline.answering(prepared) { _, prepared, _ in pipeline.mergeDelete(prepared) }
@@ -224,14 +254,12 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 target?._$state.markSaved(sent: entry.sent)
                 return .confirmed(nil, etag: nil)
             }
-            return Self.outcome(of: error, attempts: write.attempts)
-        } catch {
-            return .unreachable(APIError(.transport, "\(error)", underlyingError: error), retryAfter: nil)
+            throw error
         }
     }
 
     /// A kept write as a request.
-    private func prepared(
+    func prepared(
         _ write: PendingWrite, target: Model?, sent: [UInt64], pipeline: ActionPipeline<Model>, store: ResourceStore
     ) throws -> ActionPipeline<Model>.Prepared {
         let setup = pipeline.setup

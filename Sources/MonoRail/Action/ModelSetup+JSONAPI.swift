@@ -6,9 +6,7 @@ import MonoRailTransport
 // sent is shaped (`{"data": {"type", "id", "attributes", "relationships"}}`).
 extension ModelSetup {
     /// Where each of the model's fields sits in a resource object, with the conventions' key mapping.
-    static func jsonAPILayout(
-        wireKeys: [String], mapping: KeyMapping, registry: ModelRegistry
-    ) -> JSONAPILayout {
+    static func jsonAPILayout(mapping: KeyMapping, registry: ModelRegistry) -> JSONAPILayout {
         let fields = Model.resourceSchema.fields
         let places: [JSONAPILayout.Place] = fields.indices.map { index in
             let field = fields[index]
@@ -58,6 +56,10 @@ extension ModelSetup {
         }
         let document = try JSONAPIDocument(body, expecting: expecting, typeName: typeName)
         if case .string(let type)? = document.data.first?["type"] { noteResourceType(type) }
+        if case .array(let named)? = document.members["jsonapi"]?["ext"] {
+            let extensions = named.compactMap(\.stringValue)
+            if !extensions.isEmpty { advertisedExtensions.withLock { $0.formUnion(extensions) } }
+        }
         var located = Located(
             main: document.data, path: JSONAPIDocument.dataPath, container: document.members, rootKey: "data")
         located.document = document
@@ -129,6 +131,16 @@ extension ModelSetup {
                 }
                 if !ids.isEmpty { relationship.adoptLinkage(owner, ids) }
             }
+        }
+    }
+
+    /// Where the outbox sends writes together as atomic operations now, if anywhere.
+    var atomicOperationsPath: String? {
+        switch conventions.atomicOperations {
+        case .never: nil
+        case .always(let path): path
+        case .whenAdvertised(let path):
+            advertisedExtensions.withLock { $0.contains(JSONAPIDocument.atomicExtension) } ? path : nil
         }
     }
 

@@ -58,11 +58,18 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let jsonAPI: JSONAPILayout?
     /// The `type` the server named the model's resource objects with, once it has.
     let learnedResourceType = Locked<String?>(nil)
+    /// The store's: the JSON:API extensions the server's documents said it serves.
+    let advertisedExtensions: Locked<Set<String>>
 
     /// - Parameters:
     ///   - storeConfiguration: The store's configuration, before the model's own changes.
     ///   - storeClient: The store's client, used unless the model changes the client settings.
-    init(configuration storeConfiguration: MonoRail.Configuration, storeClient: APIClient) {
+    ///   - advertisedExtensions: The store's note of the JSON:API extensions its server serves.
+    init(
+        configuration storeConfiguration: MonoRail.Configuration, storeClient: APIClient,
+        advertisedExtensions: Locked<Set<String>> = Locked([])
+    ) {
+        self.advertisedExtensions = advertisedExtensions
         let configuration = Self.configuration(of: storeConfiguration)
         client =
             configuration.clientRevision == storeConfiguration.clientRevision
@@ -116,8 +123,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             }
         jsonAPI =
             configuration.conventions.bodyStyle == .jsonAPI
-            ? Self.jsonAPILayout(
-                wireKeys: wireKeys, mapping: configuration.coding.keyMapping, registry: configuration.models) : nil
+            ? Self.jsonAPILayout(mapping: configuration.coding.keyMapping, registry: configuration.models) : nil
     }
 
     /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.

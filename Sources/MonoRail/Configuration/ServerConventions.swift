@@ -96,6 +96,23 @@ public struct ServerConventions: Sendable {
     /// it; once a response names the type, what it named is sent. Default ``ResourceType/plural``.
     public var resourceType: ResourceType = .plural
 
+    /// Where a JSON:API server's Atomic Operations extension is: the outbox sends a graph made
+    /// offline — a record created with the writes that name it — there in one request, all or
+    /// nothing. Default ``AtomicOperations/never``; the ``jsonAPI`` preset's is
+    /// `.whenAdvertised(path: "/operations")`.
+    public var atomicOperations: AtomicOperations = .never
+
+    /// Whether, and where, the outbox sends writes together as JSON:API atomic operations.
+    public enum AtomicOperations: Sendable, Hashable {
+        /// Each write on its own.
+        case never
+        /// At `path`, once a document the server answered with names the extension
+        /// (`"jsonapi": {"ext": ["https://jsonapi.org/ext/atomic"]}`).
+        case whenAdvertised(path: String)
+        /// At `path`, without waiting to be told.
+        case always(path: String)
+    }
+
     /// How records sit in request and response bodies.
     public enum BodyStyle: Sendable, Hashable {
         /// Records as objects of their fields, placed by ``ServerConventions/responseRoot``.
@@ -220,6 +237,7 @@ public struct ServerConventions: Sendable {
         jsonAPI.orderParameter = "sort"
         jsonAPI.searchParameter = "filter[search]"
         jsonAPI.paging = .jsonAPI
+        jsonAPI.atomicOperations = .whenAdvertised(path: "/operations")
         return jsonAPI
     }()
 }

@@ -130,6 +130,8 @@ extension Outbox {
         merged.attempts = 0
         merged.failures = 0
         merged.parking = nil
+        // A graph the server refused goes again as new writes, each under its own key.
+        merged.batch = nil
         var sentEdits = entries[first].sent
         for (offset, edit) in sent.enumerated() {
             if offset < sentEdits.count {
@@ -148,6 +150,7 @@ extension Outbox {
             && WrittenRecord(entries[index].write) != key
         {
             entries[index].write.parking = nil
+            entries[index].write.batch = nil
             updated.append(entries[index].write)
             resumed.append(entries[index])
         }

@@ -135,7 +135,7 @@ extension Outbox {
     /// Writes on no common record or chain go out side by side, up to
     /// ``OutboxLimits/concurrentWrites``.
     private func replay() async -> RunResult {
-        await withTaskGroup(of: Attempt.self) { group in
+        await withTaskGroup(of: [Attempt].self) { group in
             var sending = 0
             var stopped: APIError?
             var waiting: (ContinuousClock.Instant, APIError)?
@@ -160,6 +160,22 @@ extension Outbox {
                     case .park(let sequence, let behind):
                         await park(sequence, behind: behind, in: store)
                     case .send(let entry, let replay):
+                        if let (key, members) = batch(startingAt: entry, in: store) {
+                            switch await begin(members, replacing: replaced, in: store) {
+                            case .failed(let error): stopped = error
+                            case .begun(let attempted):
+                                sending += 1
+                                group.addTask {
+                                    let outcomes = await replay.send(attempted, key: key, in: store)
+                                    return zip(attempted, outcomes).map { member, outcome in
+                                        Attempt(
+                                            entry: member.entry, write: member.write, outcome: outcome, store: store)
+                                    }
+                                }
+                            case .skipped: break
+                            }
+                            continue starting
+                        }
                         switch await begin(entry, replacing: replaced, in: store) {
                         case .skipped: break
                         case .failed(let error): stopped = error
@@ -167,19 +183,21 @@ extension Outbox {
                             sending += 1
                             group.addTask {
                                 let outcome = await replay.send(attempted, entry: entry, in: store)
-                                return Attempt(entry: entry, write: attempted, outcome: outcome, store: store)
+                                return [Attempt(entry: entry, write: attempted, outcome: outcome, store: store)]
                             }
                         }
                     }
                 }
                 guard sending > 0 else { break }
-                guard let attempt = await group.next() else { break }
+                guard let attempts = await group.next() else { break }
                 sending -= 1
-                if let error = await take(attempt) {
-                    stopped = stopped ?? error
-                } else {
-                    // An answer came: the server is there after all, and what found it away goes again.
-                    stopped = nil
+                for attempt in attempts {
+                    if let error = await take(attempt) {
+                        stopped = stopped ?? error
+                    } else {
+                        // An answer came: the server is there after all, and what found it away goes again.
+                        stopped = nil
+                    }
                 }
             }
             await commitLogging()
@@ -200,14 +218,65 @@ extension Outbox {
         case failed(APIError)
     }
 
-    /// Notes a write's attempt, unless an earlier commit did ahead of it, and marks it as being sent.
-    private func begin(_ entry: Entry, replacing replaced: [String: ResourceID], in store: ResourceStore) async
-        -> Beginning
+    /// How starting to send a graph went.
+    private enum BatchBeginning {
+        /// Noted as attempted, every write of it: send these.
+        case begun([BatchMember])
+        /// Not sent: a write of it names a record whose create was refused.
+        case skipped
+        /// Storage could not note the attempts: nothing more is sent.
+        case failed(APIError)
+    }
+
+    /// ``begin(_:replacing:in:)`` for each write of a graph; a write that cannot go leaves the rest
+    /// unsent this time (they go on their own, or together, once it is settled).
+    private func begin(_ members: [BatchMember], replacing replaced: [String: ResourceID], in store: ResourceStore)
+        async -> BatchBeginning
     {
+        var begun: [BatchMember] = []
+        let graph = Set(
+            members.compactMap { member in
+                member.write.verb == .create ? member.write.id.flatMap { $0.isLocal ? $0.description : nil } : nil
+            })
+        for member in members {
+            switch await begin(member.entry, replacing: replaced, graph: graph, in: store) {
+            case .failed(let error):
+                unmarkSending(begun)
+                return .failed(error)
+            case .skipped:
+                unmarkSending(begun)
+                return .skipped
+            case .begun(let attempted):
+                var started = member
+                started.write = attempted
+                begun.append(started)
+            }
+        }
+        return .begun(begun)
+    }
+
+    /// Puts writes begun for a graph that will not be sent back among those waiting to be.
+    private func unmarkSending(_ members: [BatchMember]) {
+        let sequences = Set(members.map(\.write.sequence))
+        state.withLock { state in
+            for index in state.entries.indices where sequences.contains(state.entries[index].write.sequence) {
+                state.entries[index].isSending = false
+            }
+        }
+    }
+
+    /// Notes a write's attempt, unless an earlier commit did ahead of it, and marks it as being sent.
+    ///
+    /// - Parameter graph: The local ids of the creates sent in the same atomic request, which the
+    ///   write may name.
+    private func begin(
+        _ entry: Entry, replacing replaced: [String: ResourceID], graph: Set<String> = [], in store: ResourceStore
+    ) async -> Beginning {
         let write = entry.write.replacingLocalIDs(replaced)
         // A local id still unknown here belongs to a create that was refused or discarded.
         let missing = write.referencedLocalIDs.union(
-            write.verb != .create && write.id?.isLocal == true ? [write.id?.description ?? ""] : [])
+            write.verb != .create && write.id?.isLocal == true ? [write.id?.description ?? ""] : []
+        ).subtracting(graph)
         if !missing.isEmpty {
             await reject(
                 entry,

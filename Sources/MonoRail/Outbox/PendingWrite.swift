@@ -39,6 +39,10 @@ public struct PendingWrite: Sendable, Hashable {
     public var failures: Int
     /// Why the outbox stopped sending it, when it did: see ``Outbox/parked``.
     public var parking: Parking?
+    /// The `Idempotency-Key` of the JSON:API atomic operations request it was first sent in, with
+    /// the other writes of its graph (a record created offline and the writes naming it); `nil` for
+    /// a write sent on its own. A replay sends the same writes together again, under that key.
+    public var batch: String?
 
     /// Why a write waits for the app (``Outbox/retry(_:)`` or ``Outbox/discard(_:)``, or a new save
     /// of its record) instead of being sent.
@@ -78,8 +82,9 @@ public struct PendingWrite: Sendable, Hashable {
     public init(
         sequence: Int64, idempotencyKey: String, model: String, modelType: String? = nil, verb: ActionVerb,
         id: ResourceID?, body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
-        createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil
+        createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil, batch: String? = nil
     ) {
+        self.batch = batch
         self.sequence = sequence
         self.idempotencyKey = idempotencyKey
         self.model = model
@@ -142,6 +147,19 @@ extension JSONValue? {
     /// same record.
     func overlaid(with other: JSONValue?) -> JSONValue? {
         guard case .object(var members)? = self, case .object(let newer)? = other else { return other ?? self }
+        // JSON:API documents, `{"data": {"type", "attributes", "relationships"}}`: the resource
+        // objects' attributes and relationships are laid over each other, not replaced whole.
+        if members.count == 1, newer.count == 1, case .object(var data)? = members["data"],
+            case .object(let newerData)? = newer["data"], data["type"] != nil, newerData["type"] != nil
+        {
+            // A create's document names no id: a save's laid over it does not add its local one.
+            for (key, value) in newerData where key != "id" || data["id"] != nil {
+                data[key] =
+                    key == "attributes" || key == "relationships"
+                    ? JSONValue?.some(data[key] ?? [:]).overlaid(with: value) ?? value : value
+            }
+            return .object(["data": .object(data)])
+        }
         members.merge(newer) { _, new in new }
         return .object(members)
     }

@@ -51,6 +51,8 @@ public final class ResourceStore: Observable, Sendable {
     private let usedModels = Locked<[ObjectIdentifier: any ResourceModel.Type]>([:])
     /// The one-time notices given, by what they are about.
     let notices = Locked<Set<String>>([])
+    /// The JSON:API extensions the server's documents said it serves (`jsonapi.ext`).
+    let advertisedExtensions = Locked<Set<String>>([])
     private let offline = Locked(false)
     private let registrar = ObservationRegistrar()
 
@@ -362,7 +364,8 @@ public final class ResourceStore: Observable, Sendable {
             return setup
         case .missing(let generation, let configuration, let client):
             // Made outside the lock: it runs the model's `configure(_:)`.
-            let setup = ModelSetup<Model>(configuration: configuration, storeClient: client)
+            let setup = ModelSetup<Model>(
+                configuration: configuration, storeClient: client, advertisedExtensions: advertisedExtensions)
             usedModels.withLock { $0[ObjectIdentifier(type)] = type }
             settings.withLock { state in
                 if state.generation == generation {

@@ -107,6 +107,12 @@ struct JSONAPIRoutes: Sendable {
 
     /// A document answered as `application/vnd.api+json`.
     static func answer(_ status: HTTPResponse.Status, _ document: JSONValue) -> WriteAnswer {
+        var document = document
+        if case .object(var members) = document {
+            // Said in every document: the client may send graphs to POST /operations.
+            members["jsonapi"] = ["version": "1.1", "ext": [.string(JSONAPIDocument.atomicExtension)]]
+            document = .object(members)
+        }
         var answer = WriteAnswer(status, document)
         answer.headers[.contentType] = JSONAPIDocuments.mediaType
         return answer

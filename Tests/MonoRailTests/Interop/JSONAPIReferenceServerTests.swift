@@ -215,3 +215,100 @@ struct JSONAPIReferenceServerTests {
         }
     }
 }
+
+/// The outbox's graphs: a record created offline with the writes naming it, sent as one atomic
+/// operations request to `monorail serve --conventions jsonapi`.
+@Suite("JSON:API atomic operations from the outbox", .timeLimit(.minutes(5)))
+struct JSONAPIOutboxGraphTests {
+    typealias Train = Served.Train
+    typealias Car = Served.Car
+
+    func withQueuedStore(_ body: (ResourceStore, RunningReferenceServer, RecordStore) async throws -> Void)
+        async throws
+    {
+        let reference = try ReferenceServer(schema: .trains, configuration: .init(port: 0, envelope: .jsonAPI))
+        let server = try await reference.start()
+        var configuration = MonoRail.Configuration.testing(server.baseURL)
+        configuration.conventions = .jsonAPI
+        configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
+        let store = ResourceStore(configuration: configuration)
+        do {
+            // A first answer says the server serves the extension (`jsonapi.ext`).
+            _ = try await Train.get(id: 1, in: store)
+            // Made while offline: nothing goes until flush().
+            store.outbox.isPaused = true
+            try await body(store, server, reference.store)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("a train, its new car and an update of that car: one POST /operations, ids back in the app's objects")
+    func graph() async throws {
+        try await withQueuedStore { store, server, records in
+            let train = Train()
+            train.company = "Offline Rail"
+            try await train.create(in: store)
+            let car = Car()
+            car.occupancy = 3
+            car.train = train
+            try await car.create(in: store)
+            car.occupancy = 4
+            try await car.save()
+            #expect(train.id?.isLocal == true && car.id?.isLocal == true)
+            let pending = store.outbox.pending
+            #expect(pending.map(\.verb) == [.create, .create, .update])
+
+            server.journal.reset()
+            try await store.outbox.flush()
+            #expect(server.journal.entries == ["POST /operations"])
+            let trainID = try #require(train.id)
+            let carID = try #require(car.id)
+            #expect(!trainID.isLocal && !carID.isLocal)
+            #expect(car.train === train)
+            #expect(train.cars.contains { $0 === car })
+            #expect(!train.hasChanges && !car.hasChanges)
+            #expect(store.outbox.pendingCount == 0)
+            let stored = try #require(try records.find("cars", id: carID.description))
+            #expect(stored["occupancy"] == 4)
+            #expect(stored["train_id"] == .int(Int64(trainID.description) ?? -1))
+        }
+    }
+
+    @Test("one refused operation: nothing written, the refused record shows its errors, the rest wait with it")
+    func refused() async throws {
+        try await withQueuedStore { store, server, records in
+            let trains = try #require(records.schema.resource(plural: "trains"))
+            let before = try records.list(trains, filters: [:]).total
+            let train = Train()  // no company: refused
+            train.numberOfCars = 2
+            try await train.create(in: store)
+            let car = Car()
+            car.occupancy = 1
+            car.train = train
+            try await car.create(in: store)
+
+            server.journal.reset()
+            try await store.outbox.flush()
+            #expect(server.journal.entries == ["POST /operations"])
+            #expect(try records.list(trains, filters: [:]).total == before)
+            #expect(train.rejection?.code == .validationFailed)
+            #expect(train.errors["company"] == ["can't be blank"])
+            #expect(car.rejection?.code == .dependencyRejected)
+            #expect(store.outbox.parked.count == 2)
+            #expect(train.id?.isLocal == true && train.numberOfCars == 2)
+
+            // Fixed and saved: the train goes again under a new key, and its car after it.
+            train.company = "Fixed Rail"
+            try await train.save()
+            try await store.outbox.flush()
+            #expect(store.outbox.pendingCount == 0 && store.outbox.parked.isEmpty)
+            #expect(train.id?.isLocal == false && car.id?.isLocal == false)
+            #expect(car.train === train)
+            #expect(try records.list(trains, filters: [:]).total == before + 1)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import HTTPTypes
+
+// A graph made offline — a record created in the outbox and the writes naming it — sent as one
+// JSON:API Atomic Operations request: the server carries out all of it or none, and each result
+// merges into its write's instance as that write's own answer would.
+extension OutboxReplay {
+    func atomicOperationsPath(in store: ResourceStore) -> String? {
+        let setup = store.setup(for: Model.self)
+        return setup.jsonAPI == nil ? nil : setup.atomicOperationsPath
+    }
+
+    func operation(for write: PendingWrite, in store: ResourceStore) throws -> JSONValue {
+        let setup = store.setup(for: Model.self)
+        switch write.verb {
+        case .destroy:
+            guard let id = write.id else {
+                throw APIError(.invalidRequest, "a \(setup.typeName) delete names no record")
+            }
+            return ["op": "remove", "ref": Self.identifier(type: setup.resourceType, id: id)]
+        case .index, .show, .search:
+            throw APIError(.invalidRequest, "a \(write.verb.rawValue) is not kept in the outbox")
+        case .create, .update:
+            guard case .object(var data)? = write.body?["data"] else {
+                throw APIError(.invalidRequest, "a kept \(setup.typeName) write holds no JSON:API resource object")
+            }
+            if let id = write.id, id.isLocal {
+                data["id"] = nil
+                data["lid"] = .string(id.description)
+            }
+            return ["op": write.verb == .create ? "add" : "update", "data": Self.lids(in: .object(data))]
+        }
+    }
+
+    /// A resource identifier: `{"type", "id"}`, or `{"type", "lid"}` for a record created in the outbox.
+    private static func identifier(type: String, id: ResourceID) -> JSONValue {
+        id.isLocal
+            ? ["type": .string(type), "lid": .string(id.description)]
+            : ["type": .string(type), "id": .string(id.description)]
+    }
+
+    /// The linkage in a resource object with each local id as a `lid`.
+    private static func lids(in value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var members):
+            if case .string(let id)? = members["id"], ResourceID.string(id).isLocal, members["type"] != nil {
+                members["id"] = nil
+                members["lid"] = .string(id)
+                return .object(members)
+            }
+            return .object(members.mapValues(lids(in:)))
+        case .array(let items):
+            return .array(items.map(lids(in:)))
+        default:
+            return value
+        }
+    }
+
+    func absorb(
+        result: JSONValue, of response: APIResponse, write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore
+    ) async -> Outbox.Outcome {
+        let pipeline = ActionPipeline<Model>(store: store)
+        do {
+            let prepared = try self.prepared(
+                write, target: entry.instance as? Model, sent: entry.sent, pipeline: pipeline, store: store)
+            let body = result["data"].map { JSONWriter.serialize(["data": $0]) } ?? Data()
+            var head = HTTPResponse(status: write.verb == .create ? .created : .ok)
+            head.headerFields[.contentType] = JSONAPIDocument.mediaType
+            let answer = APIResponse(
+                request: response.request, response: head, body: body, decoder: pipeline.setup.client.responseDecoder)
+            return try await absorb(
+                answer, prepared: prepared, sent: store.stamp(), write: write, entry: entry, in: store)
+        } catch let error as APIError {
+            return Self.outcome(of: error, attempts: write.attempts)
+        } catch {
+            return .rejected(APIError(.invalidRequest, "\(error)", underlyingError: error))
+        }
+    }
+
+    func send(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async -> [Outbox.Outcome] {
+        let pipeline = ActionPipeline<Model>(store: store)
+        let setup = pipeline.setup
+        guard let path = atomicOperationsPath(in: store) else {
+            let error = APIError(.invalidRequest, "the server's atomic operations are not known any more")
+            return batch.map { _ in .unreachable(error, retryAfter: nil) }
+        }
+        let operations: [JSONValue]
+        do {
+            operations = try batch.map { try $0.replay.operation(for: $0.write, in: store) }
+        } catch let error as APIError {
+            return batch.map { _ in .rejected(error) }
+        } catch {
+            return batch.map { _ in .rejected(APIError(.invalidRequest, "\(error)", underlyingError: error)) }
+        }
+        let mediaType = "\(JSONAPIDocument.mediaType); ext=\"\(JSONAPIDocument.atomicExtension)\""
+        var headers: HTTPFields = [.contentType: mediaType, .accept: mediaType]
+        if let name = ActionPipeline<Model>.idempotencyKeyField { headers[name] = "\"\(key)\"" }
+        let request = APIRequest(
+            method: .post, path: APIPath(verbatim: path), headers: headers,
+            body: .tree(["atomic:operations": .array(operations)], files: FileAttachments()),
+            options: RequestOptions(
+                timeout: setup.timeout, operationName: "outbox.atomicOperations", format: .json,
+                validationStatuses: setup.conventions.validationStatuses))
+        let response: APIResponse
+        do {
+            if let sendingError = setup.sendingError { throw sendingError }
+            response = try await setup.client.send(request)
+            store.noteReachability(answered: true)
+        } catch let error as APIError {
+            if error.response != nil {
+                store.noteReachability(answered: true)
+            } else if error.isUnanswered {
+                store.noteReachability(answered: false)
+            }
+            return Self.outcomes(of: error, for: batch)
+        } catch {
+            let failure = APIError(.transport, "\(error)", underlyingError: error)
+            return batch.map { _ in .unreachable(failure, retryAfter: nil) }
+        }
+        let results: [JSONValue]
+        do {
+            guard case .array(let list)? = try response.json()["atomic:results"], list.count == batch.count else {
+                throw APIError(
+                    .inconsistentResponse,
+                    "the atomic operations' answer holds no \"atomic:results\" with one result per operation",
+                    response: response.response)
+            }
+            results = list
+        } catch let error as APIError {
+            return batch.map { _ in .unreachable(error, retryAfter: nil) }
+        } catch {
+            let failure = APIError(.inconsistentResponse, "\(error)", underlyingError: error)
+            return batch.map { _ in .unreachable(failure, retryAfter: nil) }
+        }
+        // Each result merges as its write's answer, the ids earlier results gave in place of local ones.
+        var replaced: [String: ResourceID] = [:]
+        var outcomes: [Outbox.Outcome] = []
+        for (member, result) in zip(batch, results) {
+            let write = member.write.replacingLocalIDs(replaced)
+            let outcome = await member.replay.absorb(
+                result: result, of: response, write: write, entry: member.entry, in: store)
+            if case .confirmed(let newID?, _) = outcome, let local = member.write.id, local.isLocal {
+                replaced[local.description] = newID
+            }
+            outcomes.append(outcome)
+        }
+        return outcomes
+    }
+
+    /// A refused request's outcome for each write: the operation the errors point at
+    /// (`/atomic:operations/1/data/attributes/company`) refused with its own errors, the others
+    /// with the graph they were rolled back with.
+    private static func outcomes(of error: APIError, for batch: [Outbox.BatchMember]) -> [Outbox.Outcome] {
+        guard case .rejected = outcome(of: error, attempts: batch.first?.write.attempts ?? 1) else {
+            return batch.map { outcome(of: error, attempts: $0.write.attempts) }
+        }
+        let objects = error.errorObjects
+        let refused = Set(
+            objects.compactMap { object -> Int? in
+                guard let pointer = object.pointer, pointer.hasPrefix("/atomic:operations/") else { return nil }
+                return Int(pointer.dropFirst("/atomic:operations/".count).prefix { $0 != "/" })
+            }
+        ).filter { batch.indices.contains($0) }
+        guard !refused.isEmpty else { return batch.map { _ in .rejected(error) } }
+        return batch.indices.map { index in
+            guard refused.contains(index) else {
+                return .rejected(
+                    APIError(
+                        .dependencyRejected,
+                        "\(batch[index].write.model) write \(batch[index].write.sequence) was sent with others in one "
+                            + "atomic request, and the server refused all of it: \(error.message)",
+                        underlyingError: error))
+            }
+            let prefix = "/atomic:operations/\(index)"
+            var fields: [(field: String, messages: [String])] = []
+            for var object in objects {
+                guard let pointer = object.pointer, pointer.hasPrefix(prefix + "/") || pointer == prefix else {
+                    continue
+                }
+                object.pointer = String(pointer.dropFirst(prefix.count))
+                guard let message = object.detail ?? object.title else { continue }
+                let field = object.field ?? ValidationErrors.baseField
+                if let position = fields.firstIndex(where: { $0.field == field }) {
+                    fields[position].messages.append(message)
+                } else {
+                    fields.append((field, [message]))
+                }
+            }
+            var own = error
+            if !fields.isEmpty {
+                own.code = .validationFailed
+                own.validationErrors = ValidationErrors(fields)
+            }
+            return .rejected(own)
+        }
+    }
+}
