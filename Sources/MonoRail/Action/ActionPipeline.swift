@@ -286,8 +286,11 @@ struct ActionPipeline<Model: ResourceModel> {
         let (merged, side) = try store.mergeKeepingSideloads(
             [patch], sideloaded: sideloaded, target: live == nil ? target : nil, mode: live == nil ? mode : .read,
             coder: coder, fetched: context.fetched)
-        if let document { setup.adoptLinkage(of: document, store: store) }
-        if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged) }
+        // The related instances live only in `side` until the owners keep them: held to the end.
+        withExtendedLifetime(side) {
+            if let document { setup.adoptLinkage(of: document, store: store) }
+            if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged) }
+        }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
         }
@@ -320,8 +323,12 @@ struct ActionPipeline<Model: ResourceModel> {
             let (merged, side) = try store.mergeKeepingSideloads(
                 [patch], sideloaded: sideloaded, target: target, mode: .read, coder: coder,
                 fetched: context.fetched)
-            if let document = located.document { setup.adoptLinkage(of: document, store: store) }
-            if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+            withExtendedLifetime(side) {
+                withExtendedLifetime(side) {
+                    if let document = located.document { setup.adoptLinkage(of: document, store: store) }
+                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+                }
+            }
             guard let instance = merged.first else {
                 throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
             }
@@ -370,8 +377,10 @@ struct ActionPipeline<Model: ResourceModel> {
                 let (merged, side) = try store.mergeKeepingSideloads(
                     located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
                     fetched: context.fetched)
-                if let document = located.document { setup.adoptLinkage(of: document, store: store) }
-                if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+                withExtendedLifetime(side) {
+                    if let document = located.document { setup.adoptLinkage(of: document, store: store) }
+                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+                }
                 context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
                 return (merged, located.container)
             }
