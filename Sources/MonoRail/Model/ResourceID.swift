@@ -60,6 +60,42 @@ public enum ResourceID: Sendable, Hashable, CustomStringConvertible, Expressible
         }
     }
 
+    /// A reference's id: `null` is none, an integer or a non-empty string the id, read directly
+    /// (through `Codable` every reference of every record looked up generic metadata); anything
+    /// else is read by the coder, which raises the error it always raised.
+    static func decodeOptional(_ value: JSONValue, _ coder: FieldCoder) throws -> ResourceID? {
+        if value.isNull { return nil }
+        if let id = direct(value, coder) { return id }
+        return try coder.decode(ResourceID?.self, from: value)
+    }
+
+    /// The id `Codable` reads from `value`, when that is plain: an integer, or a non-empty string
+    /// under strict coercion (lenient coercion reads `"5"` as the integer 5).
+    private static func direct(_ value: JSONValue, _ coder: FieldCoder) -> ResourceID? {
+        switch value {
+        case .int(let int): .int(int)
+        case .string(let string) where !string.isEmpty && coder.options.coercion == .strict: .string(string)
+        default: nil
+        }
+    }
+
+    /// A list of references' ids, as ``decodeOptional(_:_:)`` reads one; `null` is none.
+    static func decodeList(_ value: JSONValue, _ coder: FieldCoder) throws -> [ResourceID] {
+        switch value {
+        case .null: return []
+        case .array(let items):
+            var ids: [ResourceID] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                guard let id = direct(item, coder) else { return try coder.decode([ResourceID].self, from: value) }
+                ids.append(id)
+            }
+            return ids
+        default:
+            return try coder.decode([ResourceID].self, from: value)
+        }
+    }
+
     /// Reads an id from a JSON value: an integer, or a non-empty string.
     ///
     /// Returns `nil` for anything else (null, fractions, Booleans, objects), which the caller reports.

@@ -41,7 +41,7 @@ extension ResourceField {
                 owner._$state.keep([live], for: valuePath)
             },
             linkage: .polymorphicID(name: name),
-            decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
+            decode: { value, coder in try ResourceID.decodeOptional(value, coder) },
             encode: { value, _ in value?.jsonValue ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }

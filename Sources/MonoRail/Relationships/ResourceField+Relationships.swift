@@ -17,7 +17,7 @@ extension ResourceField {
                 }
             },
             linkage: .one(name: name),
-            decode: { value, coder in try coder.decode(ResourceID?.self, from: value) },
+            decode: { value, coder in try ResourceID.decodeOptional(value, coder) },
             encode: { value, _ in value?.jsonValue ?? .null },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }
@@ -43,7 +43,7 @@ extension ResourceField {
                 if !live.isEmpty { owner._$state.keep(live, for: valuePath) }
             },
             linkage: .many(name: name),
-            decode: { value, coder in value.isNull ? [] : try coder.decode([ResourceID].self, from: value) },
+            decode: { value, coder in try ResourceID.decodeList(value, coder) },
             encode: { value, _ in .array(value.map(\.jsonValue)) },
             isEqual: { lhs, rhs, _ in lhs == rhs })
     }

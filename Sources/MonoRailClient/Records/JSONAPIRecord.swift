@@ -51,8 +51,6 @@ package struct JSONAPIRecord: RecordSource {
     /// The next field to look for; -1 before the id.
     private var next = -1
     private var current: JSONValue = .null
-    /// The members read, under the model's wire keys: the record as a record cache keeps it.
-    private var flat: [String: JSONValue] = [:]
 
     /// A source over a resource object of a response.
     ///
@@ -61,7 +59,7 @@ package struct JSONAPIRecord: RecordSource {
     ///   `relationships` are not objects.
     package init(_ resource: JSONValue, keys: RecordKeys, layout: JSONAPILayout, path: String) throws {
         let (type, id) = try JSONAPIDocument.identity(of: resource, at: path, typeName: layout.typeName)
-        guard layout.types.contains(JSONAPIDocument.normalized(type)) else {
+        guard layout.types.contains(type) || layout.types.contains(JSONAPIDocument.normalized(type)) else {
             throw JSONAPIDocument.failure(
                 layout.typeName, "a resource object of type \"\(type)\" where a \(layout.typeName) was expected",
                 path: path, key: "type")
@@ -92,7 +90,6 @@ package struct JSONAPIRecord: RecordSource {
         if next < 0 {
             next = 0
             current = id
-            flat[keys.id] = id
             return .id
         }
         while next < keys.count {
@@ -100,14 +97,12 @@ package struct JSONAPIRecord: RecordSource {
             next += 1
             guard let value = try value(at: index) else { continue }
             current = value
-            flat[keys.fields[index]] = value
             return .field(index)
         }
         if next == keys.count {
             next += 1
             if let version = keys.version, let value = attributes[version] {
                 current = value
-                flat[version] = value
                 return .version
             }
         }
@@ -116,7 +111,16 @@ package struct JSONAPIRecord: RecordSource {
 
     package var value: FieldSource { FieldSource(current) }
 
-    package func wire(keyOrder: [String]) -> WireRecord { .tree(.object(flat), keyOrder: keyOrder) }
+    /// The record under the model's wire keys, as a record cache keeps it: made only when asked
+    /// for, from members every one of which was read without an error.
+    package func wire(keyOrder: [String]) -> WireRecord {
+        var flat: [String: JSONValue] = [keys.id: id]
+        for index in 0..<keys.count {
+            if let value = try? value(at: index) { flat[keys.fields[index]] = value }
+        }
+        if let version = keys.version, let value = attributes[version] { flat[version] = value }
+        return .tree(.object(flat), keyOrder: keyOrder)
+    }
 
     package func leadingID() -> JSONValue? { id }
 
@@ -180,7 +184,8 @@ package struct JSONAPIRecord: RecordSource {
     }
 
     private func require(_ type: String, among types: Set<String>, in name: String) throws {
-        guard !types.isEmpty, !types.contains(JSONAPIDocument.normalized(type)) else { return }
+        // Most servers spell types as they are normalized: the raw type is looked up first.
+        guard !types.isEmpty, !types.contains(type), !types.contains(JSONAPIDocument.normalized(type)) else { return }
         throw failure("the linkage names the type \"\(type)\", not the related model's", name)
     }
 
