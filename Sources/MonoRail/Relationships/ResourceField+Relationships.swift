@@ -39,7 +39,7 @@ extension ResourceField {
                 let (ids, store) = owner._$state.state.withLock {
                     ($0.values[keyPath: valuePath], $0.store ?? .default)
                 }
-                let live = ids.compactMap { store.instance(of: Target.self, id: $0) }
+                let live = store.instances(of: Target.self, ids: ids)
                 if !live.isEmpty { owner._$state.keep(live, for: valuePath) }
             },
             linkage: .many(name: name),

@@ -9,7 +9,9 @@ import Testing
 /// The README's "Your server" recipes: each compiled here, and run against a server of its family.
 @Suite("README recipes per server family", .timeLimit(.minutes(5)))
 struct ReadmeRecipeTests {
-    static let regions = ["RECIPE RAILS", "RECIPE DJANGO", "RECIPE FASTAPI", "RECIPE TOKENS"]
+    static let regions = [
+        "RECIPE RAILS", "RECIPE DJANGO", "RECIPE FASTAPI", "RECIPE TOKENS", "RECIPE JSONAPI", "RECIPE JSONAPI GRAPH",
+    ]
 
     @Test("the recipes match the README")
     func matchReadme() throws {
@@ -42,6 +44,31 @@ struct ReadmeRecipeTests {
         // README RECIPE FASTAPI BEGIN
         MonoRail.configure { $0.conventions = .fastAPI }
         // README RECIPE FASTAPI END
+    }
+
+    func jsonAPI() async throws {
+        // README RECIPE JSONAPI BEGIN
+        MonoRail.configure { $0.conventions = .jsonAPI }
+        let train = try await Train.get(id: 1, include: ["cars"])  // GET /trains/1?include=cars
+        // README RECIPE JSONAPI END
+        _ = train
+    }
+
+    /// Run, on a store of its own, by `JSONAPIOutboxGraphTests`.
+    func jsonAPIGraph() async throws {
+        typealias Train = Served.Train
+        typealias Car = Served.Car
+        // README RECIPE JSONAPI GRAPH BEGIN
+        MonoRail.configure { $0.conventions = .jsonAPI; $0.writePolicy = .queued }  // with a SQLiteStorage
+        let night = Train()
+        night.company = "Night Rail"
+        try await night.create()  // kept: night.id is a local id
+        let sleeper = Car()
+        sleeper.train = night
+        try await sleeper.create()
+        try await ResourceStore.default.outbox.flush()  // POST /operations: both, in one transaction
+        print(sleeper.train === night, night.id?.isLocal == false)  // true true
+        // README RECIPE JSONAPI GRAPH END
     }
 
     func tokens(session: some AccessTokenSource) {
