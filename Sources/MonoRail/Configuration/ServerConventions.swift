@@ -220,7 +220,7 @@ public struct ServerConventions: Sendable {
     /// followed by `links.next`, the total from `meta`, and error objects with `source.pointer`
     /// as per-field validation errors whatever their status.
     ///
-    /// Member names follow the configuration's ``MonoRailClient/CodingOptions/keyMapping``
+    /// Member names follow the configuration's ``/MonoRailClient/CodingOptions/keyMapping``
     /// (snake_case by default, as djangorestframework-jsonapi and jsonapi-serializer send them);
     /// for a server that camelCases them, as the specification recommends, set it to `.identity`.
     ///
