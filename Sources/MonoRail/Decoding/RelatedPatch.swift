@@ -15,6 +15,12 @@ protocol RelatedPatch {
     func collect(into records: inout [StoredRecord], fetched: FetchStamp, acceptingJSON: Bool)
     /// The cache keys of the records.
     var keys: [RecordKey] { get }
+    /// Gives the records the server just created the app's instances that were sent without an
+    /// id, in order: the answer to a save of nested attributes names the app's new children by
+    /// their new ids. Each takes its record's id and place in the identity map.
+    func adopt(
+        unsaved: [any ResourceModel], in map: inout IdentityMap, store: ResourceStore,
+        announcements: inout [() -> Void])
 }
 
 /// Where embedded records are being decoded, and how deep.
@@ -53,6 +59,29 @@ struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
     var keys: [RecordKey] {
         let model = Child.resourceName
         return patches.compactMap { $0.id.map { RecordKey(model: model, id: $0) } }
+    }
+
+    func adopt(
+        unsaved: [any ResourceModel], in map: inout IdentityMap, store: ResourceStore,
+        announcements: inout [() -> Void]
+    ) {
+        var waiting = unsaved.compactMap { $0 as? Child }[...]
+        guard !waiting.isEmpty else { return }
+        for patch in patches {
+            guard let id = patch.id else { continue }
+            let key = IdentityMap.Key(type: ObjectIdentifier(Child.self), id: id)
+            guard map.lookup(key)?.object == nil, let child = waiting.popFirst() else { continue }
+            child._$state.state.withLock { state in
+                state.id = id
+                state.isPersisted = true
+            }
+            map.insert(child, for: key, id: id)
+            // Its id is new to its observers and to the relationship index, whatever the merge changes.
+            announcements.append {
+                child._$state.announceIdentity(of: child)
+                store.noteRelationships(of: child, kind: .created, fields: [])
+            }
+        }
     }
 
     /// Decodes the resource objects of one type from a JSON:API document's `included`, each at its
@@ -123,6 +152,8 @@ struct EmbeddedCoding<Model: ResourceModel>: Sendable {
     let encodeNested: @Sendable (Model.FieldValues, ResourceStore) throws -> JSONValue
     /// For a `@References` embedded field, how it is sent back: as ids. `nil` for `@Has`.
     let reference: EmbeddedReference<Model>?
+    /// The embedded instances the server has not created yet, in order.
+    let unsaved: @Sendable (Model.FieldValues) -> [any ResourceModel]
 }
 
 /// An embedded `@References` field sent back as the id (or ids) of the records it holds: the seed's

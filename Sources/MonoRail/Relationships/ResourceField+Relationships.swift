@@ -120,7 +120,8 @@ extension ResourceField {
                 },
                 assign: { values, instances in values[keyPath: valuePath] = instances.first as? Target },
                 encodeNested: { values, store in try values[keyPath: valuePath]?.nestedAttributes(in: store) ?? .null },
-                reference: reference),
+                reference: reference,
+                unsaved: { values in values[keyPath: valuePath].flatMap { $0.id == nil ? [$0] : [] } ?? [] }),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in nil }, encode: { _, _ in .null },
             isEqual: { lhs, rhs, _ in lhs === rhs })
@@ -143,7 +144,8 @@ extension ResourceField {
                 encodeNested: { values, store in
                     .array(try values[keyPath: valuePath].map { try $0.nestedAttributes(in: store) })
                 },
-                reference: reference),
+                reference: reference,
+                unsaved: { values in values[keyPath: valuePath].filter { $0.id == nil } }),
             isSent: false, related: .of(Target.self), load: { owner in try await owner.fetch() },
             decode: { _, _ in [] }, encode: { _, _ in .array([]) },
             isEqual: { lhs, rhs, _ in lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 } })

@@ -106,6 +106,14 @@ enum Merger {
             let patch = patches[position]
             let fetched = patch.fetched ?? fetched
             for nested in patch.embedded {
+                // The answer to a save of nested attributes: its new records are the app's new children.
+                if let target, case .saved = mode, let embedding = fields[nested.index].embedded,
+                    Model.nestedAttributes.contains(fields[nested.index].name)
+                {
+                    let sent = target._$state.state.withLock { $0.values }
+                    nested.patch.adopt(
+                        unsaved: embedding.unsaved(sent), in: &map, store: store, announcements: &announcements)
+                }
                 let children = nested.patch.apply(
                     in: &map, store: store, coder: coder, fetched: fetched, announcements: &announcements)
                 fields[nested.index].embedded?.assign(&patch.values, children)

@@ -65,6 +65,12 @@ struct WriteAnswer: Sendable {
     }
 }
 
+/// A write refused after part of it was carried out in its transaction: thrown, so that the
+/// transaction writes nothing, and answered as it says.
+struct RefusedWrite: Error {
+    let answer: WriteAnswer
+}
+
 /// Carries out each write at most once per `Idempotency-Key`, as draft-ietf-httpapi-idempotency-
 /// key-header describes: the key and the response are stored in the transaction of the write's
 /// effect; a repeat gets the stored response and changes nothing; a key reused for another request

@@ -338,11 +338,17 @@ struct RecordRoutes: Sendable {
         let format = ResponseFormat(request)
         return try await writes.run(request, read: try await attributes(of: request, for: resource)) {
             attributes, db in
+            var nested: [(RelationshipSchema, [JSONValue])] = []
             do {
                 var attributes = attributes ?? [:]
                 // The path names the owner, as `@train.cars.create(params)` does in Rails.
                 if let nesting { attributes[nesting.foreignKey] = nesting.ownerID }
-                let record = try store.create(resource, attributes: attributes, db: db)
+                nested = try takeNestedAttributes(from: &attributes, of: resource)
+                var record = try store.create(resource, attributes: attributes, db: db)
+                if !nested.isEmpty {
+                    try writeNestedAttributes(nested, of: resource, record: record, db: db)
+                    record = try store.show(resource, record: record, db: db)
+                }
                 var answer = WriteAnswer(.created, wrap([resource.name: record], main: resource.name), format: format)
                 if let id = record[resource.primaryKeyName], let text = id.intValue.map(String.init) ?? id.stringValue {
                     answer.headers[.location] = "/\(resource.pluralName)/\(APIPath.encodeSegment(text))"
@@ -350,7 +356,10 @@ struct RecordRoutes: Sendable {
                 }
                 return answer
             } catch let error as RecordValidationError {
-                return .validation(error, envelope: envelope, root: resource.name, format: format)
+                let answer = WriteAnswer.validation(error, envelope: envelope, root: resource.name, format: format)
+                // Nested records may have been written: thrown, the transaction writes nothing.
+                if !nested.isEmpty { throw RefusedWrite(answer: answer) }
+                return answer
             }
         }
     }
@@ -372,15 +381,24 @@ struct RecordRoutes: Sendable {
             guard try preconditionHolds(request, resource, id: id, db: db) else {
                 return Self.preconditionFailed(request)
             }
+            var nested: [(RelationshipSchema, [JSONValue])] = []
             do {
-                guard let record = try store.update(resource, id: id, attributes: attributes ?? [:], db: db) else {
+                var attributes = attributes ?? [:]
+                nested = try takeNestedAttributes(from: &attributes, of: resource)
+                guard var record = try store.update(resource, id: id, attributes: attributes, db: db) else {
                     throw APIProblem(.notFound)
+                }
+                if !nested.isEmpty {
+                    try writeNestedAttributes(nested, of: resource, record: record, db: db)
+                    record = try store.show(resource, record: record, db: db)
                 }
                 var answer = WriteAnswer(.ok, wrap([resource.name: record], main: resource.name), format: format)
                 answer.headers[.eTag] = try currentETag(request, resource, written: record, db: db)
                 return answer
             } catch let error as RecordValidationError {
-                return .validation(error, envelope: envelope, root: resource.name, format: format)
+                let answer = WriteAnswer.validation(error, envelope: envelope, root: resource.name, format: format)
+                if !nested.isEmpty { throw RefusedWrite(answer: answer) }
+                return answer
             }
         }
     }
@@ -452,6 +470,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
             return try problem.response(from: request, context: context)
         } catch let problem as JSONAPIProblem {
             return try problem.response(from: request, context: context)
+        } catch let refused as RefusedWrite {
+            return refused.answer.response
         } catch let error as HTTPError {
             return JSONResponse.make(error.status, ["error": .string(error.status.reasonPhrase)])
         } catch {

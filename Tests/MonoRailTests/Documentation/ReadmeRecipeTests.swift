@@ -59,7 +59,10 @@ struct ReadmeRecipeTests {
         typealias Train = Served.Train
         typealias Car = Served.Car
         // README RECIPE JSONAPI GRAPH BEGIN
-        MonoRail.configure { $0.conventions = .jsonAPI; $0.writePolicy = .queued }  // with a SQLiteStorage
+        MonoRail.configure {
+            $0.conventions = .jsonAPI
+            $0.writePolicy = .queued  // with a SQLiteStorage
+        }
         let night = Train()
         night.company = "Night Rail"
         try await night.create()  // kept: night.id is a local id

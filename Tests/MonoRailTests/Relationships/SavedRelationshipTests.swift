@@ -204,3 +204,61 @@ struct SavedRelationshipTests {
         }
     }
 }
+
+/// Rails' `accepts_nested_attributes_for` against the reference server: a train and its new cars in
+/// one save, the server's ids back in the app's own car objects.
+@Suite("Nested attributes: a parent and its new children in one save", .timeLimit(.minutes(2)))
+struct NestedAttributesSaveTests {
+    @Test("a create and a save send cars_attributes; the new cars get their ids in the same objects")
+    func parentAndChildren() async throws {
+        try await withHarness { harness in
+            let train = NestedTrain()
+            train.company = "Nested Rail"
+            let first = Spec.Car()
+            first.occupancy = 10
+            let second = Spec.Car()
+            second.occupancy = 20
+            train.cars = [first, second]
+            try await train.create(in: harness.store)
+            #expect(harness.server.journal.entries.last == "POST /trains")
+            let trainID = try #require(train.id)
+            let firstID = try #require(first.id, "the app's own car object took the server's id")
+            #expect(second.id != nil && second.id != first.id)
+            #expect(train.cars.count == 2 && train.cars[0] === first && train.cars[1] === second)
+            #expect(harness.store.instance(of: Spec.Car.self, id: firstID) === first)
+            let stored = try #require(try harness.server.store.find("cars", id: firstID.description))
+            #expect(stored["train_id"] == trainID.jsonValue)
+            #expect(stored["occupancy"] == 10)
+
+            // An edit of one, and a third made here: one save.
+            first.occupancy = 11
+            let third = Spec.Car()
+            third.occupancy = 30
+            train.cars = [first, second, third]
+            try await train.save()
+            #expect(third.id != nil)
+            #expect(train.cars.map(\.occupancy) == [11, 20, 30])
+            #expect(try harness.server.store.find("cars", id: firstID.description)?["occupancy"] == 11)
+            let cars = try #require(harness.server.store.schema.resource(plural: "cars"))
+            #expect(try harness.server.store.list(cars, filters: ["train_id": trainID.description]).total == 3)
+        }
+    }
+
+    @Test("a child refused refuses the whole save: nothing written, the messages under cars.occupancy")
+    func refusedChild() async throws {
+        try await withHarness { harness in
+            let trains = try #require(harness.server.store.schema.resource(plural: "trains"))
+            let before = try harness.server.store.list(trains, filters: [:]).total
+            let train = NestedTrain()
+            train.company = "Half Rail"
+            let bad = Spec.Car()
+            bad.occupancy = -1
+            train.cars = [bad]
+            let error = try await #require(throws: APIError.self) { try await train.create(in: harness.store) }
+            #expect(error.code == .validationFailed)
+            #expect(!error.errors["cars.occupancy"].isEmpty, "\(error.errors)")
+            #expect(try harness.server.store.list(trains, filters: [:]).total == before)
+            #expect(train.id == nil && bad.id == nil)
+        }
+    }
+}
