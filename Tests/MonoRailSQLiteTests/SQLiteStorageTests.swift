@@ -195,6 +195,28 @@ struct SQLiteStorageTests {
         }
     }
 
+    @Test("a write's batch, the key of the atomic request it went out in, is kept and read back")
+    func batchKept() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            var write = PendingWrite(
+                sequence: 1, idempotencyKey: "k1", model: "train", verb: .create, id: .local(),
+                body: ["data": ["type": "trains"]], fields: [])
+            do {
+                let storage = try SQLiteStorage(path: path)
+                try await storage.enqueue(write)
+                #expect(try storage.pendingWrites().first?.batch == nil)
+                write.batch = "k1"
+                write.attempts = 1
+                try await storage.settle(removing: [], updating: [write])
+            }
+            let reopened = try SQLiteStorage(path: path)
+            #expect(try reopened.pendingWrites().first?.batch == "k1")
+            #expect(try reopened.pendingWrites().first == write)
+        }
+    }
+
     @Test("a bad file is a typed error and stays byte for byte as it was", arguments: BadFile.allCases)
     func badFile(_ kind: BadFile) async throws {
         try await withTemporaryDirectory { directory in

@@ -138,6 +138,34 @@ struct JSONAPIReferenceServerTests {
         }
     }
 
+    @Test("offsets followed by links.next, and the cursor profile's page[after]")
+    func pagingStyles() async throws {
+        try await withServer(pageSize: 1) { store, _ in
+            for index in 0..<3 {
+                let train = Train()
+                train.company = "Extra \(index)"
+                try await train.create(in: store)
+            }
+            var configuration = store.configuration
+            configuration.conventions.paging.style = .offsets(limit: "page[limit]", offset: "page[offset]")
+            let offsets = ResourceStore(configuration: configuration)
+            #expect(try await Train.getAll(in: offsets).compactMap(\.id?.description) == ["1", "2", "3", "4", "5"])
+            let query = try await Train.query(pageSize: 2, in: offsets)
+            #expect(query.total == 5)
+            while query.hasNextPage { try await query.loadNextPage() }
+            #expect(query.instances.count == 5)
+
+            // The cursor profile's parameters, worked out by the client: the last record's id.
+            configuration.conventions.paging.style = .cursor(
+                parameter: "page[after]", size: "page[size]", nextCursorKey: nil)
+            configuration.conventions.paging.followsLinks = false
+            let cursors = ResourceStore(configuration: configuration)
+            let walked = try await Train.query(pageSize: 2, in: cursors)
+            while walked.hasNextPage { try await walked.loadNextPage() }
+            #expect(walked.instances.compactMap(\.id?.description) == ["1", "2", "3", "4", "5"])
+        }
+    }
+
     @Test("media types: 415 for a body not sent as JSON:API, 406 for an Accept it cannot meet")
     func negotiation() async throws {
         try await withServer { _, server in
@@ -276,6 +304,43 @@ struct JSONAPIOutboxGraphTests {
             #expect(stored["occupancy"] == 4)
             #expect(stored["train_id"] == .int(Int64(trainID.description) ?? -1))
         }
+    }
+
+    @Test("a graph whose request failed goes again whole, under the same key kept on each of its writes")
+    func resentWhole() async throws {
+        let reference = try ReferenceServer(
+            schema: .trains, configuration: .init(port: 0, envelope: .jsonAPI, faults: FaultInjection(failFirst: 1)))
+        let server = try await reference.start()
+        defer { Task { await server.stop() } }
+        var configuration = MonoRail.Configuration.testing(server.baseURL)
+        configuration.conventions = .jsonAPI
+        configuration.conventions.atomicOperations = .always(path: "/operations")
+        configuration.writePolicy = .queued
+        configuration.allowsQueuedWritesLostOnQuit = true
+        configuration.retryPolicy = .none
+        let store = ResourceStore(configuration: configuration)
+        store.outbox.isPaused = true
+        let train = Train()
+        train.company = "Second Try"
+        try await train.create(in: store)
+        let car = Car()
+        car.train = train
+        try await car.create(in: store)
+        let key = try #require(store.outbox.pending.first?.idempotencyKey)
+
+        _ = try? await store.outbox.flush()  // 503: the graph waits
+        #expect(store.outbox.pending.map(\.batch) == [key, key])
+        #expect(train.id?.isLocal == true)
+        // Paused: sent again when flushed, once the failure's back-off has passed.
+        for _ in 0..<80 where store.outbox.pendingCount > 0 {
+            try await Task.sleep(for: .milliseconds(250))
+            _ = try? await store.outbox.flush()
+        }
+        #expect(store.outbox.pendingCount == 0)
+        #expect(server.journal.entries.filter { $0 == "POST /operations" }.count == 2)
+        #expect(train.id?.isLocal == false && car.train === train)
+        let trains = try #require(reference.store.schema.resource(plural: "trains"))
+        #expect(try reference.store.list(trains, filters: ["company": "Second Try"]).total == 1)
     }
 
     @Test("one refused operation: nothing written, the refused record shows its errors, the rest wait with it")
