@@ -27,8 +27,12 @@ extension Outbox {
         let key: String
         var chosen: [Entry]
         if let existing = entry.write.batch {
+            // Sent together, they failed together: the graph goes again as a whole when its first
+            // write is due, whatever back-off each of the others was given.
             chosen = entries.filter { $0.write.batch == existing }
-            guard chosen.count > 1, chosen.allSatisfy(isReady) else { return nil }
+            guard chosen.count > 1, chosen.allSatisfy({ !$0.isParked && !$0.isSending && $0.isKept }) else {
+                return nil
+            }
             key = existing
         } else {
             guard entry.write.verb == .create, let root = entry.write.id, root.isLocal, entry.write.attempts == 0,
@@ -60,9 +64,9 @@ extension Outbox {
         let marked = state.withLock { state -> Bool in
             let sequences = Set(members.map(\.write.sequence))
             let indices = state.entries.indices.filter { sequences.contains(state.entries[$0].write.sequence) }
-            guard indices.count == members.count, indices.allSatisfy({ isReady(state.entries[$0]) }) else {
-                return false
-            }
+            guard indices.count == members.count,
+                indices.allSatisfy({ !state.entries[$0].isParked && !state.entries[$0].isSending })
+            else { return false }
             for index in indices where state.entries[index].write.batch != key {
                 state.entries[index].write.batch = key
                 state.unsettled.rewritten.insert(state.entries[index].write.sequence)

@@ -339,6 +339,7 @@ struct JSONAPIOutboxGraphTests {
         }
         #expect(store.outbox.pendingCount == 0)
         #expect(server.journal.entries.filter { $0 == "POST /operations" }.count > refused)
+        #expect(!server.journal.entries.contains { $0.hasPrefix("POST /trains") || $0.hasPrefix("POST /cars") })
         #expect(train.id?.isLocal == false && car.train === train)
         let trains = try #require(reference.store.schema.resource(plural: "trains"))
         #expect(try reference.store.list(trains, filters: ["company": "Second Try"]).total == 1)
