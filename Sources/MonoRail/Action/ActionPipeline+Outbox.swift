@@ -193,9 +193,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
         let pipeline = ActionPipeline<Model>(store: store)
-        let setup = pipeline.setup
         let target = entry.instance as? Model
-        let local = entry.write.id.flatMap { $0.isLocal ? $0 : nil }
         let prepared: ActionPipeline<Model>.Prepared
         do {
             prepared = try self.prepared(write, target: target, sent: entry.sent, pipeline: pipeline, store: store)

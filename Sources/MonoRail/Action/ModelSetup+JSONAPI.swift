@@ -55,15 +55,21 @@ extension ModelSetup {
                 parsedBody: body)
         }
         let document = try JSONAPIDocument(body, expecting: expecting, typeName: typeName)
-        if case .string(let type)? = document.data.first?["type"] { noteResourceType(type) }
-        if case .array(let named)? = document.members["jsonapi"]?["ext"] {
-            let extensions = named.compactMap(\.stringValue)
-            if !extensions.isEmpty { advertisedExtensions.withLock { $0.formUnion(extensions) } }
-        }
+        note(document)
         var located = Located(
             main: document.data, path: JSONAPIDocument.dataPath, container: document.members, rootKey: "data")
         located.document = document
         return located
+    }
+
+    /// Notes what a document says of the server: the `type` it names the model's resource objects
+    /// with, and the extensions it serves.
+    func note(_ document: JSONAPIDocument) {
+        if let type = document.primaryType { noteResourceType(type) }
+        if case .array(let named)? = document.members["jsonapi"]?["ext"] {
+            let extensions = named.compactMap(\.stringValue)
+            if !extensions.isEmpty { advertisedExtensions.withLock { $0.formUnion(extensions) } }
+        }
     }
 
     /// The records of `included`, each merged with its model's rules: a type no model of the

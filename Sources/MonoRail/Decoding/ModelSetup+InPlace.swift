@@ -7,7 +7,7 @@ extension ModelSetup {
     /// The records of a list body, decoded in place; `nil` when the body is to be read as a tree,
     /// which then decides and reports exactly as for any other body.
     func inPlaceRecords(in response: APIResponse, decoder: RecordDecoder<Model>) -> Located<[RecordPatch<Model>]>? {
-        guard jsonAPI == nil else { return nil }
+        if jsonAPI != nil { return inPlaceDocument(in: response, decoder: decoder) }
         let contentType = response.response.headerFields[.contentType]
         let collector = RecordCollector(decoder)
         guard
@@ -35,6 +35,28 @@ extension ModelSetup {
             let patch = collector.patches.first
         else { return nil }
         return Located(main: patch, path: found.path, container: found.container, rootKey: found.root)
+    }
+
+    /// The records of a JSON:API list document, read in place
+    /// (``/MonoRailClient/JSONAPIDocument/inPlace(_:maxDepth:typeName:keepsRelationships:reader:)``);
+    /// `nil` when the document is to be read as a tree.
+    private func inPlaceDocument(in response: APIResponse, decoder: RecordDecoder<Model>)
+        -> Located<[RecordPatch<Model>]>?
+    {
+        let contentType = response.response.headerFields[.contentType]
+        guard WireFormat.ofResponse(contentType: contentType) == .json else { return nil }
+        let collector = RecordCollector(decoder)
+        guard
+            let document = JSONAPIDocument.inPlace(
+                response.body, maxDepth: maxDepth(for: contentType), typeName: typeName,
+                keepsRelationships: !Model.resourceSchema.hasRelationships.isEmpty, reader: collector),
+            (try? RecordPatch.requireDistinctIDs(
+                collector.patches, at: JSONAPIDocument.dataPath, rising: collector.rising)) != nil
+        else { return nil }
+        note(document)
+        return Located(
+            main: collector.patches, path: JSONAPIDocument.dataPath, container: document.members, rootKey: "data",
+            document: document)
     }
 
     /// The nesting limit of the reader a body of `contentType` is read with as a tree.

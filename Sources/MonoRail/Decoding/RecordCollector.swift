@@ -2,7 +2,7 @@ import Foundation
 
 /// Reads one response's records for ``InPlaceBody`` and keeps them: each in place when it can be,
 /// else from its tree, so a body read in place gives exactly the records its tree gives.
-final class RecordCollector<Model: ResourceModel>: RecordReader {
+final class RecordCollector<Model: ResourceModel>: RecordReader, ResourceObjectReader {
     let decoder: RecordDecoder<Model>
     private(set) var patches: [RecordPatch<Model>] = []
     /// The ids kept, noted as they came: rising ids are distinct without a second look at the list.
@@ -37,7 +37,9 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
     @inline(__always)
     private func keep(_ record: some InPlaceValue, path: String, index: Int?, orTree: Bool) throws -> Int? {
         let location = RecordLocation(base: path, index: index)
-        if decoder.readsInPlace, var source = record.record(keys: decoder.keys, coder: decoder.coder),
+        // A decoder of resource objects reads them in ``readResource(_:path:index:)``, never here.
+        if decoder.readsInPlace, decoder.jsonAPI == nil,
+            var source = record.record(keys: decoder.keys, coder: decoder.coder),
             let patch = try? decoder.readInPlace(&source, at: location)
         {
             collect(patch)
@@ -45,6 +47,21 @@ final class RecordCollector<Model: ResourceModel>: RecordReader {
         }
         guard orTree else { return nil }
         let (tree, end) = try record.parse()
+        if let patch = try decoder.decodeUnlessDropped(tree, at: location) { collect(patch) }
+        return end
+    }
+
+    /// Reads a JSON:API resource object in place when it can, else from its tree.
+    func readResource(_ resource: JSONTextValue, path: String, index: Int) throws -> Int {
+        let location = RecordLocation(base: path, index: index)
+        if decoder.readsInPlace, let layout = decoder.jsonAPI,
+            var source = JSONAPITextRecord(resource, keys: decoder.keys, layout: layout, coder: decoder.coder),
+            let patch = try? decoder.readInPlace(&source, at: location)
+        {
+            collect(patch)
+            return source.end
+        }
+        let (tree, end) = try resource.parse()
         if let patch = try decoder.decodeUnlessDropped(tree, at: location) { collect(patch) }
         return end
     }

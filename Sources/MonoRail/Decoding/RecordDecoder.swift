@@ -62,7 +62,7 @@ struct RecordDecoder<Model: ResourceModel> {
         self.comparesDigests = plan.comparesDigests
         self.fieldCount = plan.fields.count
         self.probes = probes
-        self.readsInPlace = plan.readsInPlace && jsonAPI == nil
+        self.readsInPlace = plan.readsInPlace
         self.allPresent = plan.allPresent
     }
 

@@ -24,6 +24,9 @@ package final class JSONAPILayout: Sendable {
     package let typeName: String
     /// The polymorphic name of the model a JSON:API type names, `nil` for a type no model has.
     package let polymorphicName: @Sendable (String) -> String?
+    /// Each relationship some field reads, its name in UTF-8, with those fields: what a resource
+    /// object read in place matches its relationships' names against.
+    package let relationships: [(name: [UInt8], fields: [Int])]
 
     package init(
         places: [Place], types: Set<String>, typeName: String, polymorphicName: @escaping @Sendable (String) -> String?
@@ -32,6 +35,81 @@ package final class JSONAPILayout: Sendable {
         self.types = types
         self.typeName = typeName
         self.polymorphicName = polymorphicName
+        var relationships: [(name: [UInt8], fields: [Int])] = []
+        for (index, place) in places.enumerated() {
+            guard let name = place.relationship else { continue }
+            if let known = relationships.firstIndex(where: { $0.name.elementsEqual(name.utf8) }) {
+                relationships[known].fields.append(index)
+            } else {
+                relationships.append((Array(name.utf8), [index]))
+            }
+        }
+        self.relationships = relationships
+    }
+}
+
+/// What a relationship's `data` says: no related record, one, or a list.
+package enum JSONAPILinkage {
+    case null
+    case one(JSONAPIIdentifier)
+    case many([JSONAPIIdentifier])
+}
+
+/// A resource identifier object of a response: its `type` and `id`.
+package typealias JSONAPIIdentifier = (type: String, id: String)
+
+extension JSONAPILayout {
+    /// The value a field whose place is a relationship's takes from that relationship's linkage:
+    /// an id, ids, or the polymorphic name of the model the linkage names.
+    ///
+    /// - Throws: `failure`'s error for linkage of the wrong shape or naming a type the field
+    ///   cannot hold.
+    func value(of place: Place, from linkage: JSONAPILinkage, failure: (String) -> APIError) throws -> JSONValue {
+        switch (place, linkage) {
+        case (.attribute, _):
+            return .null
+        case (.toOne, .null), (.polymorphicType, .null), (.polymorphicID, .null):
+            return .null
+        case (.toOne(_, let types), .one(let identifier)):
+            try require(identifier.type, among: types, failure: failure)
+            return .string(identifier.id)
+        case (.toMany(_, let types), .many(let identifiers)):
+            var ids: [JSONValue] = []
+            ids.reserveCapacity(identifiers.count)
+            for identifier in identifiers {
+                try require(identifier.type, among: types, failure: failure)
+                ids.append(.string(identifier.id))
+            }
+            return .array(ids)
+        case (.toMany, .null), (.toMany, .one):
+            let found = if case .null = linkage { "null" } else { "an object" }
+            throw failure("a to-many relationship's data must be an array, found \(found)")
+        case (.polymorphicType, .one(let identifier)):
+            guard let model = polymorphicName(identifier.type) else {
+                throw failure("the linkage names the type \"\(identifier.type)\", which no registered model has")
+            }
+            return .string(model)
+        case (.polymorphicID, .one(let identifier)):
+            return .string(identifier.id)
+        case (.toOne, .many), (.polymorphicType, .many), (.polymorphicID, .many):
+            throw failure("a to-one relationship's data must be a resource identifier or null, found an array")
+        }
+    }
+
+    private func require(_ type: String, among types: Set<String>, failure: (String) -> APIError) throws {
+        // Most servers spell types as they are normalized: the raw type is looked up first.
+        guard !types.isEmpty, !types.contains(type), !types.contains(JSONAPIDocument.normalized(type)) else { return }
+        throw failure("the linkage names the type \"\(type)\", not the related model's")
+    }
+}
+
+extension JSONAPILayout.Place {
+    /// The name of the relationship the field reads; `nil` for an attribute.
+    var relationship: String? {
+        switch self {
+        case .attribute: nil
+        case .toOne(let name, _), .toMany(let name, _), .polymorphicType(let name), .polymorphicID(let name): name
+        }
     }
 }
 
@@ -126,42 +204,16 @@ package struct JSONAPIRecord: RecordSource {
 
     /// The value of the field at `index`, `nil` when the resource object does not carry it.
     private func value(at index: Int) throws -> JSONValue? {
-        switch layout.places[index] {
-        case .attribute:
-            return attributes[keys.fields[index]]
-        case .toOne(let name, let types):
-            guard let linkage = try data(of: name) else { return nil }
-            if linkage == .null { return .null }
-            let (type, id) = try identity(of: linkage, in: name)
-            try require(type, among: types, in: name)
-            return .string(id)
-        case .toMany(let name, let types):
-            guard let linkage = try data(of: name) else { return nil }
-            guard case .array(let items) = linkage else {
-                throw failure(
-                    "a to-many relationship's data must be an array, found \(JSONAPIDocument.kind(of: linkage))", name)
-            }
-            var ids: [JSONValue] = []
-            ids.reserveCapacity(items.count)
-            for item in items {
-                let (type, id) = try identity(of: item, in: name)
-                try require(type, among: types, in: name)
-                ids.append(.string(id))
-            }
-            return .array(ids)
-        case .polymorphicType(let name):
-            guard let linkage = try data(of: name) else { return nil }
-            if linkage == .null { return .null }
-            let (type, _) = try identity(of: linkage, in: name)
-            guard let model = layout.polymorphicName(type) else {
-                throw failure("the linkage names the type \"\(type)\", which no registered model has", name)
-            }
-            return .string(model)
-        case .polymorphicID(let name):
-            guard let linkage = try data(of: name) else { return nil }
-            if linkage == .null { return .null }
-            return .string(try identity(of: linkage, in: name).id)
+        let place = layout.places[index]
+        guard let name = place.relationship else { return attributes[keys.fields[index]] }
+        guard let data = try data(of: name) else { return nil }
+        let linkage: JSONAPILinkage
+        switch data {
+        case .null: linkage = .null
+        case .array(let items): linkage = .many(try items.map { try identity(of: $0, in: name) })
+        default: linkage = .one(try identity(of: data, in: name))
         }
+        return try layout.value(of: place, from: linkage) { failure($0, name) }
     }
 
     /// The linkage of a relationship: `nil` when the relationship or its `data` is absent.
@@ -173,7 +225,7 @@ package struct JSONAPIRecord: RecordSource {
         return members["data"]
     }
 
-    private func identity(of linkage: JSONValue, in name: String) throws -> (type: String, id: String) {
+    private func identity(of linkage: JSONValue, in name: String) throws -> JSONAPIIdentifier {
         guard case .object(let members) = linkage, case .string(let type)? = members["type"], !type.isEmpty else {
             throw failure("a resource identifier needs a \"type\" string, found \(linkage)", name)
         }
@@ -181,12 +233,6 @@ package struct JSONAPIRecord: RecordSource {
             throw failure("a resource identifier in a response needs an \"id\" string, found \(linkage)", name)
         }
         return (type, id)
-    }
-
-    private func require(_ type: String, among types: Set<String>, in name: String) throws {
-        // Most servers spell types as they are normalized: the raw type is looked up first.
-        guard !types.isEmpty, !types.contains(type), !types.contains(JSONAPIDocument.normalized(type)) else { return }
-        throw failure("the linkage names the type \"\(type)\", not the related model's", name)
     }
 
     private func failure(_ reason: String, _ relationship: String) -> APIError {

@@ -30,8 +30,11 @@ package struct JSONAPIDocument {
     }
 
     /// The primary resource objects: one for ``Expecting/one`` (none for `data: null`), the list's
-    /// for ``Expecting/many``.
+    /// for ``Expecting/many``. A document read in place keeps of each only its `type`, `id` and
+    /// `relationships`, and only when asked to (``inPlace(_:maxDepth:typeName:keepsRelationships:reader:)``).
     package var data: [JSONValue]
+    /// The `type` the first primary resource object names.
+    package var primaryType: String?
     /// The included resource objects by type, in the order their types first appear; a resource
     /// object listed twice with the same members is kept once.
     package var included: [Group]
@@ -72,9 +75,17 @@ package struct JSONAPIDocument {
                 path: Self.dataPath)
         }
         included = try Self.group(members["included"], typeName: typeName)
+        if case .string(let type)? = data.first?["type"] { primaryType = type }
     }
 
-    private static func group(_ value: JSONValue?, typeName: String) throws -> [Group] {
+    init(data: [JSONValue], primaryType: String?, included: [Group], members: [String: JSONValue]) {
+        self.data = data
+        self.primaryType = primaryType
+        self.included = included
+        self.members = members
+    }
+
+    static func group(_ value: JSONValue?, typeName: String) throws -> [Group] {
         guard let value, value != .null else { return [] }
         guard case .array(let resources) = value else {
             throw failure(typeName, "\"included\" must be an array, found \(kind(of: value))", path: includedPath)
