@@ -391,7 +391,7 @@ extension ActionPipeline {
                 if let instance = live[index] ?? decoded.next() { instances.append(instance) }
             }
         }
-        withExtendedLifetime(side) { if !side.isEmpty { Model.resourceSchema.adoptRelated(instances) } }
+        withExtendedLifetime(side) { if !side.isEmpty { Model.resourceSchema.adoptRelated(instances, in: store) } }
         return instances
     }
 

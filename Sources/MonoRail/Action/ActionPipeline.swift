@@ -289,7 +289,7 @@ struct ActionPipeline<Model: ResourceModel> {
         // The related instances live only in `side` until the owners keep them: held to the end.
         withExtendedLifetime(side) {
             if let document { setup.adoptLinkage(of: document, store: store) }
-            if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged) }
+            if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged, in: store) }
         }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
@@ -326,7 +326,7 @@ struct ActionPipeline<Model: ResourceModel> {
             withExtendedLifetime(side) {
                 withExtendedLifetime(side) {
                     if let document = located.document { setup.adoptLinkage(of: document, store: store) }
-                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged, in: store) }
                 }
             }
             guard let instance = merged.first else {
@@ -379,7 +379,7 @@ struct ActionPipeline<Model: ResourceModel> {
                     fetched: context.fetched)
                 withExtendedLifetime(side) {
                     if let document = located.document { setup.adoptLinkage(of: document, store: store) }
-                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged) }
+                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged, in: store) }
                 }
                 context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
                 return (merged, located.container)

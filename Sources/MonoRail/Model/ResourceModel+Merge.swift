@@ -65,7 +65,7 @@ extension ResourceModel {
         let patch = try pipeline.setup.decoder(coder: coder, store: store).decode(json, at: RecordLocation(base: "$"))
         let (merged, side) = try store.mergeKeepingSideloads(
             [patch], sideloaded: [], target: nil, mode: .read, coder: coder, fetched: store.stamp())
-        withExtendedLifetime(side) { if !side.isEmpty { resourceSchema.adoptRelated(merged) } }
+        withExtendedLifetime(side) { if !side.isEmpty { resourceSchema.adoptRelated(merged, in: store) } }
         guard let instance = merged.first else {
             throw APIError(.inconsistentResponse, "the record held no \(resourceSchema.typeName)")
         }

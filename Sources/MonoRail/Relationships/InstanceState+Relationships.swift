@@ -3,7 +3,12 @@ import Observation
 extension InstanceState {
     /// Keeps related instances alive for as long as this instance lives (after a load or an assignment).
     func keep(_ instances: [any ResourceModel], for valuePath: any AnyKeyPath & Sendable) {
-        state.withLock { $0.related[ValuePathKey(valuePath)] = instances }
+        keep(instances, for: ValuePathKey(valuePath))
+    }
+
+    /// Keeps `instances` alive as the related records of the field at `key`.
+    func keep(_ instances: [any ResourceModel], for key: ValuePathKey) {
+        state.withLock { $0.related[key] = instances }
     }
 
     /// Reads a `@References` one. Called by generated code.

@@ -32,13 +32,15 @@ extension ResourceField {
                 owner._$state.keep(
                     [try await PolymorphicReference.instance(of: type, id: id, in: store)], for: valuePath)
             },
-            adopt: { owner in
-                guard let (id, typeName, store) = target(owner),
-                    let type = try? PolymorphicReference.model(
-                        named: typeName, for: Model.self, field: name, in: store),
-                    let live = PolymorphicReference.liveInstance(of: type, id: id, in: store)
-                else { return }
-                owner._$state.keep([live], for: valuePath)
+            adopt: { owners, _ in
+                for owner in owners {
+                    guard let (id, typeName, store) = target(owner),
+                        let type = try? PolymorphicReference.model(
+                            named: typeName, for: Model.self, field: name, in: store),
+                        let live = PolymorphicReference.liveInstance(of: type, id: id, in: store)
+                    else { continue }
+                    owner._$state.keep([live], for: valuePath)
+                }
             },
             linkage: .polymorphicID(name: name),
             decode: { value, coder in try ResourceID.decodeOptional(value, coder) },

@@ -10,10 +10,14 @@ extension ResourceField {
         self.init(
             name, valuePath, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             related: .of(Target.self), load: Self.referenceLoader(valuePath, Target.self),
-            adopt: { owner in
-                let (id, store) = owner._$state.state.withLock { ($0.values[keyPath: valuePath], $0.store ?? .default) }
-                if let id, let live = store.instance(of: Target.self, id: id) {
-                    owner._$state.keep([live], for: valuePath)
+            adopt: { owners, store in
+                let ids = owners.map { owner in owner._$state.state.withLock { $0.values[keyPath: valuePath] } }
+                let live = store.identityMap.withLock { map in
+                    ids.map { id in id.flatMap { map.instance(of: Target.self, id: $0) } }
+                }
+                let key = ValuePathKey(valuePath)
+                for (owner, target) in zip(owners, live) {
+                    if let target { owner._$state.keep([target], for: key) }
                 }
             },
             linkage: .one(name: name),
@@ -35,12 +39,15 @@ extension ResourceField {
             name, valuePath, property, key: key,
             defaultKey: Self.referenceIDsKey(name),
             related: .of(Target.self), load: Self.referencesLoader(valuePath, Target.self),
-            adopt: { owner in
-                let (ids, store) = owner._$state.state.withLock {
-                    ($0.values[keyPath: valuePath], $0.store ?? .default)
+            adopt: { owners, store in
+                let ids = owners.map { owner in owner._$state.state.withLock { $0.values[keyPath: valuePath] } }
+                let live = store.identityMap.withLock { map in
+                    ids.map { ids in ids.compactMap { map.instance(of: Target.self, id: $0) } }
                 }
-                let live = store.instances(of: Target.self, ids: ids)
-                if !live.isEmpty { owner._$state.keep(live, for: valuePath) }
+                let key = ValuePathKey(valuePath)
+                for (owner, targets) in zip(owners, live) where !targets.isEmpty {
+                    owner._$state.keep(targets, for: key)
+                }
             },
             linkage: .many(name: name),
             decode: { value, coder in try ResourceID.decodeList(value, coder) },

@@ -53,12 +53,14 @@ public struct ModelSchema<Model: ResourceModel>: Sendable {
         fields.compactMap(\.related) + hasRelationships.map(\.related)
     }
 
-    /// Lets each record keep the related records that are live now (side-loaded with it).
-    func adoptRelated(_ owners: [Model]) {
+    /// Lets each record keep the related records that are live now (side-loaded with it): each
+    /// reference field's for all the owners at once, in one look-up of the identity map.
+    func adoptRelated(_ owners: [Model], in store: ResourceStore) {
+        guard !owners.isEmpty else { return }
         for owner in owners {
             for relationship in hasRelationships { relationship.adopt(owner) }
-            for field in fields { field.adopt?(owner) }
         }
+        for field in fields { field.adopt?(owners, store) }
     }
 
     /// The loader of the relationship declared as the Swift property `name`.
@@ -101,8 +103,9 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
     let related: SideLoading?
     /// Loads the related records of a relationship field (`$train.load()`).
     let load: (@Sendable (Model) async throws -> Void)?
-    /// Keeps live related records alive on the owner (references that arrived side-loaded).
-    let adopt: (@Sendable (Model) -> Void)?
+    /// Keeps live related records alive on their owners, all merged into the store (references
+    /// that arrived side-loaded).
+    let adopt: (@Sendable ([Model], ResourceStore) -> Void)?
     let decode: @Sendable (inout Model.FieldValues, JSONValue, FieldCoder) throws -> Void
     let encode: @Sendable (Model.FieldValues, FieldCoder) throws -> JSONValue
     let copy: @Sendable (inout Model.FieldValues, Model.FieldValues) -> Void
@@ -218,7 +221,7 @@ public final class ResourceField<Model: ResourceModel>: Sendable {
         isSent: Bool = true,
         related: SideLoading? = nil,
         load: (@Sendable (Model) async throws -> Void)? = nil,
-        adopt: (@Sendable (Model) -> Void)? = nil,
+        adopt: (@Sendable ([Model], ResourceStore) -> Void)? = nil,
         linkage: FieldLinkage? = nil,
         decode: @escaping @Sendable (JSONValue, FieldCoder) throws -> Value,
         encode: @escaping @Sendable (Value, FieldCoder) throws -> JSONValue,
@@ -270,12 +273,17 @@ enum FieldLinkage: Sendable {
     }
 }
 
-/// A key path usable as a dictionary key across tasks.
+/// A key path usable as a dictionary key across tasks. Its hash is worked out once: a key path
+/// hashes its every component, and a key made once is used for many owners.
 struct ValuePathKey: Hashable, Sendable {
     let keyPath: any AnyKeyPath & Sendable
+    private let hash: Int
 
-    init(_ keyPath: any AnyKeyPath & Sendable) { self.keyPath = keyPath }
+    init(_ keyPath: any AnyKeyPath & Sendable) {
+        self.keyPath = keyPath
+        self.hash = keyPath.hashValue
+    }
 
     static func == (lhs: ValuePathKey, rhs: ValuePathKey) -> Bool { lhs.keyPath == rhs.keyPath }
-    func hash(into hasher: inout Hasher) { hasher.combine(keyPath) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }

@@ -261,13 +261,6 @@ public final class ResourceStore: Observable, Sendable {
         identityMap.withLock { $0.instance(of: type, id: id.resourceID) }
     }
 
-    /// The live instances of several ids, in their order, those not live left out: one look-up of
-    /// the map for all of them (a record's `@References(.many)` kept alive after a merge).
-    func instances<Model: ResourceModel>(of type: Model.Type, ids: [ResourceID]) -> [Model] {
-        guard !ids.isEmpty else { return [] }
-        return identityMap.withLock { map in ids.compactMap { map.instance(of: type, id: $0) } }
-    }
-
     /// The live instance under `key`, the id it was stored under and the map's ``IdentityMap/removals``:
     /// ``instance(of:id:)`` for a reader of records, in code not generic over the model, which
     /// would look type metadata up at each call.
