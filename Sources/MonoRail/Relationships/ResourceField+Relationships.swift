@@ -11,13 +11,17 @@ extension ResourceField {
             name, valuePath, property, key: key, defaultKey: { mapping, _ in mapping.wireKey(for: name) + "_id" },
             related: .of(Target.self), load: Self.referenceLoader(valuePath, Target.self),
             adopt: { owners, store in
-                let ids = owners.map { owner in owner._$state.state.withLock { $0.values[keyPath: valuePath] } }
-                let live = store.identityMap.withLock { map in
-                    ids.map { id in id.flatMap { map.instance(of: Target.self, id: $0) } }
+                // Index loops: generic over the model, a sequence's iterator costs type metadata
+                // look-ups for every owner.
+                var ids: [ResourceID?] = []
+                ids.reserveCapacity(owners.count)
+                for index in 0..<owners.count {
+                    ids.append(owners[index]._$state.state.withLock { $0.values[keyPath: valuePath] })
                 }
+                let live = store.liveInstances(of: ObjectIdentifier(Target.self), ids: ids)
                 let key = ValuePathKey(valuePath)
-                for (owner, target) in zip(owners, live) {
-                    if let target { owner._$state.keep([target], for: key) }
+                for index in 0..<owners.count {
+                    if let target = live[index] { owners[index]._$state.keep([target], for: key) }
                 }
             },
             linkage: .one(name: name),
@@ -40,13 +44,15 @@ extension ResourceField {
             defaultKey: Self.referenceIDsKey(name),
             related: .of(Target.self), load: Self.referencesLoader(valuePath, Target.self),
             adopt: { owners, store in
-                let ids = owners.map { owner in owner._$state.state.withLock { $0.values[keyPath: valuePath] } }
-                let live = store.identityMap.withLock { map in
-                    ids.map { ids in ids.compactMap { map.instance(of: Target.self, id: $0) } }
+                var lists: [[ResourceID]] = []
+                lists.reserveCapacity(owners.count)
+                for index in 0..<owners.count {
+                    lists.append(owners[index]._$state.state.withLock { $0.values[keyPath: valuePath] })
                 }
+                let live = store.liveInstances(of: ObjectIdentifier(Target.self), lists: lists)
                 let key = ValuePathKey(valuePath)
-                for (owner, targets) in zip(owners, live) where !targets.isEmpty {
-                    owner._$state.keep(targets, for: key)
+                for index in 0..<owners.count where !live[index].isEmpty {
+                    owners[index]._$state.keep(live[index], for: key)
                 }
             },
             linkage: .many(name: name),

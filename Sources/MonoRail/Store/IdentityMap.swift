@@ -71,6 +71,11 @@ struct IdentityMap {
         entries[Key(type: ObjectIdentifier(type), id: id)]?.object as? Model
     }
 
+    /// The live instance under `key`, for code not generic over the model.
+    func object(under key: Key) -> (any ResourceModel)? {
+        entries[key]?.object
+    }
+
     /// Every live instance of a model, in no particular order.
     func instances<Model: ResourceModel>(of type: Model.Type) -> [Model] {
         let identifier = ObjectIdentifier(type)

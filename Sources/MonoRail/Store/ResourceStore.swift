@@ -261,6 +261,36 @@ public final class ResourceStore: Observable, Sendable {
         identityMap.withLock { $0.instance(of: type, id: id.resourceID) }
     }
 
+    /// The live instances of `ids`, of the model `type` identifies, in one look-up of the identity
+    /// map: a `@References` field's related records for every owner of a merge. Not generic over the
+    /// model, as code that is looks type metadata up for every owner.
+    func liveInstances(of type: ObjectIdentifier, ids: [ResourceID?]) -> [(any ResourceModel)?] {
+        identityMap.withLock { map in
+            var live: [(any ResourceModel)?] = []
+            live.reserveCapacity(ids.count)
+            for id in ids { live.append(id.flatMap { map.object(under: IdentityMap.Key(type: type, id: $0)) }) }
+            return live
+        }
+    }
+
+    /// ``liveInstances(of:ids:)`` for a `@References(.many)` field: each owner's list of ids, those
+    /// not live left out.
+    func liveInstances(of type: ObjectIdentifier, lists: [[ResourceID]]) -> [[any ResourceModel]] {
+        identityMap.withLock { map in
+            var live: [[any ResourceModel]] = []
+            live.reserveCapacity(lists.count)
+            for ids in lists {
+                var found: [any ResourceModel] = []
+                found.reserveCapacity(ids.count)
+                for id in ids {
+                    if let object = map.object(under: IdentityMap.Key(type: type, id: id)) { found.append(object) }
+                }
+                live.append(found)
+            }
+            return live
+        }
+    }
+
     /// The live instance under `key`, the id it was stored under and the map's ``IdentityMap/removals``:
     /// ``instance(of:id:)`` for a reader of records, in code not generic over the model, which
     /// would look type metadata up at each call.
