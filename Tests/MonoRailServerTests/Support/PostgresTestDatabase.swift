@@ -34,9 +34,23 @@ enum PostgresTestDatabase {
         }
         let url = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Unavailable(description: "no PostgreSQL: \(problem)") }
+        guard exitStatus(of: process) == 0 else { throw Unavailable(description: "no PostgreSQL: \(problem)") }
         return url.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The exit status of a process whose output was read to its end. Reaped here rather than by
+    /// `waitUntilExit()`: once, on a first run, that spun forever beside the exited script (left a
+    /// zombie), the process's termination never noticed by Foundation.
+    private static func exitStatus(of process: Process) -> Int32 {
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(process.processIdentifier, &status, 0)
+            if reaped == process.processIdentifier { return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1 }
+            if reaped == -1, errno == EINTR { continue }
+            // Reaped already, by Foundation: it has the status.
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
     }
 
     /// The databases made for SQLite paths, so that a server started again on a path finds its records.
