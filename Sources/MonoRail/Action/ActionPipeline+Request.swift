@@ -146,7 +146,7 @@ extension ActionPipeline {
         guard case .object(let object) = rewritten else {
             throw APIError(
                 .encodingFailed,
-                "\(Model.resourceSchema.typeName).customSerialize(_:for: .\(verb)) returned \(RecordDecoder<Model>.kind(of: rewritten)) for the query parameters; they need an object"
+                "\(Model.resourceSchema.typeName).customSerialize(_:for: .\(verb)) returned \(rewritten.kind) for the query parameters; they need an object"
             )
         }
         return object

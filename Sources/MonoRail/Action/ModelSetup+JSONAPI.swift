@@ -212,7 +212,7 @@ extension ModelSetup {
         store.setup(for: Other.self).resourceType
     }
 
-    /// A resource identifier object: `{"type": "people", "id": "9"}`.
+    /// A resource identifier object of an id as a body of fields holds it: `{"type": "people", "id": "9"}`.
     private static func identifier(_ type: String, _ id: JSONValue) -> JSONValue {
         let text: String =
             switch id {
@@ -220,6 +220,6 @@ extension ModelSetup {
             case .int(let int): String(int)
             default: String(decoding: JSONWriter.serialize(id), as: UTF8.self)
             }
-        return ["type": .string(type), "id": .string(text)]
+        return JSONAPIDocument.identifier(type: type, id: text)
     }
 }

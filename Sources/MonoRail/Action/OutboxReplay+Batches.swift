@@ -17,7 +17,10 @@ extension OutboxReplay {
             guard let id = write.id else {
                 throw APIError(.invalidRequest, "a \(setup.typeName) delete names no record")
             }
-            return ["op": "remove", "ref": Self.identifier(type: setup.resourceType, id: id)]
+            return [
+                "op": "remove",
+                "ref": JSONAPIDocument.identifier(type: setup.resourceType, id: id.description, isLocal: id.isLocal),
+            ]
         case .index, .show, .search:
             throw APIError(.invalidRequest, "a \(write.verb.rawValue) is not kept in the outbox")
         case .create, .update:
@@ -30,13 +33,6 @@ extension OutboxReplay {
             }
             return ["op": write.verb == .create ? "add" : "update", "data": Self.lids(in: .object(data))]
         }
-    }
-
-    /// A resource identifier: `{"type", "id"}`, or `{"type", "lid"}` for a record created in the outbox.
-    private static func identifier(type: String, id: ResourceID) -> JSONValue {
-        id.isLocal
-            ? ["type": .string(type), "lid": .string(id.description)]
-            : ["type": .string(type), "id": .string(id.description)]
     }
 
     /// The linkage in a resource object with each local id as a `lid`.
@@ -171,25 +167,20 @@ extension OutboxReplay {
                             + "atomic request, and the server refused all of it: \(error.message)",
                         underlyingError: error))
             }
+            // The operation's own errors, their pointers made to point into its document.
             let prefix = "/atomic:operations/\(index)"
-            var fields: [(field: String, messages: [String])] = []
-            for var object in objects {
+            let messages = objects.compactMap { object -> (field: String, message: String)? in
                 guard let pointer = object.pointer, pointer.hasPrefix(prefix + "/") || pointer == prefix else {
-                    continue
+                    return nil
                 }
-                object.pointer = String(pointer.dropFirst(prefix.count))
-                guard let message = object.detail ?? object.title else { continue }
-                let field = object.field ?? ValidationErrors.baseField
-                if let position = fields.firstIndex(where: { $0.field == field }) {
-                    fields[position].messages.append(message)
-                } else {
-                    fields.append((field, [message]))
-                }
+                var own = object
+                own.pointer = String(pointer.dropFirst(prefix.count))
+                return own.fieldMessage
             }
             var own = error
-            if !fields.isEmpty {
+            if !messages.isEmpty {
                 own.code = .validationFailed
-                own.validationErrors = ValidationErrors(fields)
+                own.validationErrors = ValidationErrors(grouping: messages)
             }
             return .rejected(own)
         }

@@ -108,7 +108,7 @@ struct RecordDecoder<Model: ResourceModel> {
         }
         guard var source = JSONTreeRecord(record, keys: keys, received: wire) else {
             throw Self.failure(
-                "expected a \(Model.resourceSchema.typeName) record (an object), found \(Self.kind(of: record))",
+                "expected a \(Model.resourceSchema.typeName) record (an object), found \(record.kind)",
                 at: location)
         }
         guard let patch = try read(&source, at: location, allowsMissingID: allowsMissingID) else {
@@ -234,7 +234,7 @@ struct RecordDecoder<Model: ResourceModel> {
         guard Model.shouldFail(withInvalidValue: raw, forProperty: field.name) else { return false }
         let detail = FieldCoder.failure(
             typeName: typeName, field: field.name, key: key, prefix: location.description, error: error)
-        throw APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: error)
+        throw APIError(decodingFailure: detail, underlyingError: error)
     }
 
     static func failure(
@@ -244,19 +244,9 @@ struct RecordDecoder<Model: ResourceModel> {
         let path = location.description + (key.map { ".\($0)" } ?? "")
         let detail = DecodingFailure(
             typeName: Model.resourceSchema.typeName, key: key, path: path, reason: reason, field: field)
-        return APIError(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: underlying)
+        return APIError(decodingFailure: detail, underlyingError: underlying)
     }
 
-    static func kind(of value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a Boolean"
-        case .int, .uint, .double: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
 }
 
 /// Whether looking up a record's instance to compare digests is paying off in one response: a list

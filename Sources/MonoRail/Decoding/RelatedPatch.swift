@@ -110,7 +110,7 @@ struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
             let detail = DecodingFailure(
                 typeName: Child.resourceSchema.typeName, key: nil, path: path,
                 reason: "records are embedded more than \(context.maxDepth) levels deep")
-            throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
+            throw APIError(decodingFailure: detail)
         }
         let childSetup = context.store.setup(for: Child.self)
         let decoder = childSetup.decoder(
@@ -137,9 +137,9 @@ struct RelatedRecords<Child: ResourceModel>: RelatedPatch {
             let detail = DecodingFailure(
                 typeName: Child.resourceSchema.typeName, key: nil, path: path,
                 reason:
-                    "expected an array of \(Child.resourceSchema.typeName) records, found \(RecordDecoder<Child>.kind(of: json))"
+                    "expected an array of \(Child.resourceSchema.typeName) records, found \(json.kind)"
             )
-            throw APIError(.decodingFailed, detail.description, decodingFailure: detail)
+            throw APIError(decodingFailure: detail)
         }
     }
 }

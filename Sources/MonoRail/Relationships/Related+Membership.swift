@@ -90,7 +90,7 @@ extension ActionPipeline {
         let base = try setup.path(for: setup.conventions.routes.show, id: id, instance: owner).encoded
         let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
         let path = APIPath(verbatim: "\(trimmed)/relationships/\(relationship)")
-        let linkage: [JSONValue] = ids.map { ["type": .string(relatedType), "id": .string($0.description)] }
+        let linkage = ids.map { JSONAPIDocument.identifier(type: relatedType, id: $0.description) }
         let prepared = Prepared(
             ModelAction(operation: .save(owner), store: store), method, path, parameters: [:], id: id,
             body: (["data": .array(linkage)], FileAttachments()))
@@ -110,7 +110,7 @@ extension ActionPipeline {
                     typeName: setup.typeName, key: "id", path: "$.data[\(offset)].id",
                     reason: "a resource identifier needs an \"id\" string, found \(item)")
                 throw setup.attach(
-                    APIError(.decodingFailed, detail.description, decodingFailure: detail), to: response)
+                    APIError(decodingFailure: detail), to: response)
             }
             return .string(text)
         }

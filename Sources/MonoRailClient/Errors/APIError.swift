@@ -137,6 +137,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         self.underlyingError = underlyingError
     }
 
+    /// A ``Code/decodingFailed`` error, its message the failure's description.
+    package init(decodingFailure detail: DecodingFailure, underlyingError: (any Error)? = nil) {
+        self.init(.decodingFailed, detail.description, decodingFailure: detail, underlyingError: underlyingError)
+    }
+
     /// The HTTP status code, when a response arrived (the seed's `code`).
     public var statusCode: Int? { response?.status.code }
 

@@ -68,6 +68,14 @@ public struct ErrorObject: Sendable, Hashable {
         meta = members["meta"]
     }
 
+    /// The field the error is about (``ValidationErrors/baseField`` when ``field`` is `nil`) and
+    /// what it says (``detail``, else ``title``, else ``code``), as validation errors file it;
+    /// `nil` when it says nothing.
+    package var fieldMessage: (field: String, message: String)? {
+        guard let message = detail ?? title ?? code else { return nil }
+        return (field ?? ValidationErrors.baseField, message)
+    }
+
     /// The field the error is about, from ``pointer``: `title` for `/data/attributes/title`,
     /// `address.city` for `/data/attributes/address/city`, `author` for
     /// `/data/relationships/author`, ``ValidationErrors/baseField`` for `/data` and

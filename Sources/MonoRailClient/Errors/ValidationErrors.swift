@@ -29,6 +29,23 @@ public struct ValidationErrors: Sendable, Hashable, Sequence {
         self.fields = fields
     }
 
+    /// Creates validation errors from messages each about one field, grouped by field in the order
+    /// each field first appears.
+    package init(grouping messages: some Sequence<(field: String, message: String)>) {
+        var fields: [(field: String, messages: [String])] = []
+        // A field's place in `fields`: a long list of messages stays one pass.
+        var positions: [String: Int] = [:]
+        for (field, message) in messages {
+            if let index = positions[field] {
+                fields[index].messages.append(message)
+            } else {
+                positions[field] = fields.count
+                fields.append((field, [message]))
+            }
+        }
+        self.fields = fields
+    }
+
     /// Creates validation errors from a dictionary, with fields sorted by name.
     public init(_ dictionary: [String: [String]]) {
         self.fields = dictionary.keys.sorted().map { ($0, dictionary[$0] ?? []) }
@@ -136,9 +153,7 @@ extension ValidationErrors {
 
     /// FastAPI's `[{"loc": [...], "msg": "...", "type": "..."}]`; `nil` unless every item has both.
     private static func fromDetails(_ details: [JSONValue]) -> ValidationErrors? {
-        var fields: [(field: String, messages: [String])] = []
-        // A field's place in `fields`: a long list of details stays one pass.
-        var positions: [String: Int] = [:]
+        var messages: [(field: String, message: String)] = []
         for detail in details {
             guard case .array(let loc)? = detail["loc"], let message = detail["msg"]?.stringValue else { return nil }
             var parts = loc.compactMap { part -> String? in
@@ -147,15 +162,9 @@ extension ValidationErrors {
             }
             guard parts.count == loc.count else { return nil }
             if let first = parts.first, locationParts.contains(first) { parts.removeFirst() }
-            let field = parts.isEmpty ? baseField : parts.joined(separator: ".")
-            if let index = positions[field] {
-                fields[index].messages.append(message)
-            } else {
-                positions[field] = fields.count
-                fields.append((field, [message]))
-            }
+            messages.append((parts.isEmpty ? baseField : parts.joined(separator: "."), message))
         }
-        return fields.isEmpty ? nil : ValidationErrors(fields)
+        return messages.isEmpty ? nil : ValidationErrors(grouping: messages)
     }
 
     private static func fromErrorsValue(_ value: JSONValue) -> ValidationErrors? {
@@ -183,19 +192,8 @@ extension ValidationErrors {
     private static func fromErrorObjects(_ items: [JSONValue]) -> ValidationErrors? {
         let objects = items.compactMap(ErrorObject.init(json:))
         guard objects.count == items.count, objects.contains(where: { $0.field != nil }) else { return nil }
-        var fields: [(field: String, messages: [String])] = []
-        var positions: [String: Int] = [:]
-        for object in objects {
-            guard let message = object.detail ?? object.title ?? object.code else { continue }
-            let field = object.field ?? baseField
-            if let index = positions[field] {
-                fields[index].messages.append(message)
-            } else {
-                positions[field] = fields.count
-                fields.append((field, [message]))
-            }
-        }
-        return fields.isEmpty ? nil : ValidationErrors(fields)
+        let errors = ValidationErrors(grouping: objects.compactMap(\.fieldMessage))
+        return errors.isEmpty ? nil : errors
     }
 
     /// Whether a body is a JSON:API error document with at least one error pointing at a field of

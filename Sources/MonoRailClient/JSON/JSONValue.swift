@@ -267,3 +267,17 @@ extension JSONValue: CustomStringConvertible {
         String(decoding: JSONWriter.serialize(self, sortedKeys: true), as: UTF8.self)
     }
 }
+
+extension JSONValue {
+    /// What kind of value this is, as an error message says it: `null`, `a number`, `an object`.
+    package var kind: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a Boolean"
+        case .int, .uint, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}

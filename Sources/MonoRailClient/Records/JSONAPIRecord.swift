@@ -159,7 +159,7 @@ package struct JSONAPIRecord: RecordSource {
         case .object(let members)?: return members
         case let value?:
             throw JSONAPIDocument.failure(
-                layout.typeName, "\"\(name)\" must be an object, found \(JSONAPIDocument.kind(of: value))", path: path,
+                layout.typeName, "\"\(name)\" must be an object, found \(value.kind)", path: path,
                 key: name)
         }
     }
@@ -220,7 +220,7 @@ package struct JSONAPIRecord: RecordSource {
     private func data(of name: String) throws -> JSONValue? {
         guard let relationship = relationships[name], relationship != .null else { return nil }
         guard case .object(let members) = relationship else {
-            throw failure("a relationship must be an object, found \(JSONAPIDocument.kind(of: relationship))", name)
+            throw failure("a relationship must be an object, found \(relationship.kind)", name)
         }
         return members["data"]
     }

@@ -53,7 +53,7 @@ package struct JSONAPIDocument {
     ///   no string `type` or `id`, or one type and id listed twice with different members.
     package init(_ body: JSONValue, expecting: Expecting, typeName: String) throws {
         guard case .object(let members) = body else {
-            throw Self.failure(typeName, "a JSON:API document is an object, found \(Self.kind(of: body))", path: "$")
+            throw Self.failure(typeName, "a JSON:API document is an object, found \(body.kind)", path: "$")
         }
         self.members = members
         switch (members["data"], expecting) {
@@ -67,11 +67,11 @@ package struct JSONAPIDocument {
             throw Self.failure(typeName, "the document has no primary data (\"data\")", path: "$", key: "data")
         case (let found?, .one):
             throw Self.failure(
-                typeName, "expected one resource object (or null) as the primary data, found \(Self.kind(of: found))",
+                typeName, "expected one resource object (or null) as the primary data, found \(found.kind)",
                 path: Self.dataPath)
         case (let found?, .many):
             throw Self.failure(
-                typeName, "expected an array of resource objects as the primary data, found \(Self.kind(of: found))",
+                typeName, "expected an array of resource objects as the primary data, found \(found.kind)",
                 path: Self.dataPath)
         }
         included = try Self.group(members["included"], typeName: typeName)
@@ -88,7 +88,7 @@ package struct JSONAPIDocument {
     static func group(_ value: JSONValue?, typeName: String) throws -> [Group] {
         guard let value, value != .null else { return [] }
         guard case .array(let resources) = value else {
-            throw failure(typeName, "\"included\" must be an array, found \(kind(of: value))", path: includedPath)
+            throw failure(typeName, "\"included\" must be an array, found \(value.kind)", path: includedPath)
         }
         var groups: [Group] = []
         var groupOfType: [String: Int] = [:]
@@ -122,7 +122,7 @@ package struct JSONAPIDocument {
         type: String, id: String
     ) {
         guard case .object(let members) = resource else {
-            throw failure(typeName, "a resource object must be an object, found \(kind(of: resource))", path: path)
+            throw failure(typeName, "a resource object must be an object, found \(resource.kind)", path: path)
         }
         guard case .string(let type)? = members["type"], !type.isEmpty else {
             throw failure(typeName, "the resource object has no \"type\" string", path: path, key: "type")
@@ -139,6 +139,12 @@ package struct JSONAPIDocument {
         }
     }
 
+    /// A resource identifier object as a request names a resource: `{"type": "people", "id": "9"}`,
+    /// or `{"type": "people", "lid": "…"}` for a resource the same request creates.
+    package static func identifier(type: String, id: String, isLocal: Bool = false) -> JSONValue {
+        ["type": .string(type), (isLocal ? "lid" : "id"): .string(id)]
+    }
+
     /// A type as reading compares it: lower-cased, without dashes and underscores, so `train-cars`,
     /// `train_cars` and `TrainCars` name one model.
     package static func normalized(_ type: String) -> String {
@@ -148,17 +154,7 @@ package struct JSONAPIDocument {
     static func failure(_ typeName: String, _ reason: String, path: String, key: String? = nil) -> APIError {
         let detail = DecodingFailure(
             typeName: typeName, key: key, path: path + (key.map { ".\($0)" } ?? ""), reason: reason)
-        return APIError(.decodingFailed, detail.description, decodingFailure: detail)
+        return APIError(decodingFailure: detail)
     }
 
-    static func kind(of value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a Boolean"
-        case .int, .uint, .double: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
 }
