@@ -166,8 +166,10 @@ struct RecordDecoder<Model: ResourceModel> {
         if met.count < fieldCount {
             for index in 0..<fieldCount where !met.contains(index) {
                 guard Model.shouldFail(withInvalidValue: nil, forProperty: fields[index].name) else { continue }
+                let (prefix, key) = place(of: index, at: location)
                 throw Self.failure(
-                    "the required key is missing", at: location, key: keys.fields[index], field: fields[index].name)
+                    "the required key is missing", at: RecordLocation(base: prefix), key: key, field: fields[index].name
+                )
             }
         }
         // Moved in: a copy retained each string and array of the record, and releasing the
@@ -218,7 +220,7 @@ struct RecordDecoder<Model: ResourceModel> {
     ) throws -> Bool {
         let typeName = Model.resourceSchema.typeName
         let field = fields[index]
-        let key = keys.fields[index]
+        let (prefix, key) = place(of: index, at: location)
         let raw = try value.json()
         let assigned: (any Sendable)?
         do {
@@ -227,14 +229,25 @@ struct RecordDecoder<Model: ResourceModel> {
             throw APIError(
                 .decodingFailed, "\(typeName).\(field.name): \(assignError)",
                 decodingFailure: FieldCoder.failure(
-                    typeName: typeName, field: field.name, key: key, prefix: location.description, error: assignError),
+                    typeName: typeName, field: field.name, key: key, prefix: prefix, error: assignError),
                 underlyingError: assignError)
         }
         if let assigned, field.assign(&values, assigned) { return true }
         guard Model.shouldFail(withInvalidValue: raw, forProperty: field.name) else { return false }
         let detail = FieldCoder.failure(
-            typeName: typeName, field: field.name, key: key, prefix: location.description, error: error)
+            typeName: typeName, field: field.name, key: key, prefix: prefix, error: error)
         throw APIError(decodingFailure: detail, underlyingError: error)
+    }
+
+    /// Where the field at `index` sits in a record, for errors, and its key there: the record and
+    /// the field's wire key, or in a JSON:API resource object its `attributes` or `relationships`
+    /// and the attribute's or relationship's name.
+    private func place(of index: Int, at location: RecordLocation) -> (prefix: String, key: String) {
+        guard let jsonAPI else { return (location.description, keys.fields[index]) }
+        if let relationship = jsonAPI.places[index].relationship {
+            return (location.description + ".relationships", relationship)
+        }
+        return (location.description + ".attributes", keys.fields[index])
     }
 
     static func failure(

@@ -105,7 +105,7 @@ extension JSONAPILayout {
 
 extension JSONAPILayout.Place {
     /// The name of the relationship the field reads; `nil` for an attribute.
-    var relationship: String? {
+    package var relationship: String? {
         switch self {
         case .attribute: nil
         case .toOne(let name, _), .toMany(let name, _), .polymorphicType(let name), .polymorphicID(let name): name

@@ -73,6 +73,21 @@ struct JSONAPIInPlaceTests {
         #expect(kept[0].$depots.ids == ["1"])
     }
 
+    @Test("a value no field can hold is named where it sits in the resource object")
+    func errorPath() throws {
+        let store = store()
+        do {
+            _ = try merge(
+                #"{"data": [\#(Self.good), {"type": "trains", "id": "2", "attributes": {"number_of_cars": "many"}}]}"#,
+                in: store)
+            Issue.record("expected an error")
+        } catch let error as APIError {
+            #expect(error.decodingFailure?.path == "$.data[1].attributes.number_of_cars")
+            #expect(error.decodingFailure?.field == "numberOfCars")
+        }
+        #expect(store.count == 0)
+    }
+
     @Test("broken text anywhere in the document is the parser's error, nothing merged")
     func brokenText() throws {
         let store = store()
