@@ -52,7 +52,7 @@ extension ActionPipeline {
         let verb = prepared.action.verb
         let fields = Model.resourceSchema.fields
         let sent = prepared.sentEdits ?? []
-        let id = verb == .create ? ResourceID.local() : prepared.expectedID
+        let id = verb == .create ? prepared.action.clientID ?? ResourceID.local() : prepared.expectedID
         let body = prepared.body?.replacingLocalIDs(outbox.replacedIDs)
         // Behind another kept write of the record, the entity tag to expect is that one's answer's.
         let waitsForIfMatch =

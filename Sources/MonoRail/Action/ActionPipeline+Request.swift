@@ -81,7 +81,8 @@ extension ActionPipeline {
             }
             let path = try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance)
             var body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
-            if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: nil, store: store) }
+            if let id = action.clientID, setup.jsonAPI == nil { body.0 = adding(id, to: body.0) }
+            if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: action.clientID, store: store) }
             return Prepared(action, .post, path, parameters: parameters, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()

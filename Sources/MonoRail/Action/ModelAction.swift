@@ -36,6 +36,8 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     /// For a `@Has` relationship's list at its own route: the related model's foreign key and the
     /// owner's id. The route names the owner, so records that lack the key belong to it.
     var owner: (key: String, id: ResourceID)?
+    /// For a create: the id the app gives the record (a client-generated id), sent with it.
+    var clientID: ResourceID?
     /// The store whose identity map the answer merges into.
     var store: ResourceStore
     /// Called as the request body is sent.

@@ -238,8 +238,16 @@ extension ResourceModel {
     /// A record with a ``/MonoRailClient/FileUpload`` to send goes out as `multipart/form-data`
     /// (`train[photo]` file parts beside `train[company]` fields).
     ///
+    /// A record can be given its id by the app, where the server accepts ids made by its clients
+    /// (JSON:API's client-generated ids, usually UUIDs): `try await train.create(id: .string(uuid))`.
+    /// The id is sent with the record (`data.id`, or the id key), and the instance takes it once the
+    /// server answers — or at once, when the outbox keeps the write, instead of a local id. A server
+    /// that makes its ids itself answers `403 Forbidden`, one that has the id already
+    /// `409 Conflict`: either is the error thrown, and the instance is left without an id.
+    ///
     /// - Parameters:
     ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
+    ///   - id: The id the app gives the record; `nil` (the default) for the server to make one.
     ///   - uploadProgress: Called as the body is sent, for example while a file uploads.
     /// - Returns: The answer's metadata — status, header fields, ``ResourceResponse/etag``, the
     ///   request — with the instance as its value; ``ResponseSource/outbox`` when the outbox kept
@@ -248,11 +256,16 @@ extension ResourceModel {
     ///   instance keeps its edits), or as ``ResourceModel/get(id:include:parameters:policy:in:)``.
     @discardableResult
     public func create(
-        in store: ResourceStore? = nil, uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
+        in store: ResourceStore? = nil, id: ResourceID? = nil,
+        uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws -> ResourceResponse<Self> {
         let store = store ?? _$state.snapshot().store ?? .default
+        if let id, id.isLocal {
+            throw APIError(
+                .invalidRequest, "\(id.debugText) is a local id: the app's ids cannot look like the outbox's")
+        }
         let answer = try await ActionPipeline<Self>(store: store).record(
-            ModelAction(operation: .create(self), store: store, uploadProgress: uploadProgress))
+            ModelAction(operation: .create(self), clientID: id, store: store, uploadProgress: uploadProgress))
         try await _$state.saveMembership(of: self)
         return answer
     }

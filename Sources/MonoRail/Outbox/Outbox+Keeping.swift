@@ -166,16 +166,16 @@ extension Outbox {
     /// writes naming a record it creates, and so on along the chain.
     static func dependents(of index: Int, in entries: [Entry]) -> [Int] {
         var records: Set<WrittenRecord> = [WrittenRecord(entries[index].write)]
-        var locals: Set<String> = entries[index].write.id.flatMap { $0.isLocal ? [$0.description] : nil } ?? []
+        var locals: Set<String> = entries[index].write.chainedID.map { [$0] } ?? []
         var found: [Int] = []
         for later in entries.indices where later > index {
             let write = entries[later].write
-            guard records.contains(WrittenRecord(write)) || !write.referencedLocalIDs.isDisjoint(with: locals) else {
+            guard records.contains(WrittenRecord(write)) || !write.namedIDs(where: locals.contains).isEmpty else {
                 continue
             }
             found.append(later)
             records.insert(WrittenRecord(write))
-            if let id = write.id, id.isLocal { locals.insert(id.description) }
+            if let chained = write.chainedID { locals.insert(chained) }
         }
         return found
     }

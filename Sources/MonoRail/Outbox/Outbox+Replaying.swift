@@ -79,39 +79,42 @@ extension Outbox {
 
     /// The first kept write of a restored model that waits for no write before it — of the same
     /// record, or creating a record it names — that is parked, being sent, waiting after a failed
-    /// answer, or not yet sendable itself. Order holds along every record and chain of local ids; a
-    /// write on no such chain goes on past the others.
+    /// answer, or not yet sendable itself. Order holds along every record and chain of ids a create
+    /// made (local ids, and ids the app gave the records it creates); a write on no such chain goes
+    /// on past the others.
     private static func next(in state: State, now: ContinuousClock.Instant) -> Next {
         var parkedRecords: [WrittenRecord: Int64] = [:]
-        var parkedLocals: [String: Int64] = [:]
+        var parkedChains: [String: Int64] = [:]
         var heldRecords: Set<WrittenRecord> = []
-        var heldLocals: Set<String> = []
+        var heldChains: Set<String> = []
         var earliest: (ContinuousClock.Instant, APIError)?
         // A long outbox is scanned once per write sent: each entry is read in place, not copied,
-        // and a body is walked for local ids only once a create is held or parked.
+        // and a body is walked for the ids it names only once a create is held or parked.
         for index in state.entries.indices {
             let record = WrittenRecord(model: state.entries[index].write.model, id: state.entries[index].write.id)
             let isParked = state.entries[index].isParked
-            let names = parkedLocals.isEmpty && heldLocals.isEmpty ? [] : state.entries[index].write.referencedLocalIDs
-            let parkedBehind = parkedRecords[record] ?? names.lazy.compactMap { parkedLocals[$0] }.first
+            let names =
+                parkedChains.isEmpty && heldChains.isEmpty
+                ? [] : state.entries[index].write.namedIDs { heldChains.contains($0) || parkedChains[$0] != nil }
+            let parkedBehind = parkedRecords[record] ?? names.lazy.compactMap { parkedChains[$0] }.first
             let notBefore = state.entries[index].notBefore
             let isWaiting = notBefore.map { $0 > now } ?? false
             let isIdle = !isParked && !state.entries[index].isSending
             if isIdle, let parkedBehind { return .park(state.entries[index].write.sequence, behind: parkedBehind) }
-            let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldLocals)
+            let isHeld = heldRecords.contains(record) || !names.isDisjoint(with: heldChains)
             if isIdle, !isHeld, !isWaiting, state.entries[index].isKept,
                 let replay = state.replays[state.entries[index].write.model]
             {
                 return .send(state.entries[index], replay)
             }
             let sequence = state.entries[index].write.sequence
-            let local = state.entries[index].write.id.flatMap { $0.isLocal ? $0.description : nil }
+            let chain = state.entries[index].write.chainedID
             if isParked {
                 parkedRecords[record] = sequence
-                if let local { parkedLocals[local] = sequence }
+                if let chain { parkedChains[chain] = sequence }
             } else {
                 heldRecords.insert(record)
-                if let local { heldLocals.insert(local) }
+                if let chain { heldChains.insert(chain) }
             }
             if isWaiting, let notBefore, let failure = state.entries[index].failure,
                 earliest.map({ notBefore < $0.0 }) ?? true

@@ -120,6 +120,34 @@ public struct PendingWrite: Sendable, Hashable {
         return found
     }
 
+    /// The id later writes may name this write's record by and so wait for it: a local id, or the
+    /// id the app gave a record it creates; `nil` for a record the server named.
+    var chainedID: String? {
+        guard let id, id.isLocal || verb == .create else { return nil }
+        return id.description
+    }
+
+    /// The ids the body names, its own left out, that `isChained` picks: the kept creates (and
+    /// writes of records made in the outbox) it waits for.
+    func namedIDs(where isChained: (String) -> Bool) -> Set<String> {
+        var found = Set<String>()
+        if let body { Self.collectStrings(in: body, where: isChained, into: &found) }
+        if let id { found.remove(id.description) }
+        return found
+    }
+
+    private static func collectStrings(
+        in value: JSONValue, where picks: (String) -> Bool, into found: inout Set<String>
+    ) {
+        switch value {
+        case .string(let text) where picks(text): found.insert(text)
+        case .array(let items): for item in items { collectStrings(in: item, where: picks, into: &found) }
+        case .object(let members):
+            for member in members.values { collectStrings(in: member, where: picks, into: &found) }
+        default: break
+        }
+    }
+
     private static func collectLocalIDs(in value: JSONValue, into found: inout Set<String>) {
         switch value {
         case .string(let text) where ResourceID.string(text).isLocal: found.insert(text)

@@ -210,11 +210,17 @@ package struct JSONAPITextRecord: InPlaceRecordSource {
     /// Reads the `relationships` object at the cursor: the linkage of each relationship a field
     /// reads becomes those fields' values; the others are stepped over.
     private mutating func readRelationships() throws {
+        // Which of the layout's relationships were met, a bit each: one given twice is the tree's
+        // to decide, which keeps the last (as are the 65th and later of a model that has them).
+        var met: UInt64 = 0
         try walkObject(depth: resource.depth + 1) { record, name, depth in
-            guard let relationship = record.layout.relationships.first(where: { $0.name.elementsEqual(name) }) else {
+            guard let position = record.layout.relationships.firstIndex(where: { $0.name.elementsEqual(name) }) else {
                 try record.cursor.skipValue(depth: depth)
                 return
             }
+            guard position < 64, met & (1 << position) == 0 else { throw TreeDecides() }
+            met |= 1 << position
+            let relationship = record.layout.relationships[position]
             if record.cursor.current == UInt8(ascii: "n") {
                 // A relationship of `null` says nothing of its linkage.
                 try record.cursor.expectLiteral("null")

@@ -71,10 +71,6 @@ extension JSONAPIRoutes {
                 throw JSONAPIProblem(.badRequest, "an add needs data of a known type", pointer: pointer + "/data/type")
             }
             let write = try documents.write(operation["data"], for: resource, at: pointer + "/data", resolve: resolve)
-            guard write.id == nil else {
-                throw JSONAPIProblem(
-                    .forbidden, "ids are made by the server; name it with a lid", pointer: pointer + "/data/id")
-            }
             let record = try create(resource, write, at: pointer + "/data", db: db)
             if let lid = write.lid, let id = JSONAPIDocuments.text(record[resource.primaryKeyName]) {
                 guard lids[lid] == nil else {

@@ -37,9 +37,6 @@ extension JSONAPIRoutes {
         let resource = try resource(context)
         return try await records.writes.run(request, read: try await document(of: request)) { document, db in
             let write = try documents.write(document?["data"], for: resource, at: "/data")
-            guard write.id == nil else {
-                throw JSONAPIProblem(.forbidden, "ids are made by the server", pointer: "/data/id")
-            }
             let record = try create(resource, write, at: "/data", db: db)
             var answer = Self.answer(.created, ["data": documents.resourceObject(record, resource)])
             if let id = JSONAPIDocuments.text(record[resource.primaryKeyName]) {
@@ -94,9 +91,19 @@ extension JSONAPIRoutes {
     func create(_ resource: ResourceSchema, _ write: JSONAPIDocuments.Write, at pointer: String, db: any SQLConnection)
         throws -> JSONValue
     {
+        if let id = write.id {
+            // JSON:API's client-generated ids: 403 where the server makes ids, 409 for one taken.
+            guard store.acceptsClientIDs else {
+                throw JSONAPIProblem(
+                    .forbidden, "ids are made by the server (its ids are integers)", pointer: pointer + "/id")
+            }
+            guard try !store.exists(resource, id: id, db: db) else {
+                throw JSONAPIProblem(.conflict, "a \(resource.name) \(id) exists already", pointer: pointer + "/id")
+            }
+        }
         let record: JSONValue
         do {
-            record = try store.create(resource, attributes: write.attributes, db: db)
+            record = try store.create(resource, id: write.id, attributes: write.attributes, db: db)
         } catch let error as RecordValidationError {
             throw JSONAPIProblem(.unprocessableContent, errors: documents.errors(error, for: resource, at: pointer))
         }

@@ -158,6 +158,15 @@ public final class RecordStore: Sendable {
         return try find(resource, id: id)
     }
 
+    /// Whether the resource has a record with the id, inside a transaction the caller holds.
+    func exists(_ resource: ResourceSchema, id: String, db: any SQLConnection) throws -> Bool {
+        try find(resource, id: id, embedding: false, db: db) != nil
+    }
+
+    /// Whether clients may give records their ids: with a schema of string ids, whose ids are
+    /// random strings clients can make as well (UUIDs); not with integer ids, which the database counts.
+    public var acceptsClientIDs: Bool { schema.idType == .string }
+
     /// One record, with the relationships the resource embeds.
     public func find(_ resource: ResourceSchema, id: String) throws -> JSONValue? {
         try database.read { db in try find(resource, id: id, embedding: true, db: db) }
@@ -244,10 +253,12 @@ public final class RecordStore: Sendable {
         try database.write { db in try create(resource, attributes: attributes, db: db) }
     }
 
-    /// ``create(_:attributes:)`` inside a transaction the caller holds.
-    func create(_ resource: ResourceSchema, attributes: [String: JSONValue], db: any SQLConnection) throws -> JSONValue
-    {
-        let record = try insert(attributes, into: resource, db: db)
+    /// ``create(_:attributes:)`` inside a transaction the caller holds; with the id a client gave the
+    /// record, for a schema of string ids.
+    func create(
+        _ resource: ResourceSchema, id: String? = nil, attributes: [String: JSONValue], db: any SQLConnection
+    ) throws -> JSONValue {
+        let record = try insert(attributes, id: id, into: resource, db: db)
         try logChange(.created, resource, record: record, db: db)
         return record
     }
@@ -357,7 +368,7 @@ public final class RecordStore: Sendable {
     }
 
     private func insert(
-        _ attributes: [String: JSONValue], into resource: ResourceSchema, db: any SQLConnection
+        _ attributes: [String: JSONValue], id: String? = nil, into resource: ResourceSchema, db: any SQLConnection
     ) throws -> JSONValue {
         let values = try validated(attributes, for: resource, db: db)
         var names = values.keys.sorted()
@@ -367,7 +378,7 @@ public final class RecordStore: Sendable {
         arguments += [timestamp, timestamp]
         if schema.idType == .string {
             names.insert("id", at: 0)
-            arguments.insert(.text(Self.randomID()), at: 0)
+            arguments.insert(.text(id ?? Self.randomID()), at: 0)
         }
         guard
             let inserted = try db.fetchOne(
