@@ -76,9 +76,14 @@ extension OutboxReplay {
     func send(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async -> [Outbox.Outcome] {
         let pipeline = ActionPipeline<Model>(store: store)
         let setup = pipeline.setup
-        guard let path = atomicOperationsPath(in: store) else {
-            let error = APIError(.invalidRequest, "the server's atomic operations are not known any more")
-            return batch.map { _ in .unreachable(error, retryAfter: nil) }
+        // A graph was formed where the server served the extension, perhaps in an earlier process
+        // that heard it say so: it goes to the same path again, under its key, advertised or not yet.
+        guard setup.jsonAPI != nil, let path = setup.conventions.atomicOperations.path else {
+            let error = APIError(
+                .invalidRequest,
+                "\(setup.typeName) writes kept as one atomic request cannot be sent: the conventions send no "
+                    + "atomic operations now (atomicOperations is .never); save the records again")
+            return batch.map { _ in .rejected(error) }
         }
         let operations: [JSONValue]
         do {

@@ -111,6 +111,14 @@ public struct ServerConventions: Sendable {
         case whenAdvertised(path: String)
         /// At `path`, without waiting to be told.
         case always(path: String)
+
+        /// Where graphs go once formed; `nil` for ``never``.
+        var path: String? {
+            switch self {
+            case .never: nil
+            case .whenAdvertised(let path), .always(let path): path
+            }
+        }
     }
 
     /// How records sit in request and response bodies.
