@@ -38,7 +38,8 @@ package struct JSONAPIDocument {
     /// The included resource objects by type, in the order their types first appear; a resource
     /// object listed twice with the same members is kept once.
     package var included: [Group]
-    /// The document's top-level members, where paging reads `links.next` and `meta`.
+    /// The document's top-level members, where paging reads `links.next` and `meta`; read in place,
+    /// all but `data`.
     package var members: [String: JSONValue]
 
     /// Where the primary data sits, for errors.
