@@ -96,15 +96,16 @@ extension RecordPatch {
 /// record once more after they have left the processor's caches.
 struct RisingIDs {
     private var last = Int64.min
-    /// Whether every id noted so far was an integer above the one before.
+    /// Whether every id noted so far was an integer above the one before: an integer, or a string
+    /// the identity map takes for one (JSON:API's `"1"`, `"2"`, …).
     private(set) var hold = true
 
     mutating func note(_ id: ResourceID?) {
-        guard hold, case .int(let id) = id, id > last else {
+        guard hold, let id, case .int(let value) = IdentityMap.Key.Normalized(id), value > last else {
             hold = false
             return
         }
-        last = id
+        last = value
     }
 }
 

@@ -88,6 +88,26 @@ struct JSONAPIInPlaceTests {
         #expect(store.count == 0)
     }
 
+    @Test("a record listed twice, in order or not, is an inconsistent response, nothing merged")
+    func listedTwice() throws {
+        let store = store()
+        for ids in [["1", "2", "2"], ["2", "1", "2"], ["1", "3", "2", "3"]] {
+            let resources = ids.map { #"{"type": "trains", "id": "\#($0)", "attributes": {"company": "x"}}"# }
+            do {
+                _ = try merge(#"{"data": [\#(resources.joined(separator: ","))]}"#, in: store)
+                Issue.record("expected an error for \(ids)")
+            } catch let error as APIError {
+                #expect(error.code == .inconsistentResponse)
+                #expect(error.message.contains("appears twice"), "\(error.message)")
+            }
+        }
+        #expect(store.count == 0)
+        let rising = try merge(
+            #"{"data": [{"type": "trains", "id": "9"}, {"type": "trains", "id": "10"}, {"type": "trains", "id": "010"}]}"#,
+            in: store)
+        #expect(rising.map(\.id?.description) == ["9", "10", "010"])
+    }
+
     @Test("broken text anywhere in the document is the parser's error, nothing merged")
     func brokenText() throws {
         let store = store()
