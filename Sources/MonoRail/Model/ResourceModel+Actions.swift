@@ -270,7 +270,7 @@ extension ResourceModel {
         return answer
     }
 
-    /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:uploadProgress:)``.
+    /// Saves the record: updates it (`PUT /trains/1`, or `PATCH`) when it exists, else ``create(in:id:uploadProgress:)``.
     ///
     /// Edits made while the request is in flight stay pending; the ones sent become the saved state.
     /// A ``/MonoRailClient/FileUpload`` field is sent (as `multipart/form-data`) while it holds bytes; once the
@@ -281,8 +281,8 @@ extension ResourceModel {
     /// ``nestedAttributes`` is always sent, for its embedded records' changes.
     ///
     /// - Parameter uploadProgress: Called as the body is sent, for example while a file uploads.
-    /// - Returns: The answer's metadata with the instance as its value, as ``create(in:uploadProgress:)``.
-    /// - Throws: ``/MonoRailClient/APIError``, as ``create(in:uploadProgress:)``.
+    /// - Returns: The answer's metadata with the instance as its value, as ``create(in:id:uploadProgress:)``.
+    /// - Throws: ``/MonoRailClient/APIError``, as ``create(in:id:uploadProgress:)``.
     @discardableResult
     public func save(uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil) async throws
         -> ResourceResponse<Self>

@@ -56,7 +56,7 @@ public struct BlockingModelActions<Model: ResourceModel>: Sendable {
 public struct BlockingInstanceActions<Model: ResourceModel>: Sendable {
     let instance: Model
 
-    /// ``ResourceModel/create(in:uploadProgress:)``, blocking.
+    /// ``ResourceModel/create(in:id:uploadProgress:)``, blocking.
     ///
     /// - Throws: ``/MonoRailClient/APIError``.
     @available(*, noasync, message: "use the async create() from async code")

@@ -1,5 +1,5 @@
 extension ResourceModel {
-    /// What the server refused in the last ``create(in:uploadProgress:)`` or ``save(uploadProgress:)``,
+    /// What the server refused in the last ``create(in:id:uploadProgress:)`` or ``save(uploadProgress:)``,
     /// per field; empty once a create or save succeeds (ApiModel's `form.errors`, Ember's
     /// `model.errors`).
     ///

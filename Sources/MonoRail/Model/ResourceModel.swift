@@ -33,7 +33,7 @@ public import Observation
 /// - ``search(_:policy:in:)``
 /// - ``response(id:include:parameters:policy:in:)``
 /// - ``response(where:include:policy:in:)``
-/// - ``create(in:uploadProgress:)``
+/// - ``create(in:id:uploadProgress:)``
 /// - ``save(uploadProgress:)``
 /// - ``fetch()``
 /// - ``delete()``

@@ -183,7 +183,7 @@ extension InstanceState {
     /// local edits of those records, which their own `save()` sends. Called by generated code.
     ///
     /// Until this record is created there is no id to point at: the assignment is kept, read back as
-    /// assigned, and carried out when ``ResourceModel/create(in:uploadProgress:)`` succeeds.
+    /// assigned, and carried out when ``ResourceModel/create(in:id:uploadProgress:)`` succeeds.
     @_documentation(visibility: internal)
     public func setHas<Target: ResourceModel, Value>(
         _ targets: [Target], for valuePath: any WritableKeyPath<Model.FieldValues, [Target]> & Sendable,
