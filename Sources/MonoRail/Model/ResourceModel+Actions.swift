@@ -243,7 +243,9 @@ extension ResourceModel {
     /// The id is sent with the record (`data.id`, or the id key), and the instance takes it once the
     /// server answers — or at once, when the outbox keeps the write, instead of a local id. A server
     /// that makes its ids itself answers `403 Forbidden`, one that has the id already
-    /// `409 Conflict`: either is the error thrown, and the instance is left without an id.
+    /// `409 Conflict`: either is the error thrown, and the instance is left without an id. An id
+    /// another instance of the store has is refused before anything is sent
+    /// (``/MonoRailClient/APIError/Code/invalidRequest``).
     ///
     /// - Parameters:
     ///   - store: The store to join; default: the instance's store, else ``ResourceStore/default``.
@@ -263,6 +265,13 @@ extension ResourceModel {
         if let id, id.isLocal {
             throw APIError(
                 .invalidRequest, "\(id.debugText) is a local id: the app's ids cannot look like the outbox's")
+        }
+        // Two instances of one record would break the identity map: the live one is that record.
+        if let id, let live = store.instance(of: Self.self, id: id), live !== self {
+            throw APIError(
+                .invalidRequest,
+                "\(Self.resourceSchema.typeName) \(id.debugText) is live in the store already; create it with another id"
+            )
         }
         let answer = try await ActionPipeline<Self>(store: store).record(
             ModelAction(operation: .create(self), clientID: id, store: store, uploadProgress: uploadProgress))

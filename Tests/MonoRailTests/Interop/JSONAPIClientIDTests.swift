@@ -54,15 +54,28 @@ struct JSONAPIClientIDTests {
             #expect(store.instance(of: Train.self, id: ResourceID.string(id)) === train)
             #expect(try records.find("trains", id: id)?["company"] == "Client Rail")
 
+            // Live in this store: refused before anything is sent.
+            let twin = Train()
+            do {
+                try await twin.create(in: store, id: .string(id))
+                Issue.record("expected the live record to refuse it")
+            } catch let error as APIError {
+                #expect(error.code == .invalidRequest && error.statusCode == nil)
+            }
+            #expect(twin.id == nil)
+
+            // Another app's store: the server has it.
             let again = Train()
             again.company = "Second"
+            let elsewhere = ResourceStore(configuration: store.configuration)
             do {
-                try await again.create(in: store, id: .string(id))
+                try await again.create(in: elsewhere, id: .string(id))
                 Issue.record("expected 409")
             } catch let error as APIError {
                 #expect(error.statusCode == 409)
             }
             #expect(again.id == nil)
+            #expect(elsewhere.count == 0)
             #expect(store.instance(of: Train.self, id: ResourceID.string(id)) === train)
             #expect(try records.find("trains", id: id)?["company"] == "Client Rail")
         }
