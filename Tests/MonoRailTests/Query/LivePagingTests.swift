@@ -96,7 +96,9 @@ struct LivePagingTests {
 
     @Test("concurrent loadNextPage() calls share one request")
     func sharedLoads() async throws {
-        try await withHarness { harness in
+        // Each answer takes 300 ms: the six calls start while the first one's request is out, even
+        // on a machine busy enough to start the group's tasks late.
+        try await withHarness(server: .init(faults: FaultInjection(latency: .milliseconds(300)))) { harness in
             try Self.addTrains(18, to: harness)
             let trains = try await Train.query(pageSize: 5, in: harness.store)
             harness.journal.reset()
