@@ -114,10 +114,7 @@ public struct PendingWrite: Sendable, Hashable {
     /// The local ids the body names other than the record's own: records created in the outbox
     /// that this write needs the server to have first.
     var referencedLocalIDs: Set<String> {
-        var found = Set<String>()
-        if let body { Self.collectLocalIDs(in: body, into: &found) }
-        if let id, id.isLocal { found.remove(id.description) }
-        return found
+        namedIDs { ResourceID.string($0).isLocal }
     }
 
     /// The id later writes may name this write's record by and so wait for it: a local id, or the
@@ -144,15 +141,6 @@ public struct PendingWrite: Sendable, Hashable {
         case .array(let items): for item in items { collectStrings(in: item, where: picks, into: &found) }
         case .object(let members):
             for member in members.values { collectStrings(in: member, where: picks, into: &found) }
-        default: break
-        }
-    }
-
-    private static func collectLocalIDs(in value: JSONValue, into found: inout Set<String>) {
-        switch value {
-        case .string(let text) where ResourceID.string(text).isLocal: found.insert(text)
-        case .array(let items): for item in items { collectLocalIDs(in: item, into: &found) }
-        case .object(let members): for member in members.values { collectLocalIDs(in: member, into: &found) }
         default: break
         }
     }
