@@ -22,8 +22,8 @@ extension SQLiteStorage: OutboxStorage {
                 sql: """
                     INSERT INTO outbox (sequence, idempotency_key, model, verb, id, id_is_text, body, fields, if_match,
                         waits_for_if_match, created_at, attempts, failures, parked_code, parked_status, parked_message,
-                        parked_at, model_type, batch)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        parked_at, model_type, batch, trace_context)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: row)
         }
@@ -42,7 +42,8 @@ extension SQLiteStorage: OutboxStorage {
                         UPDATE outbox SET idempotency_key = ?2, model = ?3, verb = ?4, id = ?5, id_is_text = ?6,
                             body = ?7, fields = ?8, if_match = ?9, waits_for_if_match = ?10, created_at = ?11,
                             attempts = ?12, failures = ?13, parked_code = ?14, parked_status = ?15,
-                            parked_message = ?16, parked_at = ?17, model_type = ?18, batch = ?19
+                            parked_message = ?16, parked_at = ?17, model_type = ?18, batch = ?19,
+                            trace_context = ?20
                         WHERE sequence = ?1
                         """,
                     arguments: row)
@@ -60,6 +61,11 @@ extension SQLiteStorage: OutboxStorage {
             write.createdAt.timeIntervalSinceReferenceDate, write.attempts, write.failures,
             write.parking?.code.description, write.parking?.statusCode, write.parking?.message,
             write.parking?.parkedAt.timeIntervalSinceReferenceDate, write.modelType, write.batch,
+            write.traceContext.map { fields in
+                String(
+                    decoding: JSONValue.object(fields.mapValues(JSONValue.string)).jsonData(sortedKeys: true),
+                    as: UTF8.self)
+            },
         ]
     }
 
@@ -83,7 +89,18 @@ extension SQLiteStorage: OutboxStorage {
             id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
             ifMatch: row["if_match"], waitsForIfMatch: row["waits_for_if_match"],
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row), batch: row["batch"])
+            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row), batch: row["batch"],
+            traceContext: traceContext(from: row))
+    }
+
+    /// The kept trace context's fields; anything but an object of strings (a damaged file) is none:
+    /// a link lost is not worth a write that cannot be read.
+    private func traceContext(from row: Row) -> [String: String]? {
+        guard let text: String = row["trace_context"],
+            case .object(let members)? = try? JSONParser().parse(Data(text.utf8))
+        else { return nil }
+        let fields = members.compactMapValues(\.stringValue)
+        return fields.isEmpty ? nil : fields
     }
 
     /// Why a stored write is parked; a code this version does not know reads as an HTTP status error.

@@ -124,6 +124,11 @@ enum StorageFile {
             // replay sends the same writes together again.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN batch TEXT")
         }
+        migrator.registerMigration("v9") { db in
+            // The trace context of the action that kept a write, as a JSON object of the tracer's
+            // fields, so that its replay after a restart links to it.
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN trace_context TEXT")
+        }
         return migrator
     }()
 

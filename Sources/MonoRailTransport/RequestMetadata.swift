@@ -27,6 +27,9 @@ public struct TransferProgress: Sendable, Hashable {
 public struct RequestMetadata: Sendable {
     /// A name for the operation, such as `"Train.get"`, used in logs.
     public var operationName: String?
+    /// The route the path was made from, with its variable parts in braces (`/trains/{id}`), as
+    /// OpenTelemetry's `url.template`: what names the request's span. `nil` when unknown.
+    public var urlTemplate: String?
     /// The longest the whole exchange may take, or `nil` for the transport's default.
     public var timeout: Duration?
     /// The largest response body the transport collects before failing with
@@ -49,6 +52,7 @@ public struct RequestMetadata: Sendable {
     /// Creates metadata.
     public init(
         operationName: String? = nil,
+        urlTemplate: String? = nil,
         timeout: Duration? = nil,
         maxResponseBodySize: Int = RequestMetadata.defaultMaxResponseBodySize,
         attempt: Int = 1,
@@ -57,6 +61,7 @@ public struct RequestMetadata: Sendable {
         responseBodyFile: URL? = nil
     ) {
         self.operationName = operationName
+        self.urlTemplate = urlTemplate
         self.timeout = timeout
         self.maxResponseBodySize = maxResponseBodySize
         self.attempt = attempt

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 // Stages 1 (read policy) and 7 (persist): where the record cache plugs into the pipeline.
 
@@ -92,13 +93,38 @@ extension ActionPipeline {
         let prepared: Prepared
         let merge: @Sendable (APIResponse, Prepared, MergeContext) throws -> Value
         let cached: @Sendable ([Model]) throws -> Value
+        /// The action's span, when a tracer records: the stages add their events to it.
+        var span: (any Span)? = nil
 
         var setup: ModelSetup<Model> { pipeline.setup }
 
         // MARK: 1. Read policy
 
-        /// Answers a read as `policy` says.
+        /// Answers a read as `policy` says, and counts where the answer came from.
         func read(policy: CachePolicy) async throws -> ResourceResponse<Value> {
+            let answer = try await answer(policy: policy)
+            let telemetry = setup.client.telemetry
+            if telemetry.metricsFactory != nil {
+                telemetry.count(
+                    "monorail.cache.answers",
+                    [("monorail.model", setup.typeName), ("policy", policy.name), ("source", "\(answer.source)")])
+            }
+            if let span {
+                switch answer.source {
+                case .cache:
+                    let age = answer.age.map {
+                        Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18
+                    }
+                    span.addEvent(
+                        SpanEvent(name: "cache.answered", attributes: ["monorail.cache.age_s": .double(age ?? 0)]))
+                case .revalidated: span.addEvent("cache.revalidated")
+                default: if policy.readsCache { span.addEvent("cache.missed") }
+                }
+            }
+            return answer
+        }
+
+        private func answer(policy: CachePolicy) async throws -> ResourceResponse<Value> {
             guard policy.readsCache else { return try await network(validators: nil) }
             guard let storage = setup.storage else {
                 if policy == .cacheOnly {
@@ -290,9 +316,28 @@ extension ActionPipeline {
             pipeline.store.outboxIfMade?.noteReachable()
             let context = MergeContext(
                 fetched: sent, keepsWire: setup.storage != nil, acceptsJSON: setup.storage?.acceptsJSON ?? false)
-            let value = try merge(response, prepared, context)
+            let value: Value
+            do {
+                value = try merge(response, prepared, context)
+            } catch let error as APIError {
+                countDecodeFailure(error)
+                throw error
+            }
+            span?.addEvent("merged")
             await persist(context, response)
+            span?.addEvent("persisted")
             return ResourceResponse(value, of: response, source: .network, fetched: sent)
+        }
+
+        /// A response that could not be read: counted as `monorail.decode.failures` by its code.
+        private func countDecodeFailure(_ error: APIError) {
+            let telemetry = setup.client.telemetry
+            guard telemetry.metricsFactory != nil,
+                [.decodingFailed, .invalidResponse, .inconsistentResponse].contains(error.code)
+            else { return }
+            telemetry.count(
+                "monorail.decode.failures",
+                [("monorail.model", setup.typeName), ("error.type", error.code.description)])
         }
 
         /// 7. Persist: gives the record cache what the server answered. The records merged and the

@@ -8,9 +8,31 @@ extension ActionPipeline {
     /// Works out the request of an action; sends nothing.
     func prepare(_ action: ModelAction<Model>) throws -> Prepared {
         var parameters = try self.parameters(of: action)
+        var prepared =
+            switch action.operation {
+            case .create, .save, .delete: try prepareWrite(action, parameters: &parameters)
+            default: try prepareRead(action, parameters: &parameters)
+            }
+        prepared.urlTemplate = urlTemplate(of: action)
+        return prepared
+    }
+
+    /// What the app called, as spans and the request log name it: `Train.get`, `Train.save`.
+    func name(of action: ModelAction<Model>) -> String {
+        setup.typeName + "." + action.operationName
+    }
+
+    /// The route an action's path comes from, as OpenTelemetry's `url.template`.
+    private func urlTemplate(of action: ModelAction<Model>) -> String? {
+        let routes = setup.conventions.routes
         switch action.operation {
-        case .create, .save, .delete: return try prepareWrite(action, parameters: &parameters)
-        default: return try prepareRead(action, parameters: &parameters)
+        case .get, .singleton, .fetch: return setup.urlTemplate(for: routes.show)
+        case .list: return action.path == nil ? setup.urlTemplate(for: routes.index) : action.urlTemplate
+        case .page(let link): return setup.urlTemplate(ofPage: link)
+        case .search: return setup.urlTemplate(for: routes.search)
+        case .create: return setup.urlTemplate(for: routes.create)
+        case .save: return setup.urlTemplate(for: routes.update)
+        case .delete: return setup.urlTemplate(for: routes.destroy)
         }
     }
 
@@ -193,7 +215,7 @@ extension ActionPipeline {
         }
         var options = RequestOptions(
             deduplicates: prepared.action.sharesRequests, timeout: setup.timeout,
-            operationName: "\(setup.typeName).\(prepared.action.verb.rawValue)",
+            operationName: name(of: prepared.action), urlTemplate: prepared.urlTemplate,
             uploadProgress: prepared.action.uploadProgress, format: setup.format,
             validationStatuses: conventions.validationStatuses)
         if !retries { options.retryPolicy = RetryPolicy.none }

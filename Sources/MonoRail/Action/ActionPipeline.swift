@@ -2,6 +2,7 @@ import Atomics
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 /// Runs model actions: the one path from a model call to the server and back, and the only code
 /// in the Resources layer that sends requests.
@@ -45,6 +46,8 @@ struct ActionPipeline<Model: ResourceModel> {
         var idempotencyKey: String?
         /// Sent as `If-Match`.
         var ifMatch: String?
+        /// The route the path came from, as OpenTelemetry's `url.template`: names the request's span.
+        var urlTemplate: String?
 
         init(
             _ action: ModelAction<Model>, _ method: HTTPRequest.Method, _ path: APIPath,
@@ -170,19 +173,39 @@ struct ActionPipeline<Model: ResourceModel> {
         cached: @escaping @Sendable ([Model]) throws -> Value,
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
-        // 8. Announce: when the action returns, its observers have been told, wherever they are.
-        do {
-            let answer = try await stages(action, merge: merge, cached: cached, queued: queued)
-            await store.announcer.settle()
-            return answer
-        } catch {
-            await store.announcer.settle()
-            throw error
+        try await setup.client.telemetry.withSpan(name(of: action), attributes: describe(action)) { span in
+            // 8. Announce: when the action returns, its observers have been told, wherever they are.
+            do {
+                let answer = try await stages(action, span: span, merge: merge, cached: cached, queued: queued)
+                await store.announcer.settle()
+                if let span {
+                    span.attributes["monorail.response.source"] = "\(answer.source)"
+                    span.addEvent("announced")
+                }
+                return answer
+            } catch {
+                await store.announcer.settle()
+                throw error
+            }
         }
+    }
+
+    /// An action span's attributes: the model, the call, the record.
+    private func describe(_ action: ModelAction<Model>) -> SpanAttributes {
+        var attributes = SpanAttributes()
+        attributes["monorail.model"] = setup.typeName
+        attributes["monorail.action"] = action.operationName
+        switch action.operation {
+        case .get(let id): attributes["monorail.record.id"] = id.description
+        default: if let id = action.target?.id { attributes["monorail.record.id"] = id.description }
+        }
+        if action.verb.isRead { attributes["monorail.cache.policy"] = (action.policy ?? setup.cachePolicy).name }
+        return attributes
     }
 
     private func stages<Value: Sendable>(
         _ action: ModelAction<Model>,
+        span: (any Span)?,
         merge: @escaping @Sendable (APIResponse, Prepared, MergeContext) throws -> Value,
         cached: @escaping @Sendable ([Model]) throws -> Value,
         queued: (Prepared) throws -> Value
@@ -190,12 +213,12 @@ struct ActionPipeline<Model: ResourceModel> {
         await restoreOutbox()
         var prepared = try prepare(action)
         if setup.conditionalWrites { prepared.ifMatch = await entityTag(for: prepared) }
-        let answering = Answering(pipeline: self, prepared: prepared, merge: merge, cached: cached)
+        let answering = Answering(pipeline: self, prepared: prepared, merge: merge, cached: cached, span: span)
         // 1. Read policy.
         if action.verb.isRead { return try await answering.read(policy: action.policy ?? setup.cachePolicy) }
         // 2. Write policy.
         if let kept = try await applyWritePolicy(
-            prepared, answering: { Answering(pipeline: self, prepared: $0, merge: merge, cached: cached) },
+            prepared, answering: { Answering(pipeline: self, prepared: $0, merge: merge, cached: cached, span: span) },
             queued: queued)
         {
             return kept

@@ -56,6 +56,18 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     /// Whether the policy reads the cache before or instead of the network.
     var readsCache: Bool { kind != .networkOnly }
 
+    /// The policy's name without its arguments, `cacheFirst` for every maximum age: how spans and
+    /// measurements name it, so that it stays one of five.
+    var name: String {
+        switch kind {
+        case .networkOnly: "networkOnly"
+        case .networkFirst: "networkFirst"
+        case .cacheFirst: "cacheFirst"
+        case .cacheOnly: "cacheOnly"
+        case .staleWhileRevalidate: "staleWhileRevalidate"
+        }
+    }
+
     /// The policy as it is written in Swift: `"cacheFirst(maxAge: 60.0 seconds)"`.
     public var description: String {
         switch kind {

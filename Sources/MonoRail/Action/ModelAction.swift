@@ -33,6 +33,9 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     /// For a list: the path to read it at instead of the model's index route
     /// (``ResourceModel/get(path:parameters:policy:in:)``, a `@Has` relationship's own route).
     var path: APIPath?
+    /// For a list at ``path``: the route it was made from as OpenTelemetry's `url.template`
+    /// (`/trains/{id}/cars`), which names the request's span.
+    var urlTemplate: String?
     /// For a `@Has` relationship's list at its own route: the related model's foreign key and the
     /// owner's id. The route names the owner, so records that lack the key belong to it.
     var owner: (key: String, id: ResourceID)?
@@ -56,6 +59,21 @@ struct ModelAction<Model: ResourceModel>: Sendable {
         switch operation {
         case .list, .search: true
         default: false
+        }
+    }
+
+    /// The model call's name: `get` for one record by id, `list` for `get()` and `get(where:)`.
+    var operationName: String {
+        switch operation {
+        case .get: "get"
+        case .singleton: "current"
+        case .list: "list"
+        case .search: "search"
+        case .page: "page"
+        case .create: "create"
+        case .save: "save"
+        case .fetch: "fetch"
+        case .delete: "delete"
         }
     }
 

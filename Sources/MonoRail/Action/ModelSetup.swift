@@ -56,6 +56,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let recordRoots: (roots: [String], shape: ResponseLocator.Shape, required: Bool)
     /// Where fields sit in a resource object, when the conventions speak JSON:API.
     let jsonAPI: JSONAPILayout?
+    /// Each route of the conventions as OpenTelemetry's `url.template`, by the route as written:
+    /// worked out once, as every request's span and measurement names one.
+    let urlTemplates: [String: String]
     /// The `type` the server named the model's resource objects with, once it has.
     let learnedResourceType = Locked<String?>(nil)
     /// The store's: the JSON:API extensions the server's documents said it serves.
@@ -124,6 +127,28 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         jsonAPI =
             configuration.conventions.bodyStyle == .jsonAPI
             ? Self.jsonAPILayout(mapping: configuration.coding.keyMapping, registry: configuration.models) : nil
+        let routes = configuration.conventions.routes
+        var urlTemplates: [String: String] = [:]
+        for route in [routes.index, routes.show, routes.create, routes.update, routes.destroy, routes.search] {
+            urlTemplates[route.template] = route.urlTemplate(
+                base: client.basePath, path: path, plural: plural, singular: singular)
+        }
+        self.urlTemplates = urlTemplates
+    }
+
+    /// `route` as OpenTelemetry's `url.template`: `/trains/{id}`.
+    func urlTemplate(for route: RouteTemplate) -> String {
+        urlTemplates[route.template]
+            ?? route.urlTemplate(base: client.basePath, path: path, plural: plural, singular: singular)
+    }
+
+    /// The `url.template` of a next-page link: the index route's, when the link is on the index
+    /// route's path (a page number or cursor in its query); `nil` for a path of the server's own.
+    func urlTemplate(ofPage link: URL) -> String? {
+        let index = conventions.routes.index
+        guard let template = urlTemplates[index.template], !template.contains("{") else { return nil }
+        let linked = URLComponents(url: link, resolvingAgainstBaseURL: true)?.percentEncodedPath
+        return linked == template ? template : nil
     }
 
     /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.

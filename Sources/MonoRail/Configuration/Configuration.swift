@@ -1,6 +1,8 @@
+public import CoreMetrics
 public import Foundation
 public import HTTPTypes
 public import Logging
+public import Tracing
 
 extension MonoRail {
     /// Where models find their server and how they talk to it.
@@ -237,6 +239,21 @@ extension MonoRail {
         public var clock: any Clock<Duration> {
             get { client.clock }
             set { client.clock = newValue }
+        }
+        /// Where spans go: one per model action, per request attempt, per replay of a kept write and
+        /// per run of pushed changes (<doc:Observability>). `nil` (the default) uses the tracer
+        /// `withTracer(_:_:)` binds for the task, else the one the process bootstrapped; with
+        /// neither, no span is made.
+        public var tracer: (any Tracer)? {
+            get { client.tracer }
+            set { client.tracer = newValue }
+        }
+        /// Where measurements go: request durations, cache answers, the outbox, pushed changes, the
+        /// identity map, decode failures (<doc:Observability>). `nil` (the default) uses
+        /// `MetricsSystem.factory` as it is when the store makes its client.
+        public var metricsFactory: (any MetricsFactory)? {
+            get { client.metricsFactory }
+            set { client.metricsFactory = newValue }
         }
 
         /// Creates a configuration with Rails conventions.

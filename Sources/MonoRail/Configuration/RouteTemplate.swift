@@ -80,6 +80,22 @@ public struct RouteTemplate: Sendable, Hashable, ExpressibleByStringLiteral, Cus
         return APIPath(verbatim: path)
     }
 
+    /// The template as OpenTelemetry's `url.template` writes it, under `base` (the API root's path):
+    /// the model's own names filled, every other placeholder in braces — `/api/trains/{id}`.
+    func urlTemplate(base: String, path: String, plural: String, singular: String) -> String {
+        var text = base
+        for part in parts {
+            switch part {
+            case .literal(let literal): text += literal
+            case .placeholder("path"): text += path
+            case .placeholder("plural"): text += plural
+            case .placeholder("singular"): text += singular
+            case .placeholder(let name): text += "{\(name)}"
+            }
+        }
+        return text
+    }
+
     private static func isNameCharacter(_ character: Character) -> Bool {
         character == "_" || (character.isASCII && (character.isLetter || character.isNumber))
     }

@@ -43,6 +43,10 @@ public struct PendingWrite: Sendable, Hashable {
     /// the other writes of its graph (a record created offline and the writes naming it); `nil` for
     /// a write sent on its own. A replay sends the same writes together again, under that key.
     public var batch: String?
+    /// The trace context of the `save()`, `create()` or `delete()` that kept it, as the tracer
+    /// wrote it (`traceparent` and `tracestate` for a W3C tracer): the span of its replay links to
+    /// it, in this process or after a restart. `nil` when no tracer recorded.
+    public var traceContext: [String: String]?
 
     /// Why a write waits for the app (``Outbox/retry(_:)`` or ``Outbox/discard(_:)``, or a new save
     /// of its record) instead of being sent.
@@ -82,9 +86,11 @@ public struct PendingWrite: Sendable, Hashable {
     public init(
         sequence: Int64, idempotencyKey: String, model: String, modelType: String? = nil, verb: ActionVerb,
         id: ResourceID?, body: JSONValue?, fields: [String], ifMatch: String? = nil, waitsForIfMatch: Bool = false,
-        createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil, batch: String? = nil
+        createdAt: Date = Date(), attempts: Int = 0, failures: Int = 0, parking: Parking? = nil, batch: String? = nil,
+        traceContext: [String: String]? = nil
     ) {
         self.batch = batch
+        self.traceContext = traceContext
         self.sequence = sequence
         self.idempotencyKey = idempotencyKey
         self.model = model

@@ -1,6 +1,7 @@
 import Foundation
 import MonoRailTransport
 public import Observation
+import Tracing
 
 /// A list of a model's instances that stays true: the server's answer to a filter, kept current as
 /// instances are created, merged, edited and deleted anywhere in the store — without a request.
@@ -146,6 +147,10 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// - Throws: ``/MonoRailClient/APIError``, as ``ResourceModel/get(where:include:policy:in:)``; the query keeps
     ///   what it showed.
     public func refresh() async throws {
+        try await traced("refresh") { try await refreshing() }
+    }
+
+    private func refreshing() async throws {
         let generation = state.withLock { state in
             state.generation += 1
             return state.generation
@@ -197,6 +202,21 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// - Throws: ``/MonoRailClient/APIError``, as ``refresh()``; the query keeps what it showed, and the next call
     ///   asks for the same page again.
     public func loadNextPage() async throws {
+        try await traced("loadNextPage") { try await loadingNextPage() }
+    }
+
+    /// Runs `body` in a span named `Train.query.refresh`: the actions it runs are its children.
+    private func traced(_ call: String, _ body: () async throws -> Void) async throws {
+        let setup = setup
+        let attributes: SpanAttributes = ["monorail.model": "\(setup.typeName)", "monorail.action": "query.\(call)"]
+        try await setup.client.telemetry.withSpan(
+            "\(setup.typeName).query.\(call)", attributes: attributes
+        ) { _ in
+            try await body()
+        }
+    }
+
+    private func loadingNextPage() async throws {
         let task = state.withLock { state -> Task<Void, any Error>? in
             if let load = state.pageLoad, load.generation == state.shownGeneration { return load.task }
             guard let next = state.next else { return nil }

@@ -1,4 +1,5 @@
 import Observation
+import Tracing
 
 extension InstanceState {
     /// Keeps related instances alive for as long as this instance lives (after a load or an assignment).
@@ -393,7 +394,14 @@ public struct Related<Owner: ResourceModel, Value: Sendable>: Sendable {
         guard let loader = Owner.resourceSchema.loader(named: name) else {
             throw APIError(.invalidRequest, "\(Owner.resourceSchema.typeName).\(name) is not a relationship")
         }
-        try await loader(owner)
+        let setup = owner._$state.state.withLock { $0.store ?? .default }.setup(for: Owner.self)
+        var attributes: SpanAttributes = ["monorail.model": "\(setup.typeName)", "monorail.relationship": "\(name)"]
+        if let id = owner.id { attributes["monorail.record.id"] = id.description }
+        try await setup.client.telemetry.withSpan(
+            "\(setup.typeName).\(name).load", attributes: attributes
+        ) { _ in
+            try await loader(owner)
+        }
         return owner[keyPath: property]
     }
 }

@@ -24,6 +24,7 @@ extension APIClient {
             head = built
             let metadata = RequestMetadata(
                 operationName: request.options.operationName,
+                urlTemplate: request.options.urlTemplate,
                 timeout: request.options.timeout ?? configuration.timeout,
                 maxResponseBodySize: configuration.maxResponseBodySize,
                 uploadProgress: request.options.uploadProgress,
@@ -150,20 +151,21 @@ extension APIClient {
 
     // MARK: - Chain
 
-    /// Middleware → authentication → retries → log → de-duplication → transport.
+    /// Middleware → authentication → retries → log → de-duplication → the attempt's span → transport.
     func chain(for options: RequestOptions) -> MiddlewareNext {
         let deduplicates = configuration.deduplicatesRequests && options.deduplicates
         guard options.retryPolicy != nil || options.isAnonymous else {
             return deduplicates ? defaultChains.deduplicating : defaultChains.direct
         }
         return Self.makeChain(
-            configuration, transport: transport, coalescer: coalescer, deduplicates: deduplicates,
-            retryPolicy: options.retryPolicy, anonymous: options.isAnonymous)
+            configuration, transport: transport, telemetry: telemetry, coalescer: coalescer,
+            deduplicates: deduplicates, retryPolicy: options.retryPolicy, anonymous: options.isAnonymous)
     }
 
     static func makeChain(
         _ configuration: Configuration,
         transport: any Transport,
+        telemetry: Telemetry,
         coalescer: RequestCoalescer,
         deduplicates: Bool,
         retryPolicy: RetryPolicy?,
@@ -174,6 +176,7 @@ extension APIClient {
             innermost ?? { request, body, metadata in
                 try await transport.send(request, body: body, metadata: metadata)
             }
+        next = wrap(AttemptTracing(telemetry: telemetry, anonymous: anonymous), around: next)
         if deduplicates {
             let inner = next
             next = { request, body, metadata in

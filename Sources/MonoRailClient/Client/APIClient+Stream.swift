@@ -43,12 +43,13 @@ extension APIClient {
             let (built, _) = try makeRequest(bodiless)
             head = built
             let metadata = RequestMetadata(
-                operationName: request.options.operationName, timeout: request.options.timeout ?? configuration.timeout,
-                maxResponseBodySize: maxBufferedSize)
+                operationName: request.options.operationName, urlTemplate: request.options.urlTemplate,
+                timeout: request.options.timeout ?? configuration.timeout, maxResponseBodySize: maxBufferedSize)
             let errorBodyLimit = configuration.maxResponseBodySize
             let opened = Locked<ResponseBodyStream?>(nil)
+            // The attempt's span ends with the response's head: the stream itself may never end.
             let chain = Self.makeChain(
-                configuration, transport: transport, coalescer: coalescer, deduplicates: false,
+                configuration, transport: transport, telemetry: telemetry, coalescer: coalescer, deduplicates: false,
                 retryPolicy: RetryPolicy.none,
                 anonymous: request.options.isAnonymous
             ) { request, _, metadata in

@@ -1,7 +1,9 @@
+public import CoreMetrics
 public import Foundation
 public import HTTPTypes
 public import Logging
 public import MonoRailTransport
+public import Tracing
 
 /// One configured API: base URL, transport, codecs, envelopes, middleware, retries, de-duplication,
 /// errors and logging. Usable on its own with any `Codable` type.
@@ -66,6 +68,15 @@ public final class APIClient: Sendable {
         public var requestLogLevel: Logger.Level
         /// The clock retries wait on; tests inject their own.
         public var clock: any Clock<Duration>
+        /// Where spans go: a span per model action and per request attempt (<doc:Observability>).
+        /// `nil` (the default) uses the tracer `withTracer(_:_:)` binds for the task, else the one
+        /// the process bootstrapped (`InstrumentationSystem.bootstrap(_:)`); with neither, no span
+        /// is made at all.
+        public var tracer: (any Tracer)?
+        /// Where measurements go (`http.client.request.duration` and MonoRail's own). `nil` (the
+        /// default) uses `MetricsSystem.factory` as it is when the client is made; with no backend
+        /// bootstrapped, nothing is measured.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// Creates a configuration.
         public init(
@@ -85,7 +96,9 @@ public final class APIClient: Sendable {
             requestLogLevel: Logger.Level = .debug,
             clock: any Clock<Duration> = ContinuousClock(),
             networkingDelegate: (any NetworkingDelegate)? = nil,
-            authentication: Authentication? = nil
+            authentication: Authentication? = nil,
+            tracer: (any Tracer)? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.baseURL = baseURL
             self.transport = transport
@@ -104,6 +117,8 @@ public final class APIClient: Sendable {
             self.clock = clock
             self.networkingDelegate = networkingDelegate
             self.authentication = authentication
+            self.tracer = tracer
+            self.metricsFactory = metricsFactory
         }
     }
 
@@ -114,6 +129,8 @@ public final class APIClient: Sendable {
     /// The decoder for responses, built from the configuration.
     public let responseDecoder: ResponseDecoder
     let coalescer = RequestCoalescer()
+    /// Where this client's spans and measurements go.
+    package let telemetry: Telemetry
     /// The base URL's scheme, authority and path without a trailing slash, worked out once.
     let base: (scheme: String, authority: String, path: String)?
     /// The chains for calls with default options, built once: with and without de-duplication.
@@ -126,12 +143,16 @@ public final class APIClient: Sendable {
         self.transport = transport
         self.responseDecoder = ResponseDecoder(coding: configuration.coding, envelope: configuration.envelope)
         self.base = Self.baseComponents(configuration.baseURL)
+        let telemetry = Telemetry(tracer: configuration.tracer, metricsFactory: configuration.metricsFactory)
+        self.telemetry = telemetry
         let coalescer = self.coalescer
         self.defaultChains = (
             APIClient.makeChain(
-                configuration, transport: transport, coalescer: coalescer, deduplicates: true, retryPolicy: nil),
+                configuration, transport: transport, telemetry: telemetry, coalescer: coalescer, deduplicates: true,
+                retryPolicy: nil),
             APIClient.makeChain(
-                configuration, transport: transport, coalescer: coalescer, deduplicates: false, retryPolicy: nil)
+                configuration, transport: transport, telemetry: telemetry, coalescer: coalescer, deduplicates: false,
+                retryPolicy: nil)
         )
     }
 
@@ -143,6 +164,10 @@ public final class APIClient: Sendable {
     public convenience init(baseURL: URL, transport: (any Transport)? = nil) {
         self.init(configuration: Configuration(baseURL: baseURL, transport: transport))
     }
+
+    /// The base URL's path without a trailing slash (`/api/v1`), or nothing: where route
+    /// templates start.
+    package var basePath: String { base?.path ?? "" }
 
     /// The number of de-duplicated requests in flight.
     public var requestsInFlight: Int { coalescer.inFlightCount }

@@ -11,6 +11,10 @@ public struct RequestOptions: Sendable {
     public var timeout: Duration?
     /// A name for logs, such as `"Train.get"`.
     public var operationName: String?
+    /// The route the path was made from, variable parts in braces (`/trains/{id}`): the request's
+    /// span is named `GET /trains/{id}` and carries it as `url.template`. `nil` names the span by
+    /// the method alone. Models set it from their routes.
+    public var urlTemplate: String?
     /// Called as the request body is sent.
     public var uploadProgress: (@Sendable (TransferProgress) -> Void)?
     /// Called as the response body arrives.
@@ -38,6 +42,7 @@ public struct RequestOptions: Sendable {
         retryPolicy: RetryPolicy? = nil,
         timeout: Duration? = nil,
         operationName: String? = nil,
+        urlTemplate: String? = nil,
         uploadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         downloadProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         format: WireFormat? = nil,
@@ -50,6 +55,7 @@ public struct RequestOptions: Sendable {
         self.retryPolicy = retryPolicy
         self.timeout = timeout
         self.operationName = operationName
+        self.urlTemplate = urlTemplate
         self.uploadProgress = uploadProgress
         self.downloadProgress = downloadProgress
         self.format = format
