@@ -264,6 +264,9 @@ let package = Package(
                 "MonoRail", "MonoRailClient", "MonoRailServer", "MonoRailSQLite", "MonoRailTesting", "TestModels",
                 "MonoRailTransport", "TestServer", "OutboxCrashHarness",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

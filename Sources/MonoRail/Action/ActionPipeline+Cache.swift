@@ -324,6 +324,10 @@ extension ActionPipeline {
                 throw error
             }
             span?.addEvent("merged")
+            if setup.client.telemetry.metricsFactory != nil {
+                let size = pipeline.store.identityMap.withLock { $0.entryCount }
+                setup.client.telemetry.set("monorail.identity_map.size", [], to: Double(size))
+            }
             await persist(context, response)
             span?.addEvent("persisted")
             return ResourceResponse(value, of: response, source: .network, fetched: sent)

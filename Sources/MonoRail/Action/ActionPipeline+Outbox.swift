@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Tracing
 
 // Stage 2 (write policy): where the outbox plugs into the pipeline, and how a kept write of one
 // model is restored, sent and rolled back.
@@ -58,13 +59,15 @@ extension ActionPipeline {
         let waitsForIfMatch =
             setup.conditionalWrites && verb != .create && outbox.holdsWrite(model: Model.resourceName, id: id)
         let ifMatch = waitsForIfMatch ? nil : prepared.ifMatch
+        // The action's span, kept with the write: its replay, maybe in another process, links to it.
+        let traceContext = InstrumentationContext.current.flatMap(setup.client.telemetry.propagationFields(of:))
         _ = try await outbox.keep(
             { sequence in
                 PendingWrite(
                     sequence: sequence, idempotencyKey: prepared.idempotencyKey ?? UUID().uuidString.lowercased(),
                     model: Model.resourceName, modelType: _mangledTypeName(Model.self), verb: verb, id: id, body: body,
                     fields: sent.indices.filter { sent[$0] != 0 && $0 < fields.count }.map { fields[$0].name },
-                    ifMatch: ifMatch, waitsForIfMatch: waitsForIfMatch)
+                    ifMatch: ifMatch, waitsForIfMatch: waitsForIfMatch, traceContext: traceContext)
             }, instance: target, sent: sent,
             apply: {
                 switch verb {
@@ -192,6 +195,37 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
     }
 
     func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
+        let telemetry = store.setup(for: Model.self).client.telemetry
+        guard telemetry.tracer != nil else { return await sending(write, entry: entry, in: store) }
+        return await Self.traced([write], in: store) { span in
+            let outcome = await sending(write, entry: entry, in: store)
+            span?.attributes["monorail.outbox.outcome"] = outcome.name
+            return outcome
+        }
+    }
+
+    /// Runs a replay in a span of its own, `Outbox.replay`: the start of a new trace, as the app's
+    /// action that kept the writes has ended, maybe in another process; it links to each write's.
+    static func traced<Result>(
+        _ writes: [PendingWrite], in store: ResourceStore, _ body: ((any Span)?) async -> Result
+    ) async -> Result {
+        let telemetry = store.setup(for: Model.self).client.telemetry
+        var attributes: SpanAttributes = [
+            "monorail.model": "\(store.setup(for: Model.self).typeName)",
+            "monorail.outbox.writes": .int64(Int64(writes.count)),
+        ]
+        if let write = writes.first, writes.count == 1 {
+            attributes["monorail.action"] = write.verb.actionName
+            attributes["monorail.outbox.sequence"] = write.sequence
+            attributes["monorail.outbox.attempt"] = write.attempts + 1
+            if let id = write.id { attributes["monorail.record.id"] = id.description }
+        }
+        return await telemetry.withSpan(
+            "Outbox.replay", context: .topLevel, attributes: attributes,
+            links: writes.compactMap { $0.traceContext.flatMap(telemetry.context(from:)) }, body)
+    }
+
+    private func sending(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
         let pipeline = ActionPipeline<Model>(store: store)
         let target = entry.instance as? Model
         let prepared: ActionPipeline<Model>.Prepared
@@ -282,6 +316,8 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             sent: write.verb == .destroy ? nil : sent)
         prepared.idempotencyKey = write.idempotencyKey
         prepared.ifMatch = write.ifMatch
+        prepared.urlTemplate = setup.urlTemplate(
+            for: write.verb == .create ? routes.create : write.verb == .destroy ? routes.destroy : routes.update)
         return prepared
     }
 

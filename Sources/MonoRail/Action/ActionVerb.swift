@@ -19,3 +19,17 @@ public enum ActionVerb: String, Sendable, Hashable {
     /// Whether the verb only reads: a record cache may answer it.
     public var isRead: Bool { self == .index || self == .show || self == .search }
 }
+
+extension ActionVerb {
+    /// The model call that makes a write of this verb, as spans name it: `save` for an update.
+    var actionName: String {
+        switch self {
+        case .index: "list"
+        case .show: "get"
+        case .create: "create"
+        case .update: "save"
+        case .destroy: "delete"
+        case .search: "search"
+        }
+    }
+}

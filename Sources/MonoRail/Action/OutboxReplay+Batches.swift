@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Tracing
 
 // A graph made offline — a record created in the outbox and the writes naming it — sent as one
 // JSON:API Atomic Operations request: the server carries out all of it or none, and each result
@@ -74,6 +75,19 @@ extension OutboxReplay {
     }
 
     func send(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async -> [Outbox.Outcome] {
+        guard store.setup(for: Model.self).client.telemetry.tracer != nil else {
+            return await sending(batch, key: key, in: store)
+        }
+        return await Self.traced(batch.map(\.write), in: store) { span in
+            let outcomes = await sending(batch, key: key, in: store)
+            span?.attributes["monorail.outbox.outcome"] = outcomes.map(\.name).joined(separator: ",")
+            return outcomes
+        }
+    }
+
+    private func sending(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async
+        -> [Outbox.Outcome]
+    {
         let pipeline = ActionPipeline<Model>(store: store)
         let setup = pipeline.setup
         // A graph was formed where the server served the extension, perhaps in an earlier process

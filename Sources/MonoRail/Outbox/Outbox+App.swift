@@ -37,8 +37,30 @@ extension Outbox {
 
     /// Tells the ``events`` streams, where the store's ``MonoRail/Configuration/delivery`` says.
     func tell(_ event: OutboxEvent) {
+        measure()
         guard broadcaster.hasSubscribers else { return }
         announcer.announce { [broadcaster] in broadcaster.yield(event) }
+    }
+
+    /// Sets the outbox's gauges, when the store measures: `monorail.outbox.depth` (writes to send),
+    /// `monorail.outbox.parked`, and `monorail.outbox.oldest_age` (seconds since the oldest write
+    /// to send was kept). Every change of a write is told, so each tells them too.
+    func measure() {
+        guard let store = state.withLock({ $0.store }) else { return }
+        let telemetry = store.client.telemetry
+        guard telemetry.metricsFactory != nil else { return }
+        let (depth, parked, oldest) = state.withLock { state -> (Int, Int, Date?) in
+            var depth = 0
+            var oldest: Date?
+            for entry in state.entries where !entry.isParked {
+                depth += 1
+                oldest = min(oldest ?? entry.write.createdAt, entry.write.createdAt)
+            }
+            return (depth, state.entries.count - depth, oldest)
+        }
+        telemetry.set("monorail.outbox.depth", [], to: Double(depth))
+        telemetry.set("monorail.outbox.parked", [], to: Double(parked))
+        telemetry.set("monorail.outbox.oldest_age", [], to: oldest.map { max(0, Date().timeIntervalSince($0)) } ?? 0)
     }
 
     /// Sends every kept write, in order, and returns when none is left but the ``parked`` ones;

@@ -124,6 +124,8 @@ extension Outbox {
             (merged.body, merged.fields) = (write.body, write.fields)
         }
         merged.idempotencyKey = write.idempotencyKey
+        // The new save sends it: its replay follows from that save.
+        merged.traceContext = write.traceContext ?? merged.traceContext
         if write.ifMatch != nil || write.waitsForIfMatch {
             (merged.ifMatch, merged.waitsForIfMatch) = (write.ifMatch, write.waitsForIfMatch)
         }

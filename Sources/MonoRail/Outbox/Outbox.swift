@@ -101,6 +101,16 @@ public final class Outbox: Sendable, TokenObserver {
         case unreachable(APIError, retryAfter: Duration?)
         /// The server wants credentials it did not get (`401`): the write waits for a token.
         case unauthorized(APIError)
+
+        /// How a replay's span names it.
+        var name: String {
+            switch self {
+            case .confirmed: "confirmed"
+            case .rejected: "rejected"
+            case .unreachable: "unreachable"
+            case .unauthorized: "unauthorized"
+            }
+        }
     }
 
     /// How a replay run ended.
