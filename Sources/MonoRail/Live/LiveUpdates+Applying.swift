@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MonoRailTransport
+import Tracing
 
 // What an event does: find its model, merge or delete its records through the action pipeline,
 // keep them with the cursor, tell who listens.
@@ -12,6 +13,9 @@ extension LiveUpdates {
         _ outputs: [ServerSentEventParser.Output], store: ResourceStore, settings: LiveUpdatesConfiguration
     ) async {
         let logger = store.configuration.logger
+        // What a change waits for once its bytes are here: the changes before it, the merge, the
+        // record cache, the announce — `monorail.live.lag`.
+        let arrived = ContinuousClock.now
         var run: [RecordEvent] = []
         for output in outputs {
             switch output {
@@ -21,7 +25,7 @@ extension LiveUpdates {
                     run.append(RecordEvent(event: event, kind: named.kind, model: named.model))
                     continue
                 }
-                await merge(run, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
                 run = []
                 if named?.kind == .reset {
                     await resetAll(in: store, logger: logger)
@@ -36,28 +40,49 @@ extension LiveUpdates {
                 }
                 await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
             case .lastEventID(let id):
-                await merge(run, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
                 run = []
                 // A cursor without a change: kept as the next one to resume from.
                 await keep(PushOutcome(keys: []), cursor: id, store: store, settings: settings, logger: logger)
             case .retry(let delay):
                 connection.withLock { $0.serverRetry = delay }
             case .failure(let error):
-                await merge(run, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
                 run = []
                 report(error, logger: logger)
             }
         }
-        await merge(run, store: store, settings: settings, logger: logger)
+        await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
     }
 
     /// Merges record events in a row, each all or nothing, their changes told to live queries once
     /// for all of them (a burst of a thousand changes moves a list once, not a thousand times), and
     /// keeps them with the cursor after the last in one commit.
     private func merge(
-        _ events: [RecordEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+        _ events: [RecordEvent], arrived: ContinuousClock.Instant, store: ResourceStore,
+        settings: LiveUpdatesConfiguration, logger: Logger
     ) async {
-        guard let last = events.last?.event else { return }
+        guard !events.isEmpty else { return }
+        let telemetry = store.client.telemetry
+        // Pushed changes start a trace of their own: no action of the app's caused them.
+        let attributes: SpanAttributes = ["monorail.live.events": .int64(Int64(events.count))]
+        await telemetry.withSpan("LiveUpdates.apply", context: .topLevel, attributes: attributes) { span in
+            let applied = await merging(events, store: store, settings: settings, logger: logger)
+            if let span {
+                for event in applied { span.addEvent(event.spanEvent) }
+            }
+            if telemetry.metricsFactory != nil {
+                let lag = ContinuousClock.now - arrived
+                for _ in applied { telemetry.record(lag, in: "monorail.live.lag", []) }
+            }
+        }
+    }
+
+    /// ``merge(_:arrived:store:settings:logger:)``'s work; the events it applied.
+    private func merging(
+        _ events: [RecordEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+    ) async -> [Event] {
+        guard let last = events.last?.event else { return [] }
         var outcome = PushOutcome(keys: [])
         var applied: [Event] = []
         var problems: [APIError] = []
@@ -83,6 +108,7 @@ extension LiveUpdates {
         await keep(outcome, cursor: last.id, store: store, settings: settings, logger: logger)
         for problem in problems { report(problem, logger: logger) }
         for event in applied { tell(event) }
+        return applied
     }
 
     /// A created, updated or destroyed event, with the kind and model its name gives.
@@ -211,5 +237,19 @@ extension ResourceModel {
         case .destroyed: return try pipeline.applyPushedDestroy(body, isList: isList)
         case .reset: return PushOutcome(keys: [])
         }
+    }
+}
+
+extension LiveUpdates.Event {
+    /// An applied change as an event of its run's span: `pushed`, with the model, the kind, the
+    /// records and the event's id.
+    var spanEvent: SpanEvent {
+        guard case .applied(let kind, let model, let ids, let eventID) = self else { return SpanEvent(name: "pushed") }
+        var attributes: SpanAttributes = [
+            "monorail.model": "\(model)", "monorail.live.kind": "\(kind.rawValue)",
+            "monorail.record.ids": .stringArray(ids.map(\.description)),
+        ]
+        if let eventID { attributes["monorail.live.event_id"] = eventID }
+        return SpanEvent(name: "pushed", attributes: attributes)
     }
 }

@@ -68,7 +68,7 @@ public final class APIClient: Sendable {
         public var requestLogLevel: Logger.Level
         /// The clock retries wait on; tests inject their own.
         public var clock: any Clock<Duration>
-        /// Where spans go: a span per model action and per request attempt (<doc:Observability>).
+        /// Where spans go: a span per model action and per request attempt.
         /// `nil` (the default) uses the tracer `withTracer(_:_:)` binds for the task, else the one
         /// the process bootstrapped (`InstrumentationSystem.bootstrap(_:)`); with neither, no span
         /// is made at all.

@@ -193,6 +193,34 @@ struct TracingTests {
         #expect(spans.contains { $0.operationName == "Car.query.refresh" })
     }
 
+    @Test(
+        "a pushed change is a LiveUpdates.apply span of its own trace, with the change as an event, and its lag measured"
+    )
+    func pushedChange() async throws {
+        let tracer = InMemoryTracer()
+        let metrics = TestMetrics()
+        try await withTracing(tracer, metrics: metrics) { api in
+            let train = try await Train.get(id: 1, in: api.store)
+            try await api.store.liveUpdates.connect()
+            defer { api.store.liveUpdates.disconnect() }
+            let other = ResourceStore(configuration: .testing(api.server.baseURL))
+            let theirs = try await Train.get(id: 1, in: other)
+            theirs.company = "Pushed Co."
+            try await theirs.save()
+            #expect(try await eventually { train.company == "Pushed Co." })
+            #expect(try await eventually { tracer.finishedSpans.contains { $0.operationName == "LiveUpdates.apply" } })
+            let apply = try #require(tracer.finishedSpans.first { $0.operationName == "LiveUpdates.apply" })
+            #expect(apply.parentSpanID == nil)
+            let pushed = try #require(apply.events.first { $0.name == "pushed" })
+            #expect(pushed.attributes.get("monorail.model") == .string("train"))
+            #expect(pushed.attributes.get("monorail.live.kind") == .string("updated"))
+            #expect(pushed.attributes.get("monorail.record.ids") == .stringArray(["1"]))
+            #expect(try await eventually { (try? metrics.expectTimer("monorail.live.lag").values.count) == 1 })
+        } configure: {
+            $0.liveUpdates = .serverSentEvents(path: "/changes")
+        }
+    }
+
     /// A reference server serving the trains, and a store tracing into `tracer` and measuring
     /// into `metrics`, retrying as the default policy does, without its wait.
     private func withTracing(
