@@ -54,7 +54,8 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     let plan: QueryPlan
     private let include: [String]
     /// A `@Has` relationship's own route: where the pages are read, and the owner they belong to.
-    private let route: (path: APIPath, owner: (key: String, id: ResourceID))?
+    /// Its `url.template`, which names the page requests' spans.
+    private let route: (path: APIPath, template: String, owner: (key: String, id: ResourceID))?
     private let policy: CachePolicy?
     let state: Locked<State>
     private let subscribers = Locked<Subscribers>(Subscribers())
@@ -88,7 +89,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     init(
         filter: [String: QueryCondition], order: [QueryOrder], pageSize: Int?, include: [String],
         policy: CachePolicy?, isAuthoritative: Bool, store: ResourceStore,
-        route: (path: APIPath, owner: (key: String, id: ResourceID))? = nil
+        route: (path: APIPath, template: String, owner: (key: String, id: ResourceID))? = nil
     ) {
         self.store = store
         self.route = route
@@ -305,6 +306,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 action = ModelAction(
                     operation: .list(filter: parameters), include: include, store: store, policy: policy)
                 action.path = route.path
+                action.urlTemplate = route.template
             } else {
                 action = ModelAction(
                     operation: .list(filter: parameters), include: include, store: store, policy: policy)

@@ -38,10 +38,11 @@ extension Related {
         guard let route = relationship.route else {
             return try await Target.query(where: conditions, order: order, pageSize: pageSize, in: store)
         }
-        let path = try store.setup(for: Owner.self).path(for: route, id: id, instance: owner)
+        let ownerSetup = store.setup(for: Owner.self)
+        let path = try ownerSetup.path(for: route, id: id, instance: owner)
         let query = ResourceQuery<Target>(
             filter: conditions, order: order, pageSize: pageSize, include: [], policy: nil, isAuthoritative: false,
-            store: store, route: (path, (key, id)))
+            store: store, route: (path, ownerSetup.urlTemplate(for: route), (key, id)))
         try await query.refresh()
         return query
     }

@@ -79,7 +79,9 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             var read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)
             if let route {
                 read = ModelAction<Target>(operation: .list(filter: [:]), store: store)
-                read.path = try store.setup(for: Model.self).path(for: route, id: id, instance: owner)
+                let ownerSetup = store.setup(for: Model.self)
+                read.path = try ownerSetup.path(for: route, id: id, instance: owner)
+                read.urlTemplate = ownerSetup.urlTemplate(for: route)
                 read.owner = (key, id)
             }
             let found =

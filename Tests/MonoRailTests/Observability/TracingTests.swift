@@ -193,6 +193,21 @@ struct TracingTests {
         #expect(spans.contains { $0.operationName == "Car.query.refresh" })
     }
 
+    @Test("nested routes name their spans with their placeholders: a relationship's own route, a nested model's")
+    func nestedRoutes() async throws {
+        let tracer = InMemoryTracer()
+        try await withTracing(tracer) { api in
+            let train = try await Nested.Train.get(id: 1, in: api.store)
+            try await train.$cars.load()
+            _ = try await Nested.Car.get(id: 1, parameters: ["train_id": 1], in: api.store)
+            var clientSpans: [String] = []
+            for span in tracer.finishedSpans where span.kind == .client { clientSpans.append(span.operationName) }
+            #expect(clientSpans.contains("GET /trains/{id}/cars"))
+            #expect(clientSpans.contains("GET /trains/{train_id}/cars/{id}"))
+            #expect(!clientSpans.contains("GET"))
+        }
+    }
+
     @Test(
         "a pushed change is a LiveUpdates.apply span of its own trace, with the change as an event, and its lag measured"
     )
