@@ -130,6 +130,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The reference server's records on PostgreSQL (`monorail serve --database postgres://…`), apart
@@ -176,6 +178,8 @@ let package = Package(
                 "MonoRailServerPostgres",
                 "MonoRailScaffold",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,6 +1,8 @@
+public import CoreMetrics
 public import Foundation
 import Hummingbird
 public import Logging
+public import Tracing
 
 /// MonoRail's reference server: a real HTTP backend that speaks the Rails conventions for the
 /// resources of a ``ServerSchema``, storing them in SQLite.
@@ -47,6 +49,14 @@ public struct ReferenceServer: Sendable {
         public var defaultPageSize: Int?
         /// How `GET /changes` streams the change log: heartbeats, clients, retention.
         public var changeFeed: ChangeFeedSettings
+        /// Where the server's spans go: one per request (Hummingbird's tracing middleware, continuing
+        /// the trace the request's `traceparent` names) and one per SQL statement under it. `nil` (the
+        /// default) uses the tracer the process bootstrapped, if any.
+        public var tracer: (any Tracer)?
+        /// Where the server's request measurements go (Hummingbird's metrics middleware:
+        /// `http.server.active_requests`, `hb.requests`, `http.server.request.duration`). `nil` (the
+        /// default) uses the bootstrapped factory, if any.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// Creates a configuration.
         public init(
@@ -122,6 +132,13 @@ public struct ReferenceServer: Sendable {
 
     private func makeApplication(onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
         let router = Router()
+        // Outermost, so that the request's span holds everything the server does for it.
+        if configuration.tracer != nil || !(InstrumentationSystem.tracer is NoOpTracer) {
+            router.add(middleware: TracingMiddleware())
+        }
+        if configuration.metricsFactory != nil || !(MetricsSystem.factory is NOOPMetricsHandler) {
+            router.add(middleware: MetricsMiddleware())
+        }
         router.add(middleware: RequestJournalMiddleware(journal: journal))
         router.add(middleware: RefusalMiddleware(refusals: refusals))
         if let logger = configuration.logger {
@@ -172,7 +189,23 @@ public struct ReferenceServer: Sendable {
             store.close()
             removeOwnUploads()
         }
-        try await makeApplication(onRunning: onRunning).runService()
+        let application = makeApplication(onRunning: onRunning)
+        try await instrumented { try await application.runService() }
+    }
+
+    /// Runs `body` with the configured tracer and metrics factory as the task's, so that the
+    /// middleware and the statements of every request use them: the server's tasks inherit them.
+    private func instrumented(_ body: () async throws -> Void) async throws {
+        switch (configuration.tracer, configuration.metricsFactory) {
+        case (let tracer?, let factory?):
+            try await withTracer(tracer) { try await withMetricsFactory(factory) { try await body() } }
+        case (let tracer?, nil):
+            try await withTracer(tracer) { try await body() }
+        case (nil, let factory?):
+            try await withMetricsFactory(factory) { try await body() }
+        case (nil, nil):
+            try await body()
+        }
     }
 
     fileprivate func removeOwnUploads() {
@@ -188,7 +221,7 @@ public struct ReferenceServer: Sendable {
             continuation.yield(port)
             continuation.finish()
         }
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+        let task = Task { try await instrumented { try await application.runService(gracefulShutdownSignals: []) } }
         for await port in ports {
             return RunningReferenceServer(port: port, task: task, server: self)
         }

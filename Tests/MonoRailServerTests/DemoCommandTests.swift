@@ -63,6 +63,37 @@ struct DemoCommandTests {
     }
 }
 
+@Suite("monorail demo --trace", .timeLimit(.minutes(5)))
+struct TraceDemoCommandTests {
+    @Test("prints the span trees of a read and an offline write, from the app's action to the server's SQL")
+    func trace() async throws {
+        let binary = monorailBinary
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
+        let (status, text) = try await runCommand(binary, ["demo", "--trace"])
+        #expect(status == 0, "\(text)")
+        let read = try #require(text.components(separatedBy: "1. A read").last?.components(separatedBy: "2. ").first)
+        for line in [
+            "   Train.get (internal, ", "monorail.response.source=network [merged, persisted, announced]",
+            "      └─ GET /trains/{id} (client, ", "         └─ /{resource}/{id} (server, ",
+            "            └─ SELECT trains (client, ",
+        ] {
+            #expect(read.contains(line), "missing: \(line) in\n\(text)")
+        }
+        let kept = try #require(
+            text.components(separatedBy: "2. An offline write").last?.components(separatedBy: "3. ").first)
+        #expect(kept.contains("   Train.save (internal, "), "\(text)")
+        #expect(kept.contains("monorail.response.source=outbox"), "\(text)")
+        #expect(kept.contains("└─ PUT /trains/{id} (client, "), "\(text)")
+        #expect(kept.contains("error.type=cannotConnect"), "\(text)")
+        let replay = try #require(text.components(separatedBy: "3. The server is back").last)
+        #expect(replay.contains("   Outbox.replay (internal, "), "\(text)")
+        #expect(
+            replay.contains("monorail.outbox.outcome=confirmed ← linked to the span that kept the write"), "\(text)")
+        #expect(replay.contains("http.response.status_code=200"), "\(text)")
+        #expect(replay.contains("└─ UPDATE trains (client, "), "\(text)")
+    }
+}
+
 @Suite("monorail scaffold command", .timeLimit(.minutes(5)))
 struct ScaffoldCommandTests {
     @Test("writes models for a sample file, and for a URL of the reference server")
@@ -72,13 +103,13 @@ struct ScaffoldCommandTests {
         let sample = FileManager.default.temporaryDirectory.appendingPathComponent("sample-\(UUID().uuidString).json")
         try Data(#"{"cars": [{"id": 1, "occupancy": 4, "train_id": 2}]}"#.utf8).write(to: sample)
         defer { try? FileManager.default.removeItem(at: sample) }
-        let fromFile = try await run(binary, ["scaffold", sample.path]).output
+        let fromFile = try await runCommand(binary, ["scaffold", sample.path]).output
         #expect(fromFile.contains("final class Car {"))
         #expect(fromFile.contains("@References var train: Train?"))
 
         let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0)).start()
         defer { Task { await server.stop() } }
-        let fromURL = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"]).output
+        let fromURL = try await runCommand(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"]).output
         #expect(fromURL.contains("final class Train {"))
         #expect(fromURL.contains("@Has(.embedsMany) var cars: [Car]"))
         #expect(fromURL.contains("@Has(.embedsOne) var conductor: Conductor?"))
@@ -102,7 +133,7 @@ struct ScaffoldCommandTests {
             """#.utf8
         ).write(to: document)
         let models = folder.appendingPathComponent("Models")
-        let written = try await run(binary, ["scaffold", "--openapi", document.path, "--output", models.path])
+        let written = try await runCommand(binary, ["scaffold", "--openapi", document.path, "--output", models.path])
         #expect(written.status == 0, "\(written.output)")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: models.path).sorted() == [
@@ -113,10 +144,10 @@ struct ScaffoldCommandTests {
 
         let bad = folder.appendingPathComponent("bad.json")
         try Data(#"{"swagger": "2.0"}"#.utf8).write(to: bad)
-        let refused = try await run(binary, ["scaffold", "--openapi", bad.path])
+        let refused = try await runCommand(binary, ["scaffold", "--openapi", bad.path])
         #expect(refused.status != 0)
         #expect(refused.output.contains("error: the document is Swagger 2.0"))
-        let both = try await run(binary, ["scaffold", "--openapi", bad.path, bad.path])
+        let both = try await runCommand(binary, ["scaffold", "--openapi", bad.path, bad.path])
         #expect(both.status != 0)
     }
 
@@ -126,30 +157,31 @@ struct ScaffoldCommandTests {
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
         let server = try await ReferenceServer(schema: .trains, configuration: .init(port: 0, envelope: .bare)).start()
         defer { Task { await server.stop() } }
-        let fromPath = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        let fromPath = try await runCommand(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
         #expect(fromPath.status == 0)
         #expect(fromPath.output.contains("final class Train {"), "\(fromPath.output)")
-        let named = try await run(
+        let named = try await runCommand(
             binary, ["scaffold", "--name", "Locomotive", server.baseURL.absoluteString + "/trains/1"])
         #expect(named.output.contains("final class Locomotive {"))
-        let again = try await run(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
+        let again = try await runCommand(binary, ["scaffold", server.baseURL.absoluteString + "/trains/1"])
         #expect(again.output == fromPath.output)
     }
+}
 
-    func run(_ binary: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            Thread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }.start()
-        }
+/// Runs the `monorail` binary with `arguments`; its exit status and everything it printed.
+func runCommand(_ binary: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    return await withCheckedContinuation { continuation in
+        Thread {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+        }.start()
     }
 }

@@ -36,7 +36,7 @@ public final class RecordStore: Sendable {
     package init(schema: ServerSchema, database: any RecordDatabase, changeRetention: Int = 100_000) throws {
         try schema.validate()
         self.schema = schema
-        self.database = database
+        self.database = TracedDatabase(base: database)
         self.changeRetention = max(1, changeRetention)
         changeBuffer = ChangeBuffer()
         do {

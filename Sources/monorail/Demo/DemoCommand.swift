@@ -11,11 +11,15 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start the reference server in-process and walk through MonoRail's models against it.")
 
+    @Flag(help: "Show the span trees of one read and one offline write instead of the walkthrough.")
+    var trace = false
+
     func run() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("monorail-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        if trace { return try await TraceWalkthrough(directory: directory).run() }
         let database = directory.appendingPathComponent("demo.sqlite").path
         let server = try await ReferenceServer(
             schema: .trains,

@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryTracing
+import MetricsTestKit
 import MonoRail
 import MonoRailServer
 import MonoRailTesting
@@ -11,6 +13,7 @@ import Testing
 struct ReadmeRecipeTests {
     static let regions = [
         "RECIPE RAILS", "RECIPE DJANGO", "RECIPE FASTAPI", "RECIPE TOKENS", "RECIPE JSONAPI", "RECIPE JSONAPI GRAPH",
+        "RECIPE TRACING",
     ]
 
     @Test("the recipes match the README")
@@ -72,6 +75,27 @@ struct ReadmeRecipeTests {
         try await ResourceStore.default.outbox.flush()  // POST /operations: both, in one transaction
         print(sleeper.train === night, night.id?.isLocal == false)  // true true
         // README RECIPE JSONAPI GRAPH END
+    }
+
+    @Test("the tracing recipe runs: a get is a Train.get span over its request, and its duration is measured")
+    func tracing() async throws {
+        let tracer = InMemoryTracer()
+        let metrics = TestMetrics()
+        try await withHarness { harness in
+            let apiRoot = harness.baseURL
+            // README RECIPE TRACING BEGIN
+            var configuration = MonoRail.Configuration(apiRootURL: apiRoot)
+            configuration.tracer = tracer  // or InstrumentationSystem.bootstrap(…) once, for every store
+            configuration.metricsFactory = metrics  // or MetricsSystem.bootstrap(…)
+            let store = ResourceStore(configuration: configuration)
+            let train = try await Train.get(id: 1, in: store)  // spans: Train.get → GET /trains/{id}
+            // README RECIPE TRACING END
+            #expect(train.id == 1)
+            var names: [String] = []
+            for span in tracer.finishedSpans { names.append(span.operationName) }
+            #expect(names == ["GET /trains/{id}", "Train.get"])
+            #expect(!metrics.timers(label: "http.client.request.duration").isEmpty)
+        }
     }
 
     func tokens(session: some AccessTokenSource) {

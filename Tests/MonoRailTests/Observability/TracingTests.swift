@@ -193,6 +193,44 @@ struct TracingTests {
         #expect(spans.contains { $0.operationName == "Car.query.refresh" })
     }
 
+    @Test("one trace runs from the app's action through the server's request to its SQL")
+    func serverJoinsTheTrace() async throws {
+        let tracer = InMemoryTracer()
+        let serverMetrics = TestMetrics()
+        var server = ReferenceServer.Configuration()
+        server.tracer = tracer
+        server.metricsFactory = serverMetrics
+        try await withTracing(tracer, server: server) { api in
+            _ = try await Train.get(id: 1, in: api.store)
+            // The server's span ends once its response is written, a moment after the client has it.
+            #expect(try await eventually { tracer.finishedSpans.contains { $0.kind == .server } })
+            let spans = tracer.finishedSpans
+            let action = try #require(spans.first { $0.operationName == "Train.get" })
+            var attempts: [FinishedInMemorySpan] = []
+            var handled: [FinishedInMemorySpan] = []
+            var statements: [FinishedInMemorySpan] = []
+            for span in spans {
+                if span.operationName == "GET /trains/{id}" { attempts.append(span) }
+                if span.kind == .server { handled.append(span) }
+                if span.attributes.get("db.system.name") != nil { statements.append(span) }
+            }
+            let attempt = try #require(attempts.first)
+            let request = try #require(handled.first)
+            #expect(request.traceID == action.traceID)
+            #expect(request.parentSpanID == attempt.spanID)
+            // The reference server routes every resource by one pattern.
+            #expect(request.attributes.get("http.route") == .string("/{resource}/{id}"))
+            #expect(request.attributes.get("http.response.status_code") == .int64(200))
+            let select = try #require(statements.first { $0.operationName == "SELECT trains" })
+            #expect(select.parentSpanID == request.spanID)
+            #expect(select.traceID == action.traceID)
+            #expect(select.attributes.get("db.system.name") == .string("sqlite"))
+            #expect(select.attributes.get("db.collection.name") == .string("trains"))
+            #expect(statements.allSatisfy { $0.parentSpanID == request.spanID })
+            #expect(!serverMetrics.timers.isEmpty)
+        }
+    }
+
     @Test("nested routes name their spans with their placeholders: a relationship's own route, a nested model's")
     func nestedRoutes() async throws {
         let tracer = InMemoryTracer()
