@@ -9,21 +9,8 @@ struct DemoCommandTests {
     func demo() async throws {
         let binary = monorailBinary
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the monorail executable first")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["demo"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text: String = await withCheckedContinuation { continuation in
-            Thread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }.start()
-        }
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try await runCommand(binary, ["demo"])
+        #expect(status == 0, "\(text)")
         for line in [
             "sameTrain === train: true", "first === second: true", "second.maxSpeed (server value wins): 55.5",
             "second.company (unsaved edit kept): Edited, not saved", "error.statusCode: 422",

@@ -195,9 +195,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
     }
 
     func send(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
-        let telemetry = store.setup(for: Model.self).client.telemetry
-        guard telemetry.tracer != nil else { return await sending(write, entry: entry, in: store) }
-        return await Self.traced([write], in: store) { span in
+        await Self.traced([write], in: store) { span in
             let outcome = await sending(write, entry: entry, in: store)
             span?.attributes["monorail.outbox.outcome"] = outcome.name
             return outcome
@@ -209,9 +207,11 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
     static func traced<Result>(
         _ writes: [PendingWrite], in store: ResourceStore, _ body: ((any Span)?) async -> Result
     ) async -> Result {
-        let telemetry = store.setup(for: Model.self).client.telemetry
+        let setup = store.setup(for: Model.self)
+        let telemetry = setup.client.telemetry
+        guard telemetry.tracer != nil else { return await body(nil) }
         var attributes: SpanAttributes = [
-            "monorail.model": "\(store.setup(for: Model.self).typeName)",
+            "monorail.model": "\(setup.typeName)",
             "monorail.outbox.writes": .int64(Int64(writes.count)),
         ]
         if let write = writes.first, writes.count == 1 {
@@ -316,8 +316,7 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
             sent: write.verb == .destroy ? nil : sent)
         prepared.idempotencyKey = write.idempotencyKey
         prepared.ifMatch = write.ifMatch
-        prepared.urlTemplate = setup.urlTemplate(
-            for: write.verb == .create ? routes.create : write.verb == .destroy ? routes.destroy : routes.update)
+        prepared.urlTemplate = pipeline.urlTemplate(of: prepared.action)
         return prepared
     }
 

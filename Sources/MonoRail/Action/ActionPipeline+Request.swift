@@ -23,7 +23,7 @@ extension ActionPipeline {
     }
 
     /// The route an action's path comes from, as OpenTelemetry's `url.template`.
-    private func urlTemplate(of action: ModelAction<Model>) -> String? {
+    func urlTemplate(of action: ModelAction<Model>) -> String? {
         let routes = setup.conventions.routes
         switch action.operation {
         case .get, .singleton, .fetch: return setup.urlTemplate(for: routes.show)

@@ -75,10 +75,7 @@ extension OutboxReplay {
     }
 
     func send(_ batch: [Outbox.BatchMember], key: String, in store: ResourceStore) async -> [Outbox.Outcome] {
-        guard store.setup(for: Model.self).client.telemetry.tracer != nil else {
-            return await sending(batch, key: key, in: store)
-        }
-        return await Self.traced(batch.map(\.write), in: store) { span in
+        await Self.traced(batch.map(\.write), in: store) { span in
             let outcomes = await sending(batch, key: key, in: store)
             span?.attributes["monorail.outbox.outcome"] = outcomes.map(\.name).joined(separator: ",")
             return outcomes
