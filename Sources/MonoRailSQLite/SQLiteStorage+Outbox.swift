@@ -6,11 +6,36 @@ public import MonoRail
 /// kept, so it survives a crash or `kill -9`, and settling a write (removing it, rewriting the local
 /// ids of later ones) is one transaction.
 extension SQLiteStorage: OutboxStorage {
-    /// Every kept write, in order.
+    /// Every kept write, in order. A row this version cannot read (a damaged file, a write kept by a
+    /// later version) is a write parked with the reason (``PendingWrite/isUnreadable``), which is never
+    /// sent: the others still flow, and the app sees it in ``/MonoRail/Outbox/parked`` to discard it.
     public func pendingWrites() throws -> [PendingWrite] {
         try reading { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY sequence").map(write(from:))
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY sequence").compactMap { row in
+                do {
+                    return try write(from: row)
+                } catch {
+                    return unreadableWrite(from: row, error)
+                }
+            }
         }
+    }
+
+    /// What can be told of a row that cannot be read as a write: its place, model and record if
+    /// those can be read, parked with why the rest could not.
+    private func unreadableWrite(from row: Row, _ error: any Error) -> PendingWrite? {
+        guard let sequence = try? row.decode(Int64.self, forColumn: "sequence") else { return nil }
+        let reason = (error as? SQLiteStorageError)?.message ?? "\(error)"
+        var write = PendingWrite(
+            sequence: sequence, idempotencyKey: (try? row.decode(String.self, forColumn: "idempotency_key")) ?? "",
+            model: (try? row.decode(String.self, forColumn: "model")) ?? "", verb: .update,
+            id: (try? row.decode(String?.self, forColumn: "id")).flatMap { $0.map(ResourceID.string) }, body: nil,
+            fields: [],
+            parking: PendingWrite.Parking(
+                code: .decodingFailed, statusCode: nil,
+                message: "kept write \(sequence) cannot be read from the storage file: \(reason); it is not sent"))
+        write.isUnreadable = true
+        return write
     }
 
     /// Keeps a write; committed when this returns.
@@ -70,33 +95,43 @@ extension SQLiteStorage: OutboxStorage {
     }
 
     private func write(from row: Row) throws -> PendingWrite {
-        let verbText: String = row["verb"]
+        let verbText = try row.decode(String.self, forColumn: "verb")
         guard let verb = ActionVerb(rawValue: verbText) else {
             throw SQLiteStorageError(
                 .failed, path: path, "the outbox holds a write with an unknown verb \"\(verbText)\"")
         }
-        let idText: String? = row["id"]
-        let isText: Bool = row["id_is_text"]
+        let idText = try row.decode(String?.self, forColumn: "id")
+        let isText = try row.decode(Bool.self, forColumn: "id_is_text")
         let id = idText.map { text in
             isText ? ResourceID.string(text) : Int64(text).map(ResourceID.int) ?? .string(text)
         }
-        let bodyText: String? = row["body"]
-        let fieldsText: String = row["fields"]
+        let bodyText = try row.decode(String?.self, forColumn: "body")
+        let fieldsText = try row.decode(String.self, forColumn: "fields")
         let fields = (try? JSONParser().parse(Data(fieldsText.utf8)))?.arrayValue?.compactMap(\.stringValue) ?? []
+        let body: JSONValue?
+        do {
+            body = try bodyText.map { try JSONParser().parse(Data($0.utf8)) }
+        } catch {
+            throw SQLiteStorageError(.failed, path: path, "its body is not JSON (\(error))")
+        }
         return PendingWrite(
-            sequence: row["sequence"], idempotencyKey: row["idempotency_key"], model: row["model"],
-            modelType: row["model_type"], verb: verb,
-            id: id, body: try bodyText.map { try JSONParser().parse(Data($0.utf8)) }, fields: fields,
-            ifMatch: row["if_match"], waitsForIfMatch: row["waits_for_if_match"],
-            createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            attempts: row["attempts"], failures: row["failures"], parking: parking(from: row), batch: row["batch"],
-            traceContext: traceContext(from: row))
+            sequence: try row.decode(Int64.self, forColumn: "sequence"),
+            idempotencyKey: try row.decode(String.self, forColumn: "idempotency_key"),
+            model: try row.decode(String.self, forColumn: "model"),
+            modelType: try row.decode(String?.self, forColumn: "model_type"), verb: verb,
+            id: id, body: body, fields: fields,
+            ifMatch: try row.decode(String?.self, forColumn: "if_match"),
+            waitsForIfMatch: try row.decode(Bool.self, forColumn: "waits_for_if_match"),
+            createdAt: Date(timeIntervalSinceReferenceDate: try row.decode(Double.self, forColumn: "created_at")),
+            attempts: try row.decode(Int.self, forColumn: "attempts"),
+            failures: try row.decode(Int.self, forColumn: "failures"), parking: try parking(from: row),
+            batch: try row.decode(String?.self, forColumn: "batch"), traceContext: traceContext(from: row))
     }
 
     /// The kept trace context's fields; anything but an object of strings (a damaged file) is none:
     /// a link lost is not worth a write that cannot be read.
     private func traceContext(from row: Row) -> [String: String]? {
-        guard let text: String = row["trace_context"],
+        guard let text = try? row.decode(String?.self, forColumn: "trace_context"),
             case .object(let members)? = try? JSONParser().parse(Data(text.utf8))
         else { return nil }
         let fields = members.compactMapValues(\.stringValue)
@@ -104,12 +139,13 @@ extension SQLiteStorage: OutboxStorage {
     }
 
     /// Why a stored write is parked; a code this version does not know reads as an HTTP status error.
-    private func parking(from row: Row) -> PendingWrite.Parking? {
-        guard let code: String = row["parked_code"] else { return nil }
-        let parkedAt: Double? = row["parked_at"]
+    private func parking(from row: Row) throws -> PendingWrite.Parking? {
+        guard let code = try row.decode(String?.self, forColumn: "parked_code") else { return nil }
+        let parkedAt = try row.decode(Double?.self, forColumn: "parked_at")
         return PendingWrite.Parking(
-            code: APIError.Code(name: code) ?? .httpStatus, statusCode: row["parked_status"],
-            message: row["parked_message"] ?? "parked",
+            code: APIError.Code(name: code) ?? .httpStatus,
+            statusCode: try row.decode(Int?.self, forColumn: "parked_status"),
+            message: try row.decode(String?.self, forColumn: "parked_message") ?? "parked",
             parkedAt: Date(timeIntervalSinceReferenceDate: parkedAt ?? 0))
     }
 }

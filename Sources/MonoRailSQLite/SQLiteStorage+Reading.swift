@@ -24,10 +24,14 @@ extension SQLiteStorage {
         var found = [StoredRecord?](repeating: nil, count: keys.count)
         // The places of the keys not written since the last commit, by model.
         var missing: [String: [Int]] = [:]
+        // The places of records written and not yet committed: laid over the file's copy, as the
+        // commit will lay them.
+        var queued: [Int] = []
         pending.withLock { pending in
             for (index, key) in keys.enumerated() {
                 if let record = pending.records.isEmpty ? nil : pending.records[key] {
                     found[index] = record
+                    queued.append(index)
                 } else {
                     missing[key.model, default: []].append(index)
                 }
@@ -40,6 +44,15 @@ extension SQLiteStorage {
                 } else {
                     try readFew(places, of: keys, into: &found, db)
                 }
+            }
+            guard !queued.isEmpty else { return }
+            let statement = try db.cachedStatement(
+                sql: "SELECT body, fetched_at, fetch_order FROM record WHERE model = ? AND id = ?")
+            for index in queued {
+                guard let record = found[index], let older = try Self.stored(keys[index], statement),
+                    let merged = record.laid(over: older)
+                else { continue }
+                found[index] = merged
             }
         }
         let allFound = !found.contains { $0 == nil }

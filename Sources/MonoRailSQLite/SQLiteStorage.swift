@@ -81,6 +81,9 @@ public final class SQLiteStorage: RecordCache {
         var batches: [Batch] = []
         /// Cursors not yet committed, by feed.
         var cursors: [String: String] = [:]
+        /// The batches the writer took and has not committed yet: a commit on the way out writes
+        /// them again (each write is idempotent) rather than lose them.
+        var committing: [Batch] = []
         /// The task committing `batches`; `nil` when none is queued.
         var writer: Task<Void, Never>?
         /// Why the last commit failed, reported by the next write or ``SQLiteStorage/flush()``.
@@ -141,6 +144,7 @@ public final class SQLiteStorage: RecordCache {
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)
         }
+        Self.commitOnQuit(self)
     }
 
     /// Moves an unusable file, and its write-ahead log and shared-memory index, aside: to
@@ -199,9 +203,14 @@ public final class SQLiteStorage: RecordCache {
     /// - Throws: The error of an earlier background commit that failed, once; this batch is kept.
     private func enqueue(_ batch: Batch) throws {
         let failure = pending.withLock { pending -> (any Error)? in
-            for record in batch.records
-            where pending.records[record.key].map({ $0.order <= record.order }) ?? true {
-                pending.records[record.key] = record
+            for record in batch.records {
+                guard let queued = pending.records[record.key] else {
+                    pending.records[record.key] = record
+                    continue
+                }
+                // Two answers before one commit: the later is laid over the earlier, as the file's
+                // copy will be.
+                if queued.order <= record.order { pending.records[record.key] = record.laid(over: queued) ?? record }
             }
             if let query = batch.query, pending.queries[query.key].map({ $0.order <= query.order }) ?? true {
                 pending.queries[query.key] = query
@@ -238,6 +247,7 @@ public final class SQLiteStorage: RecordCache {
             let batches = pending.withLock { pending in
                 defer { pending.batches = [] }
                 if pending.batches.isEmpty { pending.writer = nil }
+                pending.committing = pending.batches
                 return pending.batches
             }
             if batches.isEmpty { return }
@@ -248,6 +258,7 @@ public final class SQLiteStorage: RecordCache {
             }
             // Committed (or lost): reads go to the file, unless a later write replaced the entry.
             pending.withLock { pending in
+                pending.committing = []
                 for batch in batches {
                     for record in batch.records where pending.records[record.key]?.fetched == record.fetched {
                         pending.records[record.key] = nil
@@ -280,44 +291,63 @@ public final class SQLiteStorage: RecordCache {
     }
 
     private func commit(_ batches: [Batch]) async throws {
-        try await writing { db, use in
-            let statement = try db.cachedStatement(
-                sql: """
-                    INSERT INTO record (model, id, body, fetched_at, etag, last_modified, size, used_at, fetch_order)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (model, id) DO UPDATE SET
-                        body = excluded.body, fetched_at = excluded.fetched_at, etag = excluded.etag,
-                        last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at,
-                        fetch_order = excluded.fetch_order
-                    WHERE excluded.fetch_order >= record.fetch_order
-                    """)
-            var highest = Int64.min
-            for batch in batches {
-                let (records, query) = (batch.records, batch.query)
-                for given in records {
-                    // Converted here, in the background, rather than on the action's way.
-                    let record = given.inMessagePack()
-                    highest = max(highest, record.order)
-                    try statement.execute(arguments: [
-                        record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
-                        record.etag,
-                        record.lastModified, Self.size(of: record), use, record.order,
-                    ])
+        try await writing { db, use in try self.writeBatches(batches, use: use, db) }
+    }
+
+    /// Writes queued batches in the transaction of `db`: records laid over their stored copies,
+    /// queries, deletions and cursors, then evicts what no longer fits.
+    func writeBatches(_ batches: [Batch], use: Int64, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO record (model, id, body, fetched_at, etag, last_modified, size, used_at, fetch_order)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (model, id) DO UPDATE SET
+                    body = excluded.body, fetched_at = excluded.fetched_at, etag = excluded.etag,
+                    last_modified = excluded.last_modified, size = excluded.size, used_at = excluded.used_at,
+                    fetch_order = excluded.fetch_order
+                WHERE excluded.fetch_order >= record.fetch_order
+                """)
+        let stored = try db.cachedStatement(
+            sql: "SELECT body, fetched_at, fetch_order FROM record WHERE model = ? AND id = ?")
+        var highest = Int64.min
+        for batch in batches {
+            let (records, query) = (batch.records, batch.query)
+            for given in records {
+                // Converted here, in the background, rather than on the action's way; laid over
+                // the stored copy, whose members it leaves out stay.
+                var record = given.inMessagePack()
+                if let older = try Self.stored(record.key, stored), let merged = record.laid(over: older) {
+                    record = merged
                 }
-                if let query {
-                    highest = max(highest, query.order)
-                    try Self.write(query, use: use, db)
-                }
-                if !batch.deleted.isEmpty { try Self.forgetDeleted(batch.deleted, db) }
-                if let cursor = batch.cursor {
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO live_cursor (feed, last_event_id) VALUES (?, ?)",
-                        arguments: [cursor.feed, cursor.lastEventID])
-                }
+                highest = max(highest, record.order)
+                try statement.execute(arguments: [
+                    record.key.model, record.key.id, record.body, record.fetchedAt.timeIntervalSinceReferenceDate,
+                    record.etag,
+                    record.lastModified, Self.size(of: record), use, record.order,
+                ])
             }
-            try Self.raiseHighestOrder(to: highest, db)
-            try self.evictIfFull(db)
+            if let query {
+                highest = max(highest, query.order)
+                try Self.write(query, use: use, db)
+            }
+            if !batch.deleted.isEmpty { try Self.forgetDeleted(batch.deleted, db) }
+            if let cursor = batch.cursor {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO live_cursor (feed, last_event_id) VALUES (?, ?)",
+                    arguments: [cursor.feed, cursor.lastEventID])
+            }
         }
+        try Self.raiseHighestOrder(to: highest, db)
+        try self.evictIfFull(db)
+    }
+
+    /// The file's copy of a record, if it has one.
+    static func stored(_ key: RecordKey, _ statement: Statement) throws -> StoredRecord? {
+        guard let row = try Row.fetchOne(statement, arguments: [key.model, key.id]) else { return nil }
+        return StoredRecord(
+            key: key, body: try row.decode(Data.self, atIndex: 0),
+            fetchedAt: Date(timeIntervalSinceReferenceDate: try row.decode(Double.self, atIndex: 1)),
+            order: try row.decode(Int64.self, atIndex: 2))
     }
 
     /// Keeps a stored query unless the file holds one fetched later.
@@ -401,22 +431,22 @@ public final class SQLiteStorage: RecordCache {
         }
     }
 
-    /// Forgets the records of a model an authoritative list no longer holds.
+    /// Forgets the records of a model an authoritative list no longer holds, in one transaction: a
+    /// record a later answer stored meanwhile is not among them.
     public func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws
         -> [RecordKey]
     {
         try await flush()
-        let absent = try reading { db in
-            try Row.fetchAll(
-                db, sql: "SELECT id FROM record WHERE model = ? AND fetch_order < ?",
-                arguments: [model, order]
-            ).compactMap { row -> RecordKey? in
-                let id: String = row[0]
-                return ids.contains(id) ? nil : RecordKey(model: model, id: id)
-            }
+        let absent = Locked<[RecordKey]>([])
+        try await writing { db, _ in
+            let found = try String.fetchAll(
+                db, sql: "SELECT id FROM record WHERE model = ? AND fetch_order < ?", arguments: [model, order]
+            )
+            let keys = found.filter { !ids.contains($0) }.map { RecordKey(model: model, id: $0) }
+            try Self.forgetDeleted(keys, db)
+            absent.withLock { $0 = keys }
         }
-        try await forgetDeleted(absent)
-        return absent
+        return absent.withLock { $0 }
     }
 
     /// Forgets every record and query of a model.
@@ -450,6 +480,7 @@ public final class SQLiteStorage: RecordCache {
             pending.queries = [:]
             pending.cursors = [:]
             pending.batches = []
+            pending.committing = []
             return pending.writer
         }
         await writer?.value

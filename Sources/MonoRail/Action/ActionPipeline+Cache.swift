@@ -328,7 +328,10 @@ extension ActionPipeline {
                 let size = pipeline.store.identityMap.withLock { $0.entryCount }
                 setup.client.telemetry.set("monorail.identity_map.size", [], to: Double(size))
             }
-            await persist(context, response)
+            // Unless a sign-out came meanwhile: then nothing of the answer is kept.
+            guard await pipeline.store.signOutFence.keeping(sent, { await persist(context, response) }) else {
+                throw ResourceStore.fencedOut
+            }
             span?.addEvent("persisted")
             return ResourceResponse(value, of: response, source: .network, fetched: sent)
         }

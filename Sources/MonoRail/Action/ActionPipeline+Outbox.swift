@@ -20,17 +20,33 @@ extension ActionPipeline {
         try outbox.open()
         var prepared = prepared
         prepared.idempotencyKey = UUID().uuidString.lowercased()
-        if setup.writePolicy == .queued
+        if setup.writePolicy == .queued || store.isOffline
             || outbox.isHoldingWrites(model: Model.resourceName, id: prepared.expectedID)
         {
             return try await keep(prepared, in: outbox, queued: queued)
         }
+        // Queued when offline, online as far as the store knows: one attempt, no retries, for at
+        // most the offline deadline; the outbox retries what this one could not finish.
         let sent = store.stamp()
-        do {
-            let response = try await send(prepared)
+        let attempt = Task { [prepared] in try await send(prepared, retries: false) }
+        let outcome = await withTaskCancellationHandler {
+            await FirstOutcome.of(attempt, within: setup.offlineDeadline, clock: setup.client.configuration.clock)
+        } onCancel: {
+            attempt.cancel()
+        }
+        switch outcome {
+        case .answered(.success(let response)):
             return try await answering(prepared).received(response, sent: sent)
-        } catch let error as APIError where error.isTransient {
+        case .answered(.failure(let error as APIError)) where error.isTransient:
             // Same key: the server may have applied it before the answer was lost.
+            return try await keep(prepared, in: outbox, queued: queued)
+        case .answered(.failure(let error)):
+            throw error
+        case .late:
+            // A dead network answers nothing: the write is kept under the same key, which makes the
+            // request still under way and the replay one write on the server.
+            attempt.cancel()
+            store.noteReachability(answered: false)
             return try await keep(prepared, in: outbox, queued: queued)
         }
     }
@@ -227,10 +243,9 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     private func sending(_ write: PendingWrite, entry: Outbox.Entry, in store: ResourceStore) async -> Outbox.Outcome {
         let pipeline = ActionPipeline<Model>(store: store)
-        let target = entry.instance as? Model
         let prepared: ActionPipeline<Model>.Prepared
         do {
-            prepared = try self.prepared(write, target: target, sent: entry.sent, pipeline: pipeline, store: store)
+            prepared = try self.prepared(write, entry: entry, pipeline: pipeline, store: store)
         } catch let error as APIError {
             return .rejected(error)
         } catch {
@@ -292,8 +307,9 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
 
     /// A kept write as a request.
     func prepared(
-        _ write: PendingWrite, target: Model?, sent: [UInt64], pipeline: ActionPipeline<Model>, store: ResourceStore
+        _ write: PendingWrite, entry: Outbox.Entry, pipeline: ActionPipeline<Model>, store: ResourceStore
     ) throws -> ActionPipeline<Model>.Prepared {
+        let (target, sent) = (entry.instance as? Model, entry.sent)
         let setup = pipeline.setup
         let routes = setup.conventions.routes
         let instance = target ?? Model()
@@ -308,38 +324,19 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                     try setup.path(for: routes.update, id: write.id, instance: instance)
                 )
             }
-        let body =
-            write.verb == .update ? currentBody(of: write, target: target, setup: setup, store: store) : write.body
+        // The body as it was kept, on every attempt: the key promises the same request, and a field
+        // the user did not edit is not rebuilt from a record cache that may have lost the record.
+        let body = write.body
         var prepared = ActionPipeline<Model>.Prepared(
             ModelAction(operation: operation, store: store), method, path, parameters: [:],
             id: write.verb == .create ? nil : write.id, body: body.map { ($0, FileAttachments()) },
             sent: write.verb == .destroy ? nil : sent)
         prepared.idempotencyKey = write.idempotencyKey
         prepared.ifMatch = write.ifMatch
+        // Its answer may find the record already brought in by a read or a push since it was kept.
+        if write.verb == .create { prepared.createdSince = entry.keptAt }
         prepared.urlTemplate = pipeline.urlTemplate(of: prepared.action)
         return prepared
-    }
-
-    /// A kept save's body as it is sent now: the fields it changed as they were kept, the others —
-    /// which a server taking whole records is sent too — as the server last described them, so a
-    /// change another client made meanwhile (a push, a read) is not written back over.
-    private func currentBody(
-        of write: PendingWrite, target: Model?, setup: ModelSetup<Model>, store: ResourceStore
-    ) -> JSONValue? {
-        guard case .object(var members)? = write.body, let target else { return write.body }
-        let (server, isPersisted) = target._$state.state.withLock { ($0.server, $0.isPersisted) }
-        let fields = Model.resourceSchema.fields
-        let written = Set(write.fields)
-        let unwritten = Set(fields.indices.filter { !written.contains(fields[$0].name) }.map { setup.wireKeys[$0] })
-        guard isPersisted, members.keys.contains(where: unwritten.contains),
-            case .object(let current)? = try? Model.encodeBody(
-                server, only: nil, setup: setup, verb: .update, store: store
-            ).0
-        else { return write.body }
-        for key in members.keys where unwritten.contains(key) {
-            if let value = current[key] { members[key] = value }
-        }
-        return .object(members)
     }
 
     /// Whether a failed attempt is worth another: no answer, a transient status (`408`, `425`,

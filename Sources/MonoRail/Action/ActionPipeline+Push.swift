@@ -17,12 +17,14 @@ struct PushOutcome: Sendable {
 extension ActionPipeline {
     /// Merges the record (or, under a plural root, the records) of a pushed change.
     ///
-    /// - Parameter isList: Whether the body holds a list (its root is the model's plural).
+    /// - Parameters:
+    ///   - isList: Whether the body holds a list (its root is the model's plural).
+    ///   - arrived: When the change arrived: its place among the store's answers.
     /// - Throws: ``/MonoRailClient/APIError`` as a response's merge throws; nothing is merged then.
-    func mergePushed(_ body: Data, isList: Bool) throws -> PushOutcome {
+    func mergePushed(_ body: Data, isList: Bool, arrived: FetchStamp) throws -> PushOutcome {
         let response = Model.receivedResponse(body, contentType: "application/json", setup: setup)
         let context = MergeContext(
-            fetched: store.stamp(), keepsWire: setup.storage != nil, acceptsJSON: setup.storage?.acceptsJSON ?? false)
+            fetched: arrived, keepsWire: setup.storage != nil, acceptsJSON: setup.storage?.acceptsJSON ?? false)
         let instances: [Model] =
             if isList {
                 try mergeList(response, context)
@@ -40,7 +42,8 @@ extension ActionPipeline {
     /// app made.
     ///
     /// - Throws: ``/MonoRailClient/APIError/Code/decodingFailed`` when the body names no id.
-    func applyPushedDestroy(_ body: Data, isList: Bool) throws -> PushOutcome {
+    func applyPushedDestroy(_ body: Data, isList: Bool, arrived: FetchStamp) throws -> PushOutcome {
+        if store.signOutFence.excludes(arrived) { throw ResourceStore.fencedOut }
         let response = Model.receivedResponse(body, contentType: "application/json", setup: setup)
         let records: [JSONValue]
         let path: String

@@ -48,6 +48,10 @@ struct ActionPipeline<Model: ResourceModel> {
         var ifMatch: String?
         /// The route the path came from, as OpenTelemetry's `url.template`: names the request's span.
         var urlTemplate: String?
+        /// For a create the outbox kept: the order of the stamp it was kept at (`Int64.min` after a
+        /// restart), before which the record could not have been in the store. A direct create's is
+        /// the stamp it was sent at.
+        var createdSince: Int64?
 
         init(
             _ action: ModelAction<Model>, _ method: HTTPRequest.Method, _ path: APIPath,
@@ -124,14 +128,17 @@ struct ActionPipeline<Model: ResourceModel> {
     /// The answer to a create, save, fetch or get: the record merged into its instance.
     func mergeWrite(_ response: APIResponse, _ prepared: Prepared, _ context: MergeContext) throws -> Model {
         if prepared.action.verb == .update, response.body.isEmpty, let target = prepared.action.target {
+            if store.signOutFence.excludes(context.fetched) { throw ResourceStore.fencedOut }
             // 204 No Content, or 200 with nothing: what was sent is what the server has.
             target._$state.markSaved(sent: prepared.sentEdits ?? [])
             return target
         }
         let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
         if case .singleton = prepared.action.operation { return try mergeSingleton(response, context) }
+        let createdSince = prepared.action.verb == .create ? prepared.createdSince ?? context.fetched.order : nil
         return try mergeRecord(
-            response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode, context)
+            response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode,
+            createdSince: createdSince, context)
     }
 
     /// A delete the server took: the record leaves the identity map.
@@ -245,9 +252,14 @@ struct ActionPipeline<Model: ResourceModel> {
     // MARK: - Locate, decode, merge
 
     /// Locates, decodes and merges the one record of a response.
+    ///
+    /// - Parameter createdSince: For the answer to a create: the order since which the record can
+    ///   have come to the store on its own (a push, a read) ahead of the answer. A live instance of the
+    ///   answer's id that came since gives its place to the app's instance; one that was there before
+    ///   is another record, and the answer is refused.
     func mergeRecord(
         _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: InstanceState<Model>.MergeMode,
-        _ context: MergeContext
+        createdSince: Int64? = nil, _ context: MergeContext
     ) throws -> Model {
         do {
             let reads: Bool = if case .read = mode { true } else { false }
@@ -272,8 +284,8 @@ struct ActionPipeline<Model: ResourceModel> {
                 }
                 // 6. Merge.
                 let instance = try merge(
-                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, coder: coder, context,
-                    document: located.document)
+                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, createdSince: createdSince,
+                    coder: coder, context, document: located.document)
                 context.keep([patch], of: setup.singular, sideloaded: sideloaded)
                 return instance
             }
@@ -303,12 +315,14 @@ struct ActionPipeline<Model: ResourceModel> {
     /// one takes the server's state from it.
     private func merge(
         _ patch: RecordPatch<Model>, sideloaded: [any RelatedPatch], into target: Model?, id: ResourceID?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, _ context: MergeContext, document: JSONAPIDocument?
+        mode: InstanceState<Model>.MergeMode, createdSince: Int64?, coder: FieldCoder, _ context: MergeContext,
+        document: JSONAPIDocument?
     ) throws -> Model {
-        let live = target.flatMap { liveCopy(of: $0, id: patch.id ?? id) }
+        // A create's answer goes into the app's instance, which takes the record's place.
+        let live = createdSince == nil ? target.flatMap { liveCopy(of: $0, id: patch.id ?? id) } : nil
         let (merged, side) = try store.mergeKeepingSideloads(
             [patch], sideloaded: sideloaded, target: live == nil ? target : nil, mode: live == nil ? mode : .read,
-            coder: coder, fetched: context.fetched)
+            coder: coder, fetched: context.fetched, adoptingSince: createdSince)
         // The related instances live only in `side` until the owners keep them: held to the end.
         withExtendedLifetime(side) {
             if let document { setup.adoptLinkage(of: document, store: store) }

@@ -58,8 +58,7 @@ extension OutboxReplay {
     ) async -> Outbox.Outcome {
         let pipeline = ActionPipeline<Model>(store: store)
         do {
-            let prepared = try self.prepared(
-                write, target: entry.instance as? Model, sent: entry.sent, pipeline: pipeline, store: store)
+            let prepared = try self.prepared(write, entry: entry, pipeline: pipeline, store: store)
             let body = result["data"].map { JSONWriter.serialize(["data": $0]) } ?? Data()
             var head = HTTPResponse(status: write.verb == .create ? .created : .ok)
             head.headerFields[.contentType] = JSONAPIDocument.mediaType

@@ -20,9 +20,12 @@
 public enum WritePolicy: Sendable, Hashable {
     /// Sent when made; a write that cannot reach the server fails. The default.
     case direct
-    /// Sent when made, with an `Idempotency-Key`; a write that cannot reach the server (a transport
-    /// failure, or 408, 429, 502, 503 or 504 after the client's retries) is kept in the outbox instead
-    /// of failing, and so is every write made while the outbox holds others, to keep their order.
+    /// Sent when made, with an `Idempotency-Key`, in one attempt that waits at most
+    /// ``MonoRail/Configuration/offlineDeadline``; a write that cannot reach the server (a transport
+    /// failure, 408, 429, 502, 503 or 504, or no answer by the deadline) is kept in the outbox instead
+    /// of failing, and the outbox sends it again under the same key. A write made while the store is
+    /// known offline (``ResourceStore/isOffline``) is kept at once, and so is every write made while
+    /// the outbox holds others, to keep their order.
     case queuedWhenOffline
     /// Always kept in the outbox first and sent in the background: the action returns as soon as
     /// the write is applied locally and kept.

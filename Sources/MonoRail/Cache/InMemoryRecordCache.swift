@@ -97,8 +97,13 @@ public final class InMemoryRecordCache: RecordCache {
     public func write(_ records: [StoredRecord], query: StoredQuery?) async throws {
         state.withLock { state in
             let use = state.tick()
-            for record in records {
-                if let stored = state.records[record.key], stored.record.order > record.order { continue }
+            for given in records {
+                var record = given
+                if let stored = state.records[record.key] {
+                    if stored.record.order > record.order { continue }
+                    // Members this copy leaves out keep the stored copy's values, as on the instance.
+                    record = record.laid(over: stored.record) ?? record
+                }
                 let size = Self.size(of: record)
                 state.bytes += size - (state.records[record.key]?.size ?? 0)
                 state.records[record.key] = Entry(record: record, lastUse: use, size: size)

@@ -28,6 +28,9 @@ public protocol RecordCache: AnyObject, Sendable {
 
     /// Keeps records, and the query they answered when there is one, together (in one transaction,
     /// where that means something). A record whose stored version was fetched later stays as it is.
+    /// A record is merged into its stored copy by member, as a live instance takes an answer: what
+    /// the new copy leaves out (an index's lighter rendering, a sparse fieldset) keeps its stored
+    /// value; `StoredRecord.laid(over:)` does it for the caches in this package.
     func write(_ records: [StoredRecord], query: StoredQuery?) async throws
 
     /// Marks records, and a query, as confirmed by the server by a request sent at `fetched` (a

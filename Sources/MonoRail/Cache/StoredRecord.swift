@@ -56,3 +56,48 @@ public struct StoredRecord: Sendable {
         return record
     }
 }
+
+extension StoredRecord {
+    /// This record laid over an older copy of it, member by member, as a live instance takes an
+    /// answer: a member this copy leaves out keeps the older copy's value. A list that renders
+    /// trains without their embedded cars, or a sparse fieldset (a JSON:API resource object's
+    /// `attributes` and `relationships` are laid over one another the same way), does not erase
+    /// what a fuller read stored.
+    ///
+    /// `nil` when this copy holds every member of the older one (it stands as it came, byte for
+    /// byte), when the older is newer by ``order``, or when either cannot be read as an object.
+    package func laid(over older: StoredRecord) -> StoredRecord? {
+        guard older.order <= order, case .object(var members)? = Self.tree(of: self),
+            case .object(let stored)? = Self.tree(of: older)
+        else { return nil }
+        var changed = false
+        let isResourceObject = members["type"] != nil && stored["type"] != nil
+        for (key, value) in stored {
+            guard let newer = members[key] else {
+                members[key] = value
+                changed = true
+                continue
+            }
+            guard isResourceObject, key == "attributes" || key == "relationships",
+                case .object(var inner) = newer, case .object(let olderInner) = value
+            else { continue }
+            for (name, kept) in olderInner where inner[name] == nil {
+                inner[name] = kept
+                changed = true
+            }
+            members[key] = .object(inner)
+        }
+        guard changed else { return nil }
+        var merged = self
+        merged.body =
+            format == .json ? JSONWriter.serialize(.object(members)) : MessagePackWriter.serialize(.object(members))
+        return merged
+    }
+
+    private static func tree(of record: StoredRecord) -> JSONValue? {
+        switch record.format {
+        case .json: try? JSONParser().parse(record.body)
+        case .messagePack: try? MessagePackReader().readJSON(record.body)
+        }
+    }
+}

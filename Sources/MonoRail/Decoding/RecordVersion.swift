@@ -29,9 +29,14 @@ enum RecordVersion: Sendable, Hashable {
         case (.number(let a), .number(let b)): return a < b
         case (.text(let a), .text(let b)):
             if a == b { return false }
-            // Timestamps written alike (`2026-11-27T07:06:05.673Z`): digit for digit, the text order is
-            // the time order, with no date to parse.
-            if Self.haveOneForm(a, b) { return a.utf8.lexicographicallyPrecedes(b.utf8) }
+            // `"9"` and `"10"`: a counter sent as text is still a counter.
+            if let first = Int64(a), let second = Int64(b) { return first < second }
+            // Timestamps written alike in one zone (`2026-11-27T07:06:05.673Z`): digit for digit, the
+            // text order is the time order, with no date to parse. Local times with offsets are not:
+            // across a fall-back, `02:30+02:00` comes before `02:10+01:00`.
+            if Self.haveOneForm(a, b), Self.offset(of: a) == Self.offset(of: b) {
+                return a.utf8.lexicographicallyPrecedes(b.utf8)
+            }
             guard let first = Self.date(a), let second = Self.date(b) else { return nil }
             return first < second
         default:
@@ -48,6 +53,16 @@ enum RecordVersion: Sendable, Hashable {
             if !xIsDigit, x != y { return false }
         }
         return true
+    }
+
+    /// The zone a timestamp names at its end: `Z`, `+02:00`, `-0500`, `+02`; empty for none.
+    private static func offset(of text: String) -> Substring {
+        if text.hasSuffix("Z") || text.hasSuffix("z") { return text.suffix(1) }
+        for length in [6, 5, 3] where text.utf8.count > length {
+            let suffix = text.suffix(length)
+            if suffix.first == "+" || suffix.first == "-" { return suffix }
+        }
+        return ""
     }
 
     private static func date(_ text: String) -> Date? {

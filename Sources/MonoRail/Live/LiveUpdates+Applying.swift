@@ -16,6 +16,8 @@ extension LiveUpdates {
         // What a change waits for once its bytes are here: the changes before it, the merge, the
         // record cache, the announce — `monorail.live.lag`.
         let arrived = ContinuousClock.now
+        // The chunk's place among the store's answers: a clear() after it drops what is left of it.
+        let stamp = store.stamp()
         var run: [RecordEvent] = []
         for output in outputs {
             switch output {
@@ -25,7 +27,7 @@ extension LiveUpdates {
                     run.append(RecordEvent(event: event, kind: named.kind, model: named.model))
                     continue
                 }
-                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)
                 run = []
                 if named?.kind == .reset {
                     await resetAll(in: store, logger: logger)
@@ -38,28 +40,31 @@ extension LiveUpdates {
                             "an event named \"\(Self.shown(event.type))\" is none live updates know (\(known)); it was skipped"
                         ), logger: logger)
                 }
-                await keep(PushOutcome(keys: []), cursor: event.id, store: store, settings: settings, logger: logger)
+                await keep(
+                    PushOutcome(keys: []), cursor: event.id, stamp: stamp, store: store, settings: settings,
+                    logger: logger)
             case .lastEventID(let id):
-                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)
                 run = []
                 // A cursor without a change: kept as the next one to resume from.
-                await keep(PushOutcome(keys: []), cursor: id, store: store, settings: settings, logger: logger)
+                await keep(
+                    PushOutcome(keys: []), cursor: id, stamp: stamp, store: store, settings: settings, logger: logger)
             case .retry(let delay):
                 connection.withLock { $0.serverRetry = delay }
             case .failure(let error):
-                await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
+                await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)
                 run = []
                 report(error, logger: logger)
             }
         }
-        await merge(run, arrived: arrived, store: store, settings: settings, logger: logger)
+        await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)
     }
 
     /// Merges record events in a row, each all or nothing, their changes told to live queries once
     /// for all of them (a burst of a thousand changes moves a list once, not a thousand times), and
     /// keeps them with the cursor after the last in one commit.
     private func merge(
-        _ events: [RecordEvent], arrived: ContinuousClock.Instant, store: ResourceStore,
+        _ events: [RecordEvent], arrived: ContinuousClock.Instant, stamp: FetchStamp, store: ResourceStore,
         settings: LiveUpdatesConfiguration, logger: Logger
     ) async {
         guard !events.isEmpty else { return }
@@ -67,7 +72,7 @@ extension LiveUpdates {
         // Pushed changes start a trace of their own: no action of the app's caused them.
         let attributes: SpanAttributes = ["monorail.live.events": .int64(Int64(events.count))]
         await telemetry.withSpan("LiveUpdates.apply", context: .topLevel, attributes: attributes) { span in
-            let applied = await merging(events, store: store, settings: settings, logger: logger)
+            let applied = await merging(events, stamp: stamp, store: store, settings: settings, logger: logger)
             if let span {
                 for event in applied { span.addEvent(event.spanEvent) }
             }
@@ -80,7 +85,8 @@ extension LiveUpdates {
 
     /// ``merge(_:arrived:store:settings:logger:)``'s work; the events it applied.
     private func merging(
-        _ events: [RecordEvent], store: ResourceStore, settings: LiveUpdatesConfiguration, logger: Logger
+        _ events: [RecordEvent], stamp: FetchStamp, store: ResourceStore, settings: LiveUpdatesConfiguration,
+        logger: Logger
     ) async -> [Event] {
         guard let last = events.last?.event else { return [] }
         var outcome = PushOutcome(keys: [])
@@ -91,7 +97,7 @@ extension LiveUpdates {
                 let (event, kind) = (record.event, record.kind)
                 do {
                     let (model, isList) = try Self.model(of: event, named: record.model, in: store)
-                    let one = try model.applyPushed(kind, body: event.data, isList: isList, in: store)
+                    let one = try model.applyPushed(kind, body: event.data, isList: isList, arrived: stamp, in: store)
                     outcome.keys += one.keys
                     outcome.records += one.records
                     outcome.deleted += one.deleted
@@ -105,7 +111,7 @@ extension LiveUpdates {
             }
         }
         await store.announcer.settle()
-        await keep(outcome, cursor: last.id, store: store, settings: settings, logger: logger)
+        await keep(outcome, cursor: last.id, stamp: stamp, store: store, settings: settings, logger: logger)
         for problem in problems { report(problem, logger: logger) }
         for event in applied { tell(event) }
         return applied
@@ -205,18 +211,21 @@ extension LiveUpdates {
 
     /// Gives the record cache what an event brought, with the cursor after it, and moves the cursor.
     func keep(
-        _ outcome: PushOutcome, cursor: String?, store: ResourceStore, settings: LiveUpdatesConfiguration,
-        logger: Logger
+        _ outcome: PushOutcome, cursor: String?, stamp: FetchStamp, store: ResourceStore,
+        settings: LiveUpdatesConfiguration, logger: Logger
     ) async {
-        if let cursor { setLastEventID(cursor) }
-        guard let storage = store.configuration.storage else { return }
-        guard cursor != nil || !outcome.records.isEmpty || !outcome.deleted.isEmpty else { return }
-        do {
-            try await storage.keepPushed(
-                outcome.records, deleted: outcome.deleted,
-                cursor: cursor.map { LiveCursor(feed: settings.path, lastEventID: $0) })
-        } catch {
-            logger.warning("live updates: the record cache could not keep a pushed change: \(error)")
+        // A sign-out since the chunk arrived: the last account's cursor and records are not kept.
+        await store.signOutFence.keeping(stamp) {
+            if let cursor { setLastEventID(cursor) }
+            guard let storage = store.configuration.storage else { return }
+            guard cursor != nil || !outcome.records.isEmpty || !outcome.deleted.isEmpty else { return }
+            do {
+                try await storage.keepPushed(
+                    outcome.records, deleted: outcome.deleted,
+                    cursor: cursor.map { LiveCursor(feed: settings.path, lastEventID: $0) })
+            } catch {
+                logger.warning("live updates: the record cache could not keep a pushed change: \(error)")
+            }
         }
     }
 
@@ -228,13 +237,13 @@ extension LiveUpdates {
 
 extension ResourceModel {
     /// Applies a pushed change of this model through its pipeline.
-    static func applyPushed(_ kind: PushedChangeKind, body: Data, isList: Bool, in store: ResourceStore) throws
-        -> PushOutcome
-    {
+    static func applyPushed(
+        _ kind: PushedChangeKind, body: Data, isList: Bool, arrived: FetchStamp, in store: ResourceStore
+    ) throws -> PushOutcome {
         let pipeline = ActionPipeline<Self>(store: store)
         switch kind {
-        case .created, .updated: return try pipeline.mergePushed(body, isList: isList)
-        case .destroyed: return try pipeline.applyPushedDestroy(body, isList: isList)
+        case .created, .updated: return try pipeline.mergePushed(body, isList: isList, arrived: arrived)
+        case .destroyed: return try pipeline.applyPushedDestroy(body, isList: isList, arrived: arrived)
         case .reset: return PushOutcome(keys: [])
         }
     }

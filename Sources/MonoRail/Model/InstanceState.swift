@@ -82,6 +82,9 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         /// When the request of the newest server state merged in was sent; a read answered with an
         /// older state does not overwrite it.
         var fetched: FetchStamp?
+        /// The order of the first server state merged in: whether the instance came to the store
+        /// before or after a create was sent, when the create is answered with its id.
+        var born: Int64?
         /// The server's version of the state merged last (``ServerConventions/versionKey``): a state
         /// with an older one does not overwrite it, whenever it arrives.
         var serverVersion: RecordVersion?
@@ -261,6 +264,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             }
             if let version = patch.version { state.serverVersion = version }
             if state.fetched.map({ $0 < fetched }) ?? true { state.fetched = fetched }
+            if state.born == nil { state.born = fetched.order }
             if let id = patch.id { state.id = id }
             state.store = store
             if !state.isDeletePending { state.isDeleted = false }

@@ -20,6 +20,7 @@ extension Outbox {
         _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], apply: () -> Void
     ) async throws -> PendingWrite {
         // The caller opened the outbox: it asked whether writes are held first.
+        let keptAt = FetchStamp.next(date: Date())
         let (write, storage, requeued) = state.withLock {
             state -> (PendingWrite, (any OutboxStorage)?, Requeued?) in
             let write = make(state.nextSequence)
@@ -27,7 +28,9 @@ extension Outbox {
                 return (requeued.write, state.storage, requeued)
             }
             state.nextSequence += 1
-            state.entries.append(Entry(write: write, instance: instance, sent: sent, isKept: false))
+            var entry = Entry(write: write, instance: instance, sent: sent, isKept: false)
+            entry.keptAt = keptAt.order
+            state.entries.append(entry)
             return (write, state.storage, nil)
         }
         if let requeued {
@@ -58,7 +61,7 @@ extension Outbox {
         }
         tell(.queued(write))
         // While the server is known unreachable, the write waits for the retry instead of trying alone.
-        if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
+        if state.withLock(\.sendsNewWritesNow) { startAutomaticRun() }
         return write
     }
 
@@ -84,7 +87,7 @@ extension Outbox {
         }
         apply()
         for entry in requeued.resumed { tell(.queued(entry.write)) }
-        if state.withLock({ $0.retry == nil }) { startAutomaticRun() }
+        if state.withLock(\.sendsNewWritesNow) { startAutomaticRun() }
     }
 
     /// What a new write of a record with parked writes did to the outbox.
@@ -109,7 +112,9 @@ extension Outbox {
     private static func requeue(_ write: PendingWrite, sent: [UInt64], in entries: inout [Entry]) -> Requeued? {
         let key = WrittenRecord(write)
         guard write.verb != .destroy,
-            let first = entries.firstIndex(where: { $0.isParked && WrittenRecord($0.write) == key })
+            let first = entries.firstIndex(where: {
+                $0.isParked && !$0.write.isUnreadable && WrittenRecord($0.write) == key
+            })
         else { return nil }
         let before = entries
         var merged = entries[first].write

@@ -47,8 +47,11 @@ extension Outbox {
         try open()
         let restoring = state.withLock { state -> Task<Void, Never> in
             if let restoring = state.restoring[Model.resourceName] { return restoring }
-            let writes = state.entries.filter { $0.write.model == Model.resourceName && $0.instance == nil }
-                .map(\.write)
+            // A write storage could not read has nothing to show; it waits, parked, for discard().
+            let writes = state.entries.filter {
+                $0.write.model == Model.resourceName && $0.instance == nil && !$0.write.isUnreadable
+            }
+            .map(\.write)
             let restoring = Task { [weak self, weak store] in
                 guard let self, let store else { return }
                 let applied = writes.isEmpty ? [:] : await OutboxReplay<Model>().restore(writes, in: store)

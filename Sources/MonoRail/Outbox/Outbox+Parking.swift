@@ -7,8 +7,16 @@ extension Outbox {
     ///
     /// - Parameter write: A write from ``parked``.
     /// - Throws: The storage's error; the write stays parked then.
+    ///   ``/MonoRailClient/APIError/Code/invalidRequest`` for a write storage could not read back,
+    ///   which can only be discarded.
     public func retry(_ write: PendingWrite) async throws {
         try open()
+        if state.withLock({ $0.entries.contains { $0.write.sequence == write.sequence && $0.write.isUnreadable } }) {
+            throw APIError(
+                .invalidRequest,
+                "kept write \(write.sequence) could not be read from storage and cannot be sent; discard(_:) removes it"
+            )
+        }
         let parked = state.withLock { state -> [Entry] in
             guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence && $0.isParked })
             else { return [] }

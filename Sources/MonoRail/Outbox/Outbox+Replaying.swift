@@ -54,7 +54,10 @@ extension Outbox {
             let run = Task { [weak self] in
                 guard let self else { return RunResult.drained }
                 let result = await self.replay()
-                self.state.withLock { $0.run = nil }
+                self.state.withLock { state in
+                    state.run = nil
+                    if case .stopped = result { state.isUnreachable = true } else { state.isUnreachable = false }
+                }
                 switch result {
                 case .stopped, .waiting: self.scheduleRetry()
                 case .drained: break
@@ -334,16 +337,23 @@ extension Outbox {
             var failed = write
             failed.failures += 1
             let limits = store.configuration.outboxLimits
-            let age = Duration.seconds(Date().timeIntervalSince(failed.createdAt))
-            if failed.failures >= limits.maximumFailures || age >= limits.maximumAge {
+            let age = Duration.seconds(max(0, Date().timeIntervalSince(failed.createdAt)))
+            let delay = Self.retryDelay(asked: retryAfter, attempts: failed.failures)
+            // Past its age before the server would take it again: parked now, not at a timer that
+            // the server's wait would set beyond the limit.
+            let overAge = age >= limits.maximumAge || (retryAfter != nil && age + delay > limits.maximumAge)
+            if failed.failures >= limits.maximumFailures || overAge {
                 var parked = entry
                 parked.write = failed
                 var parking = error
-                parking.message += " (failed \(failed.failures) times over \(age.components.seconds) s: parked)"
+                parking.message +=
+                    overAge && age < limits.maximumAge
+                    ? " (the server asked to wait \(Self.seconds(retryAfter ?? delay)) s, past the outbox's maximum age of "
+                        + "\(Self.seconds(limits.maximumAge)) s: parked)"
+                    : " (failed \(failed.failures) times over \(Self.seconds(age)) s: parked)"
                 await park(parked, parking, in: store)
                 return nil
             }
-            let delay = retryAfter ?? Self.backoff(attempts: failed.failures)
             state.withLock { state in
                 guard let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) else {
                     return
@@ -359,7 +369,7 @@ extension Outbox {
             tell(.waitingForToken(write, error))
             return error
         case .unreachable(let error, let retryAfter):
-            let delay = retryAfter ?? Self.backoff(attempts: write.attempts)
+            let delay = Self.retryDelay(asked: retryAfter, attempts: write.attempts)
             state.withLock { $0.retryDelay = delay }
             tell(.retrying(write, error, after: delay))
             return error

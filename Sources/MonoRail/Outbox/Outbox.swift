@@ -79,6 +79,9 @@ public final class Outbox: Sendable, TokenObserver {
         var noted: Int
         /// Whether it is being sent now.
         var isSending = false
+        /// The order of the stamp it was kept at in this process; `Int64.min` for a write an
+        /// earlier launch kept. A create's record cannot have come to the store before it.
+        var keptAt = Int64.min
 
         init(write: PendingWrite, instance: (any ResourceModel)?, sent: [UInt64], isKept: Bool) {
             self.write = write
@@ -149,6 +152,13 @@ public final class Outbox: Sendable, TokenObserver {
         var unsettled = Unsettled()
         var retry: Task<Void, Never>?
         var retryDelay: Duration = .seconds(1)
+        /// Whether the last run stopped because the server could not be reached; otherwise `retry`
+        /// waits only for writes the server failed, and a new write need not wait with them.
+        var isUnreachable = false
+
+        /// Whether a new write goes now rather than with the scheduled retry: unless the server is
+        /// known away, a write on its own record does not wait for another write's timer.
+        var sendsNewWritesNow: Bool { retry == nil || !isUnreachable }
     }
 
     /// Writes the run confirmed (`removed`) or changed (`rewritten`) in memory since its last commit:

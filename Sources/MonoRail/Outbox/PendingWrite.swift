@@ -47,6 +47,9 @@ public struct PendingWrite: Sendable, Hashable {
     /// wrote it (`traceparent` and `tracestate` for a W3C tracer): the span of its replay links to
     /// it, in this process or after a restart. `nil` when no tracer recorded.
     public var traceContext: [String: String]?
+    /// Whether storage could not read the write back (a damaged file, or one a later version wrote):
+    /// it is parked with the reason and never sent; ``Outbox/discard(_:)`` removes it.
+    package var isUnreadable = false
 
     /// Why a write waits for the app (``Outbox/retry(_:)`` or ``Outbox/discard(_:)``, or a new save
     /// of its record) instead of being sent.

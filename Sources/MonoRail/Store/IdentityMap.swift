@@ -4,6 +4,10 @@
 /// swept when the table has doubled since the last sweep, so a long-lived store does not grow
 /// with every record it ever saw. Not thread-safe by itself: the store keeps it behind its lock.
 struct IdentityMap {
+    /// The order of the stamp of the last ``ResourceStore/clear()``: a merge of an answer stamped at
+    /// or before it is refused (``SignOutFence``).
+    var fence = Int64.min
+
     struct Key: Hashable {
         /// An id with `1` and `"1"` made equal, so a changed id type is noticed, not duplicated.
         enum Normalized: Hashable {

@@ -87,6 +87,11 @@ extension ResourceStore {
     /// are no longer the store's: the next read makes new ones. The ``liveUpdates`` stream is
     /// closed and its cursor forgotten: connected again, it starts from now.
     ///
+    /// **A fence.** Whatever was begun before the clear and finishes after it — a read, a query's
+    /// refresh or next page, an outbox write's answer, a pushed change — is dropped when it arrives:
+    /// neither merged into the new account's instances nor kept in storage, and no cursor of the
+    /// last account's stream is kept. Such a read throws ``/MonoRailClient/APIError/Code/cancelled``.
+    ///
     /// - Throws: What a storage throws; every storage is asked to clear even when one fails.
     public func clear() async throws {
         let (storages, fileCaches) = settings.withLock { state -> ([any RecordCache], [FileCache]) in
@@ -107,8 +112,13 @@ extension ResourceStore {
             defer { pinned = [:] }
             return pinned
         }
+        // A new generation: what was asked for before this stamp is dropped when it answers.
+        let fence = stamp()
         let map = identityMap.withLock { map in
-            defer { map = IdentityMap() }
+            defer {
+                map = IdentityMap()
+                map.fence = fence.order
+            }
             return map
         }
         for instance in map.allInstances { Self.empty(instance) }
@@ -120,6 +130,8 @@ extension ResourceStore {
         // Released outside the locks: a model's deinit may run.
         _ = (released, map)
         for cache in fileCaches { cache.removeAll() }
+        // Writes to storage of answers from before the fence finish first; the clears below erase them.
+        await signOutFence.close(at: fence)
         var failure: (any Error)?
         do {
             try await outbox.discardAll()

@@ -37,6 +37,8 @@ public final class ResourceStore: Observable, Sendable {
     // Each job has its own lock, so reading the configuration never waits for a large merge.
     /// (model, id) → the live instance; merges hold this lock from their first check to their last change.
     let identityMap = Locked(IdentityMap())
+    /// Between one account and the next: answers asked for before ``clear()`` are dropped.
+    let signOutFence = SignOutFence()
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()
@@ -156,6 +158,8 @@ public final class ResourceStore: Observable, Sendable {
     public init(configuration: MonoRail.Configuration = MonoRail.Configuration()) {
         settings = Locked(Settings(configuration: configuration))
         announcer = Announcer(configuration.delivery)
+        // Before any stamp, a pushed change's included: this launch's come after the file's.
+        if let storage = configuration.storage { FetchStamp.raise(above: storage.highestOrder) }
         Self.diagnose(configuration)
     }
 
@@ -189,6 +193,38 @@ public final class ResourceStore: Observable, Sendable {
         configuration.storage = storage
         self.init(configuration: configuration)
     }
+
+    /// The live instance of a created record other than `target`, taken out of the identity map so
+    /// that `target` enters in its place, when it came since `since`: the record ahead of its
+    /// create's answer. Throws when it came before: the answer names another record.
+    private static func giveWay<Model: ResourceModel>(
+        to target: Model, of patches: [RecordPatch<Model>], since: Int64, in map: inout IdentityMap
+    ) throws -> Model? {
+        guard patches.count == 1, let id = patches.first?.id else { return nil }
+        let key = IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)
+        guard let live = map.lookup(key)?.object as? Model, live !== target else { return nil }
+        let born = live._$state.state.withLock { $0.born } ?? .max
+        guard born >= since else {
+            throw APIError(
+                .inconsistentResponse,
+                "the server answered a create of a \(Model.resourceSchema.typeName) with \(id.debugText), a record "
+                    + "this store held before the create was sent (a server that upserts?); the answer was not merged")
+        }
+        map.remove(key, ifHolding: live)
+        return live
+    }
+
+    /// An instance that stood for a record until the app's own took its place: marked deleted for
+    /// whoever holds it, and its observers, live queries and relationships told.
+    private func retire<Model: ResourceModel>(_ duplicate: Model) {
+        duplicate._$state.state.withLock { $0.isDeleted = true }
+        noteRelationships(of: duplicate, kind: .deleted, fields: [])
+        duplicate._$state.announce(.deleted, fields: [], of: duplicate)
+    }
+
+    /// The error of an answer that came after ``clear()`` to a request sent before it.
+    static let fencedOut = APIError(
+        .cancelled, "the store was cleared (sign-out) while the request was under way; its answer was dropped")
 
     /// The stamp of a request sent now: after every one before it, at the configured wall clock's time.
     func stamp() -> FetchStamp {
@@ -225,6 +261,7 @@ public final class ResourceStore: Observable, Sendable {
                 return true
             }
             if applied {
+                if let storage = updated.storage { FetchStamp.raise(above: storage.highestOrder) }
                 Self.diagnose(updated)
                 if let outbox = outboxIfMade { updated.authentication?.addObserver(outbox) }
                 return
@@ -335,16 +372,29 @@ public final class ResourceStore: Observable, Sendable {
     /// ``merge(_:sideloaded:target:mode:coder:fetched:)``, also returning the side-loaded
     /// instances so the caller can hand them to the records that relate to them before they are
     /// released.
+    ///
+    /// - Parameter adoptingSince: For the answer to a create into `target`: a live instance of the
+    ///   record that came to the store at or after this order (a pushed `created`, a read, ahead of
+    ///   the answer) gives its place to `target` and is retired — marked deleted, its observers told —
+    ///   so that one instance stands for the record; one that was there before is another record,
+    ///   and the answer is refused.
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any RelatedPatch], target: Model?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp, adoptingSince: Int64? = nil
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.
         var instances: [Model] = []
         var sideInstances: [any ResourceModel] = []
         var announcements: [() -> Void] = []
+        var retired: Model?
+        defer { if let retired { retire(retired) } }
         try identityMap.withLock { map in
+            // Asked for by the account that signed out: nothing of it is merged.
+            guard fetched.order > map.fence else { throw Self.fencedOut }
+            if let since = adoptingSince, let target {
+                retired = try Self.giveWay(to: target, of: patches, since: since, in: &map)
+            }
             let found = try Merger.check(patches, target: target, mode: mode, in: &map)
             for side in sideloaded { try side.check(in: &map) }
             map.sweepIfGrown()

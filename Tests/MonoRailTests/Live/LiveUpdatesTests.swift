@@ -137,6 +137,10 @@ struct LiveUpdatesTests {
         try await withLiveStores {
             $0.writePolicy = .queued
             $0.allowsQueuedWritesLostOnQuit = true
+            // A kept write sends what it was kept with: the changed fields, to a server that takes them
+            // alone. (A whole-record PUT sends the record as it was saved: see OutboxTimeTests.)
+            $0.conventions.updateMethod = .patch
+            $0.conventions.sendsOnlyChanges = true
         } _: { api, otherClient in
             let train = try await Train.get(id: 1, in: api.store)
             try await api.store.liveUpdates.connect()

@@ -1,0 +1,94 @@
+import Foundation
+import MonoRail
+import MonoRailServer
+import MonoRailTesting
+import TestModels
+import Testing
+
+/// One instance per record whatever the order of answers: a create answered after its record came
+/// another way (a push, a read after a lost answer) leaves the app's instance as the record's; a
+/// create answered with a record the store held before is refused.
+@Suite("One instance per record, whatever the order of answers", .timeLimit(.minutes(5)))
+struct OneInstanceTests {
+    @Test("a create answered with the id of a record already live (an upsert) is refused; nothing is merged")
+    func upsertAnswer() async throws {
+        try await withCanned { server, store in
+            server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "Live"}}"#)
+            server.respond(to: "POST /trains", status: 201, body: #"{"train": {"id": 1, "company": "Upserted"}}"#)
+            let live = try await QueuedTrain.get(id: 1, in: store)
+            let made = QueuedTrain()
+            made.company = "Upserted"
+            let error = await #expect(throws: APIError.self) { try await made.create(in: store) }
+            #expect(error?.code == .inconsistentResponse)
+            #expect(error?.message.contains("held before the create was sent") == true)
+            #expect(live.company == "Live" && store.instance(of: QueuedTrain.self, id: 1) === live)
+            #expect(made.id == nil && made.hasChanges)
+        }
+    }
+
+    @Test("a pushed created that outruns the POST's answer: the app's instance is the record's, once in the list")
+    func pushOutrunsAnswer() async throws {
+        let transport = LosingTransport()
+        try await withHarness {
+            $0.liveUpdates = .serverSentEvents(path: "/changes")
+            $0.transport = transport
+        } _: { api in
+            defer { api.store.liveUpdates.disconnect() }
+            let all = try await Train.query(in: api.store)
+            try await api.store.liveUpdates.connect()
+            #expect(try await eventually { api.store.liveUpdates.state.isLive })
+            transport.holdAnswers(to: "POST /trains", for: .milliseconds(1500))
+            let train = Train()
+            train.company = "Mine"
+            let creating = Task { _ = try await train.create(in: api.store) }
+            // The push of the record arrives first, and the live list shows it.
+            #expect(try await eventually { all.instances.contains { $0.company == "Mine" } })
+            let pushed = try #require(all.instances.first { $0.company == "Mine" })
+            #expect(pushed !== train)
+            try await creating.value
+            let id = try #require(train.id)
+            #expect(api.store.instance(of: Train.self, id: id) === train)
+            #expect(pushed.isDeleted, "the duplicate is retired, its observers told")
+            #expect(try await eventually { all.instances.filter { $0.id == id }.count == 1 })
+            #expect(all.instances.contains { $0 === train })
+            let again = try await Train.get(id: id, in: api.store)
+            #expect(again === train)
+        }
+    }
+
+    @Test("a kept create whose answer was lost, its record read meanwhile: one instance, the app's; later writes sent")
+    func lostAnswerThenRead() async throws {
+        let transport = LosingTransport()
+        try await withHarness {
+            OutboxTests.queued(&$0)
+            $0.transport = transport
+        } _: { api in
+            let outbox = api.store.outbox
+            await outbox.pause()
+            let made = QueuedTrain()
+            made.company = "Made Offline"
+            try await made.create(in: api.store)
+            made.numberOfCars = 3
+            try await made.save()
+            transport.loseAnswers(to: "POST /trains")
+            try? await outbox.flush()
+            // The create went through; a read brings the record in before the outbox hears of it.
+            let listed = try await QueuedTrain.get(in: api.store)
+            let read = try #require(listed.first { $0.company == "Made Offline" })
+            #expect(read !== made)
+            try await outbox.flush()
+            #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
+            let id = try #require(made.id)
+            #expect(!id.isLocal && read.id == id)
+            #expect(api.store.instance(of: QueuedTrain.self, id: id) === made)
+            #expect(read.isDeleted)
+            let again = try await QueuedTrain.get(id: id, in: api.store)
+            #expect(again === made)
+            let stored = try api.server.store.find("trains", id: id.description)
+            #expect(stored?["company"] == "Made Offline" && stored?["number_of_cars"] == 3)
+            let trains = try #require(ServerSchema.trains.resources.first)
+            let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
+            #expect(onServer.total == 1, "created once")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HTTPTypes
+import MonoRail
+import MonoRailTransport
+
+/// A transport that sends every request to the real server and, for the requests a test names,
+/// loses the answer after the server made it — the server committed the write, the app sees the
+/// connection closed: the lost answer of a flaky network, which no server can be asked to send — or
+/// holds it back a while, so that what happens meanwhile (a push, a read) overtakes it.
+final class LosingTransport: StreamingTransport {
+    private let inner: any StreamingTransport
+    /// Request lines (`"PUT /trains/1"`) whose next answers are lost, with how many are left.
+    private let losing = Locked<[String: Int]>([:])
+    /// Request lines whose answers are held back, and for how long.
+    private let holding = Locked<[String: Duration]>([:])
+    /// The bodies sent, by request line, in order.
+    private let sent = Locked<[String: [Data]]>([:])
+
+    /// - Parameter inner: The transport that talks to the server; the default one, unless it cannot
+    ///   stream (event streams pass through untouched).
+    init(_ inner: any Transport = transportUnderTest ?? MonoRail.defaultTransport) {
+        self.inner = inner as? any StreamingTransport ?? URLSessionTransport.shared
+    }
+
+    func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (HTTPResponse, ResponseBodyStream) {
+        try await inner.open(request, metadata: metadata)
+    }
+
+    /// Loses the next `count` answers to `line`.
+    func loseAnswers(to line: String, count: Int = 1) {
+        losing.withLock { $0[line, default: 0] += count }
+    }
+
+    /// Holds the answers to `line` back for `delay` after the server made them.
+    func holdAnswers(to line: String, for delay: Duration) {
+        holding.withLock { $0[line] = delay }
+    }
+
+    /// The bodies sent with `line`, in order.
+    func bodies(of line: String) -> [Data] {
+        sent.withLock { $0[line] ?? [] }
+    }
+
+    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, Data
+    ) {
+        let line = "\(request.method.rawValue) \(request.path?.split(separator: "?").first.map(String.init) ?? "")"
+        if case .data(let data)? = body?.storage { sent.withLock { $0[line, default: []].append(data) } }
+        let answer = try await inner.send(request, body: body, metadata: metadata)
+        let loses = losing.withLock { losing -> Bool in
+            guard let left = losing[line], left > 0 else { return false }
+            losing[line] = left - 1
+            return true
+        }
+        if loses { throw TransportError(.connectionClosed, "the answer was lost (LosingTransport)") }
+        if let delay = holding.withLock({ $0[line] }) { try await Task.sleep(for: delay) }
+        return answer
+    }
+}
