@@ -120,7 +120,7 @@ struct OutboxTimeTests {
             $0.offlineDeadline = .milliseconds(300)
         } _: { server, store in
             server.respond(to: "GET /trains/1", body: #"{"train": {"id": 1, "company": "A"}}"#)
-            server.respond(to: "PUT /trains/1", body: #"{"train": {"id": 1, "company": "Held"}}"#, after: .seconds(10))
+            server.respond(to: "PUT /trains/1", body: #"{"train": {"id": 1, "company": "Held"}}"#, after: .seconds(3))
             let train = try await QueuedTrain.get(id: 1, in: store)
             await store.outbox.pause()
             train.company = "Held"

@@ -49,7 +49,7 @@ struct ReferenceIDsKeyTests {
     }
 }
 
-@Suite("Membership changes of a @References(.many) without JSON:API: a save of the owner", .timeLimit(.minutes(1)))
+@Suite("Membership changes of a @References(.many) without JSON:API: a save of the owner", .timeLimit(.minutes(5)))
 struct MembershipSaveTests {
     @Test("add, remove and replace save the owner with the ids changed")
     func saves() async throws {
