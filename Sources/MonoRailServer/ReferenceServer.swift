@@ -47,6 +47,9 @@ public struct ReferenceServer: Sendable {
         /// Rails apps with Kaminari or pagy and DRF with `PAGE_SIZE` do; `nil` (the default) lists
         /// every record unless a page is asked for.
         public var defaultPageSize: Int?
+        /// How the index pages its lists: with header fields (the default), not at all, or capped
+        /// silently (``IndexPaging``).
+        public var indexPaging: IndexPaging = .headers
         /// How `GET /changes` streams the change log: heartbeats, clients, retention.
         public var changeFeed: ChangeFeedSettings
         /// Where the server's spans go: one per request (Hummingbird's tracing middleware, continuing
@@ -163,7 +166,7 @@ public struct ReferenceServer: Sendable {
         let records = RecordRoutes(
             store: store, maxBodySize: configuration.maxBodySize, envelope: configuration.envelope,
             uploadsDirectory: configuration.uploadsDirectory, maxUploadSize: configuration.maxUploadSize,
-            defaultPageSize: configuration.defaultPageSize)
+            defaultPageSize: configuration.defaultPageSize, indexPaging: configuration.indexPaging)
         if configuration.envelope == .objects {
             ObjectsRoutes(store: store, records: records).install(on: router)
         } else if configuration.envelope == .jsonAPI {

@@ -24,7 +24,8 @@ enum NextPage: Sendable, Hashable {
     case parameters([String: JSONValue])
 }
 
-/// Where a list is in a walk through its pages: what arrived so far.
+/// Where a list is in a walk through its pages: what arrived so far, and how each page was asked
+/// for, so that the walk can tell whether the list held still while it was read.
 struct PageProgress: Sendable {
     /// The read's own parameters, without the page's.
     var parameters: [String: JSONValue]
@@ -35,6 +36,12 @@ struct PageProgress: Sendable {
     var received = 0
     /// The server's count of the whole list, the latest it told.
     var total: Int?
+    /// The count each page told, in order (`nil` for a page that told none).
+    var totals: [Int?] = []
+    /// How each page was asked for, the first included, and the ids each held: a walk asked for
+    /// again to see whether anything moved.
+    var asked: [NextPage] = []
+    var pageIDs: [[String]] = []
 
     /// The parameters of the first page.
     func firstPage(_ paging: Paging) -> [String: JSONValue] {
@@ -53,19 +60,21 @@ struct PageProgress: Sendable {
         return parameters
     }
 
-    /// Counts a page that arrived, and says how to ask for the one after it, if any.
+    /// Counts a page that arrived, asked for as `asked`, and says how to ask for the one after it,
+    /// if any.
     ///
-    /// A link the server gives is followed; without one, the style's parameters ask for the next
-    /// page while the total, or a full page of the size asked for, says there is more. With no
-    /// size asked for, the server's own pages are followed only as far as it links them or its
-    /// total says there is more.
-    ///
-    /// - Parameter probing: Whether to ask for a next page when the server said nothing of pages
-    ///   and no size was asked for: a walk through every page stops at an empty one.
-    mutating func count<Model>(_ page: ListedPage<Model>, paging: Paging, probing: Bool = false) -> NextPage? {
+    /// A link the server gives is followed; a server that links its pages and linked none has no
+    /// next one. Without a link, the style's parameters ask for the next page while the total says
+    /// there is more — or, when the server tells no total, while the page held anything: a page
+    /// shorter than the size asked for is no end (a server may cap its pages silently, as Kaminari's
+    /// `max_per_page` does); only an empty page, or one that repeats what was read, shows the end.
+    mutating func count<Model>(_ page: ListedPage<Model>, asked request: NextPage, paging: Paging) -> NextPage? {
         pages += 1
         received += page.instances.count
+        totals.append(page.total)
         if let total = page.total { self.total = total }
+        asked.append(request)
+        pageIDs.append(page.instances.map { $0.id?.description ?? "" })
         // More records than asked for: the server does not page, and this was all of them.
         if let pageSize, page.instances.count > pageSize { return nil }
         if paging.followsLinks {
@@ -73,9 +82,7 @@ struct PageProgress: Sendable {
             // A server that links its pages, and linked none, has no next one.
             if page.isLinked { return nil }
         }
-        let hasMore =
-            total.map { received < $0 } ?? pageSize.map { page.instances.count >= $0 }
-            ?? (probing && !page.instances.isEmpty)
+        let hasMore = total.map { received < $0 } ?? !page.instances.isEmpty
         var next = parameters
         switch paging.style {
         case .pageNumbers(let number, let size):
@@ -94,6 +101,45 @@ struct PageProgress: Sendable {
             if let pageSize { next[size] = .int(Int64(pageSize)) }
         }
         return .parameters(next)
+    }
+
+    /// Whether the last page repeats every record read before it and nothing else: a server that
+    /// ignores the page parameters answered the whole list again. The list was whole, and — the
+    /// same records in the same order — held still between the two reads.
+    var lastPageRepeatsTheList: Bool {
+        guard pageIDs.count >= 2, let last = pageIDs.last, !last.isEmpty else { return false }
+        return last == pageIDs.dropLast().flatMap { $0 }
+    }
+
+    /// Whether the walk read pages by their place in the list — page numbers or offsets, by
+    /// parameters or in the server's links — which a record created or deleted meanwhile shifts:
+    /// a record can move onto a page already read and be missed. Cursor and keyset pages do not shift.
+    func shifts(_ paging: Paging) -> Bool {
+        guard pages > 1 else { return false }
+        let names: Set<String> =
+            switch paging.style {
+            case .pageNumbers(let page, _): [page]
+            case .offsets(_, let offset): [offset]
+            case .cursor: []
+            }
+        return asked.dropFirst().contains { request in
+            switch request {
+            case .parameters(let parameters): !names.isDisjoint(with: parameters.keys)
+            case .link(let url):
+                // A link whose query names the style's page or offset, or, for a server whose
+                // links name their own, any `page`, `page[number]`, `offset` or `page[offset]`.
+                URLComponents(url: url, resolvingAgainstBaseURL: true)?.queryItems?.contains {
+                    names.contains($0.name) || ["page", "offset", "page[number]", "page[offset]"].contains($0.name)
+                } ?? false
+            }
+        }
+    }
+
+    /// Whether the server's count held steady over a walk of `distinct` records: every page told
+    /// the same total, and it is the number of records read.
+    func totalHeldSteady(distinct: Int) -> Bool {
+        guard let first = totals.first, let total = first, totals.allSatisfy({ $0 == total }) else { return false }
+        return total == distinct
     }
 }
 
@@ -126,26 +172,32 @@ extension ActionPipeline {
     /// Reads every page of a list, following the server's links, or the conventions' page
     /// parameters, up to ``Paging/maximumPages``: the records in the order the pages listed them.
     ///
-    /// The walk ends where the server says the list ends — a last page that links no next one, a
-    /// total reached — or, from a server that says nothing of pages, at an empty page when
-    /// `probing`, else after the first. A walk of every record that reached the end is the whole
-    /// list, and prunes as one.
+    /// The walk ends where the list is shown to end: a last page that links no next one, a total
+    /// reached, or — from a server that says nothing of pages — an empty page, or a page that repeats
+    /// the whole list (a server that ignores the page parameters). A short page is no end: a server
+    /// may cap its pages silently. A walk by page numbers or offsets is the whole list only if it
+    /// held still while it was read — the server's total the same on every page, or the same pages
+    /// read again — since a record deleted on an earlier page shifts a later one onto it, unread. A
+    /// whole list of every record of the model prunes as one; any other walk prunes nothing.
     ///
     /// - Throws: ``/MonoRailClient/APIError/Code/tooManyPages`` past the page limit (nothing is pruned then), or
     ///   what a page's read threw.
-    func everyPage(_ action: ModelAction<Model>, probing: Bool = true) async throws -> ResourceResponse<[Model]> {
+    func everyPage(_ action: ModelAction<Model>) async throws -> ResourceResponse<[Model]> {
         let paging = setup.conventions.paging
         var progress: PageProgress
         var first = action
         first.prunes = false
+        let firstRequest: NextPage
         switch action.operation {
         case .list(let filter):
             progress = PageProgress(parameters: filter.merging(action.parameters) { filter, _ in filter })
             first.parameters = [:]
             first.operation = .list(filter: progress.parameters)
-        case .page:
+            firstRequest = .parameters(progress.parameters)
+        case .page(let url):
             // A walk that starts at a link the server gave (JSON:API's `links.related`).
             progress = PageProgress(parameters: action.parameters)
+            firstRequest = .link(url)
         default:
             throw APIError(.invalidRequest, "only a list read walks its pages")
         }
@@ -153,7 +205,7 @@ extension ActionPipeline {
         guard answer.source == .network else { return answer.map(\.instances) }
         var instances = answer.value.instances
         var seen = Set(instances.map(ObjectIdentifier.init))
-        var next = progress.count(answer.value, paging: paging, probing: probing)
+        var next = progress.count(answer.value, asked: firstRequest, paging: paging)
         var extent = answer.value.extent(received: progress.received)
         while let request = next, extent != .whole {
             guard progress.pages < paging.maximumPages else {
@@ -162,20 +214,42 @@ extension ActionPipeline {
                     "\(Model.resourceSchema.typeName).getAll() read \(progress.pages) pages "
                         + "(paging.maximumPages) and the list went on; nothing was pruned")
             }
-            let page = try await self.page(Self.step(request, of: action, in: store))
+            // After a page the server said nothing of, the next is asked for to see whether the list
+            // goes on: a `404` (Django REST framework's answer past the last page) says it does not.
+            let isProbe = extent == .unstated
+            let page: ResourceResponse<ListedPage<Model>>
+            do {
+                page = try await self.page(Self.step(request, of: action, in: store))
+            } catch let error as APIError where isProbe && error.statusCode == 404 {
+                extent = .whole
+                next = nil
+                break
+            }
             let fresh = page.value.instances.filter { seen.insert(ObjectIdentifier($0)).inserted }
             instances += fresh
-            next = progress.count(page.value, paging: paging, probing: probing)
+            next = progress.count(page.value, asked: request, paging: paging)
             extent = page.value.extent(received: progress.received)
             if page.value.instances.isEmpty {
                 // An empty page after the first: the list ended there.
                 extent = .whole
             } else if fresh.isEmpty {
-                // Nothing but records already read: the server ignores the page parameters, and the
-                // walk cannot tell where the list ends.
-                extent = .unstated
+                // Nothing new: a server that ignores the page parameters repeats the whole list, which
+                // was whole; any other repeat says nothing of where the list ends.
+                extent = progress.lastPageRepeatsTheList ? .whole : .unstated
                 next = nil
             }
+        }
+        if extent == .whole, !progress.lastPageRepeatsTheList, progress.shifts(paging),
+            !progress.totalHeldSteady(distinct: instances.count),
+            await !listHeldStill(progress, action: action)
+        {
+            extent = .unstated
+            store.noticeOnce(
+                "moved walk \(Model.resourceSchema.typeName)",
+                """
+                \(Model.resourceSchema.typeName)'s list changed while its pages were read (a record created or \
+                deleted shifts the pages after it): the walk returns what it read and prunes nothing
+                """)
         }
         var whole = answer.map { _ in instances }
         whole.extent = extent
@@ -183,8 +257,19 @@ extension ActionPipeline {
         return whole
     }
 
+    /// The final check of a walk by page numbers or offsets that told no steady total: its pages
+    /// asked for again, in order, hold the same records. `false` when one differs, or cannot be read.
+    func listHeldStill(_ progress: PageProgress, action: ModelAction<Model>) async -> Bool {
+        for (request, ids) in zip(progress.asked, progress.pageIDs) {
+            guard let again = try? await page(Self.step(request, of: action, in: store)),
+                again.value.instances.map({ $0.id?.description ?? "" }) == ids
+            else { return false }
+        }
+        return true
+    }
+
     /// The read of the page after one: by the server's link, or by the parameters that ask for it.
-    private static func step(_ request: NextPage, of action: ModelAction<Model>, in store: ResourceStore)
+    static func step(_ request: NextPage, of action: ModelAction<Model>, in store: ResourceStore)
         -> ModelAction<Model>
     {
         var step = ModelAction<Model>(

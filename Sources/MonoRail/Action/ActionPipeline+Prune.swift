@@ -31,14 +31,43 @@ extension ActionPipeline {
                 returns that page and prunes nothing; \(name).getAll() reads every page
                 """)
         case .unstated:
-            guard setup.prunesOrphans, listsEverything(action) else { return }
-            store.noticeOnce(
-                "unstated \(name)",
-                """
-                \(request) said nothing of pages (no next link, no total), so prunesOrphans removes nothing \
-                after it: \(name).getAll() reads every page and prunes once it reaches the end
-                """)
+            guard setup.prunesOrphans, listsEverything(action), let fetched = answer.fetched else { return }
+            if await provesEnd(of: action, kept: kept) {
+                await pruneOrphans(keeping: kept, fetched: fetched)
+            } else {
+                store.noticeOnce(
+                    "unstated \(name)",
+                    """
+                    \(request) said nothing of pages (no next link, no total) and its next page held more \
+                    records: the server pages silently, so the read prunes nothing; \(name).getAll() reads \
+                    every page and prunes once it reaches the end
+                    """)
+            }
         }
+    }
+
+    /// Whether a list the server said nothing of pages about is all there is: its next page, asked
+    /// for in the conventions' paging style, repeats it (the server ignores the page parameters: a
+    /// plain Rails or FastAPI index) or is empty, and then the first page, read again, still holds
+    /// the same records. A capped server answers the next records, and proves nothing.
+    private func provesEnd(of action: ModelAction<Model>, kept: [Model]) async -> Bool {
+        let paging = setup.conventions.paging
+        var progress = PageProgress(parameters: [:])
+        guard let next = progress.count(ListedPage(instances: kept), asked: .parameters([:]), paging: paging)
+        else { return kept.isEmpty }
+        let probe: ResourceResponse<ListedPage<Model>>
+        do {
+            probe = try await page(Self.step(next, of: action, in: store))
+        } catch let error as APIError where error.statusCode == 404 {
+            // No such page (Django REST framework's answer past the last): the list ended at the first.
+            return await listHeldStill(progress, action: action)
+        } catch {
+            return false
+        }
+        _ = progress.count(probe.value, asked: next, paging: paging)
+        if progress.lastPageRepeatsTheList { return true }
+        guard probe.value.instances.isEmpty, probe.value.total == nil, probe.value.nextLink == nil else { return false }
+        return await listHeldStill(progress, action: action)
     }
 
     /// Removes the records of the model that an authoritative list no longer holds: live instances

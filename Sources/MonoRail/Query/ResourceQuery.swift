@@ -157,9 +157,16 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
             return state.generation
         }
         var progress = PageProgress(parameters: plan.parameters, pageSize: pageSize)
-        let answer = try await fetch(.parameters(progress.firstPage(setup.conventions.paging)), sharing: false)
-        let next = progress.count(answer.value, paging: setup.conventions.paging)
-        let extent = extent(of: answer.value, progress: progress, next: next)
+        let paging = setup.conventions.paging
+        let firstPage = NextPage.parameters(progress.firstPage(paging))
+        let answer = try await fetch(firstPage, sharing: false)
+        var next = progress.count(answer.value, asked: firstPage, paging: paging)
+        var extent = extent(of: answer.value, progress: progress)
+        if pageSize == nil, extent == .unstated, answer.source == .network, let probe = next {
+            // One unpaged list from a server that says nothing of pages: its next page shows whether
+            // this was all of it (repeated, or empty) or the server pages silently (more records).
+            (next, extent, progress) = try await proveEnd(after: progress, asking: probe)
+        }
         let values = read(answer.value.instances)
         let locals = pendingCreates()
         let coder = FieldCoder(options: setup.coding)
@@ -236,11 +243,28 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 if state.pageLoad?.generation == generation { state.pageLoad = nil }
             }
         }
-        let answer = try await fetch(next)
+        // After a page the server said nothing of, the next one is asked for to see whether the
+        // list goes on: a `404` says it does not.
+        let isProbe = state.withLock { $0.extent == .unstated }
+        let fetched = isProbe ? try await fetchProbe(next) : try await fetch(next)
+        guard let answer = fetched else {
+            let ended = state.withLock { state -> Bool in
+                guard state.shownGeneration == generation, state.progress.pages == shown.pages else { return false }
+                state.next = nil
+                state.extent = .whole
+                publish(state)
+                return true
+            }
+            if ended {
+                announce()
+                await pruneIfWhole(.network, generation: generation)
+            }
+            return
+        }
         let values = read(answer.value.instances)
         var progress = shown
-        let following = progress.count(answer.value, paging: setup.conventions.paging)
-        let extent = extent(of: answer.value, progress: progress, next: following)
+        let following = progress.count(answer.value, asked: next, paging: setup.conventions.paging)
+        let extent = extent(of: answer.value, progress: progress)
         let shown = state.withLock { state -> Bool in
             // A refresh since, or a page that got here first, makes this answer stale.
             guard state.shownGeneration == generation, state.progress.pages == shown.pages else { return false }
@@ -250,12 +274,12 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
                 into: &state)
             state.progress = progress
             if let total = answer.value.total { state.total = total }
-            // A page of nothing but records already shown, with no link onward, is a server that
-            // ignores the page parameters: asking again would bring the same, and where the list
-            // ends cannot be told.
+            // A page of nothing but records already shown, with no link onward: asking again would
+            // bring the same. One that repeats the whole list is a server that ignores the page
+            // parameters, and the list was whole; any other says nothing of where the list ends.
             if !answer.value.instances.isEmpty, state.members.count == before, answer.value.nextLink == nil {
                 state.next = nil
-                state.extent = .unstated
+                state.extent = progress.lastPageRepeatsTheList ? .whole : .unstated
             } else {
                 state.next = following
                 state.extent = extent
@@ -272,15 +296,29 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// Prunes what an authoritative query's answer no longer holds, once it holds the whole list.
     private func pruneIfWhole(_ source: ResponseSource, generation: Int) async {
         guard isAuthoritative, plan.isEvaluable, setup.prunesOrphans, source == .network else { return }
-        let whole = state.withLock { state -> (members: [Model], fetched: FetchStamp)? in
+        let whole = state.withLock { state -> (members: [Model], fetched: FetchStamp, progress: PageProgress)? in
             guard state.shownGeneration == generation, state.next == nil, state.extent == .whole,
                 let fetched = state.fetched
             else {
                 return nil
             }
-            return (state.members, fetched)
+            return (state.members, fetched, state.progress)
         }
         guard let whole else { return }
+        let progress = whole.progress
+        let distinct = Set(progress.pageIDs.joined()).count
+        if !progress.lastPageRepeatsTheList, progress.shifts(setup.conventions.paging),
+            !progress.totalHeldSteady(distinct: distinct), await !heldStill(progress)
+        {
+            store.noticeOnce(
+                "moved query \(Model.resourceSchema.typeName)",
+                """
+                a query of \(Model.resourceSchema.typeName) changed on the server while its pages were read (a \
+                record created or deleted shifts the pages after it): it prunes nothing until a refresh reads \
+                it whole
+                """)
+            return
+        }
         let plan = plan
         let coder = FieldCoder(options: setup.coding)
         let matches: (Model) -> Bool = { plan.matches(InstanceValues.read($0, slots: plan.slots, coder: coder)) }
@@ -321,13 +359,50 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
 
     // MARK: - Pages
 
-    /// What the pages loaded so far, the last of them `page`, say of the list. A page shorter than
-    /// the size asked for, or an empty one after the first, ends it even when the server says
-    /// nothing of pages.
-    private func extent(of page: ListedPage<Model>, progress: PageProgress, next: NextPage?) -> ListExtent {
+    /// What the pages loaded so far, the last of them `page`, say of the list. From a server that
+    /// says nothing of pages, an empty page after the first ends it, and so does one that repeats
+    /// the list; a short page does not (the server may cap its pages).
+    private func extent(of page: ListedPage<Model>, progress: PageProgress) -> ListExtent {
         let told = page.extent(received: progress.received)
-        guard told == .unstated, next == nil, let pageSize else { return told }
-        return page.instances.count < pageSize ? .whole : .unstated
+        guard told == .unstated, progress.pages > 1 else { return told }
+        return page.instances.isEmpty || progress.lastPageRepeatsTheList ? .whole : .unstated
+    }
+
+    /// Asks for the page after a first one of which the server said nothing: the list ended there
+    /// when that page repeats it or is empty — then no page is offered next — else the server pages
+    /// silently, and the page is the next one to load. What was read of the probe is not shown.
+    private func proveEnd(after progress: PageProgress, asking probe: NextPage) async throws
+        -> (next: NextPage?, extent: ListExtent, progress: PageProgress)
+    {
+        guard let answer = try await fetchProbe(probe) else {
+            return (nil, .whole, progress)
+        }
+        var probed = progress
+        _ = probed.count(answer.value, asked: probe, paging: setup.conventions.paging)
+        if probed.lastPageRepeatsTheList { return (nil, .whole, probed) }
+        if answer.value.instances.isEmpty, answer.value.total == nil { return (nil, .whole, probed) }
+        return (probe, .partial(total: nil), progress)
+    }
+
+    /// A page asked for only to see whether the list goes on; `nil` when the server answers that
+    /// there is no such page (`404`, as Django REST framework answers a page past the last).
+    private func fetchProbe(_ probe: NextPage) async throws -> ResourceResponse<ListedPage<Model>>? {
+        do {
+            return try await fetch(probe)
+        } catch let error as APIError where error.statusCode == 404 {
+            return nil
+        }
+    }
+
+    /// The final check of pages read by number or offset: asked for again, each holds the records it
+    /// held, so nothing moved between them while they were read.
+    private func heldStill(_ progress: PageProgress) async -> Bool {
+        for (request, ids) in zip(progress.asked, progress.pageIDs) {
+            guard let again = try? await fetch(request, sharing: false),
+                again.value.instances.map({ $0.id?.description ?? "" }) == ids
+            else { return false }
+        }
+        return true
     }
 
     // MARK: - Telling

@@ -71,7 +71,7 @@ extension InstanceState {
         // Held until they are saved: the store alone would let them go.
         var held: [Target] = []
         do {
-            held = try await ActionPipeline(store: store).everyPage(listed, probing: false).value
+            held = try await ActionPipeline(store: store).everyPage(listed).value
         } catch let error as APIError where error.isUnanswered {
             // Offline: the records live in the store are all that can be re-pointed; their saves
             // wait in the outbox if the store keeps writes.

@@ -67,15 +67,15 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
                 // The server's own word on where the records are (JSON:API's `links.related`).
                 var read = ModelAction<Target>(operation: .page(link), store: store)
                 read.owner = (key, id)
-                let found = try await ActionPipeline(store: store).everyPage(read, probing: false).value
+                let found = try await ActionPipeline(store: store).everyPage(read).value
                 owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath)
                 return
             }
             guard store.setup(for: Target.self).wireKeys.contains(key) else {
                 throw InstanceState<Model>.missingKey(key, valuePath: valuePath, of: Target.self)
             }
-            // A server that pages by default answers with its first page: a to-many reads every page
-            // the server says there is, and asks for none it does not.
+            // A server that pages by default answers with its first page: a to-many reads every page,
+            // to the end the server tells or an empty (or repeated) page shows.
             var read = ModelAction<Target>(operation: .list(filter: [key: id.jsonValue]), store: store)
             if let route {
                 read = ModelAction<Target>(operation: .list(filter: [:]), store: store)
@@ -87,7 +87,7 @@ public struct ResourceRelationship<Model: ResourceModel>: Sendable {
             let found =
                 one
                 ? try await ActionPipeline(store: store).list(read).value
-                : try await ActionPipeline(store: store).everyPage(read, probing: false).value
+                : try await ActionPipeline(store: store).everyPage(read).value
             owner._$state.keep(one ? Array(found.prefix(1)) : found, for: valuePath)
         }
     }

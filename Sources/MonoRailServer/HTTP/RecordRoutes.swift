@@ -14,14 +14,17 @@ struct RecordRoutes: Sendable {
     let maxUploadSize: Int
     /// The page size of an index asked for without one; `nil` lists everything.
     let defaultPageSize: Int?
+    /// How the index pages its lists.
+    let indexPaging: IndexPaging
     /// Writes sent with an `Idempotency-Key` are carried out once.
     let writes: IdempotentWrites
 
     init(
         store: RecordStore, maxBodySize: Int, envelope: ServerEnvelope, uploadsDirectory: URL, maxUploadSize: Int,
-        defaultPageSize: Int? = nil
+        defaultPageSize: Int? = nil, indexPaging: IndexPaging = .headers
     ) {
         self.defaultPageSize = defaultPageSize
+        self.indexPaging = indexPaging
         self.store = store
         self.maxBodySize = maxBodySize
         self.envelope = envelope
@@ -155,9 +158,14 @@ struct RecordRoutes: Sendable {
             throw APIProblem(.badRequest, "at most 1000 values may be listed with []")
         }
         let parameters = request.uri.queryParameters
-        let page = parameters.get("page", as: Int.self).map { max(1, $0) }
-        let perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
-        let limit = page != nil || perPage != nil ? (perPage ?? defaultPageSize ?? 25) : defaultPageSize
+        var page = parameters.get("page", as: Int.self).map { max(1, $0) }
+        var perPage = parameters.get("per_page", as: Int.self).map { min(max(1, $0), 1000) }
+        var limit = page != nil || perPage != nil ? (perPage ?? defaultPageSize ?? 25) : defaultPageSize
+        switch indexPaging {
+        case .headers: break
+        case .bare: (page, perPage, limit) = (nil, nil, nil)
+        case .silentCap(let cap): limit = min(perPage ?? cap, cap)
+        }
         let offset = ((page ?? 1) - 1) * (limit ?? 0)
         let order = (parameters.get("order") ?? "").split(separator: ",").map { key in
             key.hasPrefix("-") ? (String(key.dropFirst()), true) : (String(key), false)
@@ -170,6 +178,7 @@ struct RecordRoutes: Sendable {
         try sideload(include(request), for: resource, records: records, into: &body)
         var response = try respond(
             request, .ok, wrap(body, main: resource.pluralName), lastModified: Self.lastModified(of: records))
+        guard indexPaging == .headers else { return response }
         if let name = Self.totalCountHeader { response.headers[name] = String(total) }
         // A cursor page (`after`) links nothing: the next cursor is its last record's id.
         if let limit, after == nil, let name = Self.linkHeader {

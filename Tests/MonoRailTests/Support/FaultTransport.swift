@@ -6,13 +6,16 @@ import MonoRailTransport
 /// A transport that sends every request to the real server and, for the requests a test names,
 /// loses the answer after the server made it — the server committed the write, the app sees the
 /// connection closed: the lost answer of a flaky network, which no server can be asked to send — or
-/// holds it back a while, so that what happens meanwhile (a push, a read) overtakes it.
-final class LosingTransport: StreamingTransport {
+/// holds it back a while, so that what happens meanwhile (a push, a read) overtakes it; or runs a
+/// step just before a request goes, such as another client's delete between two pages.
+final class FaultTransport: StreamingTransport {
     private let inner: any StreamingTransport
     /// Request lines (`"PUT /trains/1"`) whose next answers are lost, with how many are left.
     private let losing = Locked<[String: Int]>([:])
     /// Request lines whose answers are held back, and for how long.
     private let holding = Locked<[String: Duration]>([:])
+    /// Steps to run before sending a request, by request target (`"GET /trains?page=2"`), once each.
+    private let before = Locked<[String: @Sendable () async throws -> Void]>([:])
     /// The bodies sent, by request line, in order.
     private let sent = Locked<[String: [Data]]>([:])
 
@@ -36,6 +39,11 @@ final class LosingTransport: StreamingTransport {
         holding.withLock { $0[line] = delay }
     }
 
+    /// Runs `step` once, just before the request to `target` (method, path and query) is sent.
+    func beforeSending(_ target: String, _ step: @escaping @Sendable () async throws -> Void) {
+        before.withLock { $0[target] = step }
+    }
+
     /// The bodies sent with `line`, in order.
     func bodies(of line: String) -> [Data] {
         sent.withLock { $0[line] ?? [] }
@@ -45,6 +53,8 @@ final class LosingTransport: StreamingTransport {
         HTTPResponse, Data
     ) {
         let line = "\(request.method.rawValue) \(request.path?.split(separator: "?").first.map(String.init) ?? "")"
+        let target = "\(request.method.rawValue) \(request.path ?? "")"
+        if let step = before.withLock({ $0.removeValue(forKey: target) }) { try await step() }
         if case .data(let data)? = body?.storage { sent.withLock { $0[line, default: []].append(data) } }
         let answer = try await inner.send(request, body: body, metadata: metadata)
         let loses = losing.withLock { losing -> Bool in
@@ -52,7 +62,7 @@ final class LosingTransport: StreamingTransport {
             losing[line] = left - 1
             return true
         }
-        if loses { throw TransportError(.connectionClosed, "the answer was lost (LosingTransport)") }
+        if loses { throw TransportError(.connectionClosed, "the answer was lost (FaultTransport)") }
         if let delay = holding.withLock({ $0[line] }) { try await Task.sleep(for: delay) }
         return answer
     }
