@@ -398,6 +398,17 @@ public final class SQLiteStorage: RecordCache {
         }
     }
 
+    /// Marks every record and query as fetched at 1970-01-01, in one transaction: stale for any time
+    /// to live, still there for an offline read.
+    public func markStale() async throws {
+        try await flush()
+        let longAgo = Date(timeIntervalSince1970: 0).timeIntervalSinceReferenceDate
+        try await writing { db, _ in
+            try db.execute(sql: "UPDATE record SET fetched_at = ?", arguments: [longAgo])
+            try db.execute(sql: "UPDATE query SET fetched_at = ?", arguments: [longAgo])
+        }
+    }
+
     /// Forgets records.
     public func remove(_ keys: [RecordKey]) async throws {
         try await flush()

@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import HTTPTypes
 import Logging
@@ -324,6 +325,7 @@ extension ActionPipeline {
                 throw error
             }
             span?.addEvent("merged")
+            pipeline.store.hasMergedAnswers.store(true, ordering: .relaxed)
             if setup.client.telemetry.metricsFactory != nil {
                 let size = pipeline.store.identityMap.withLock { $0.entryCount }
                 setup.client.telemetry.set("monorail.identity_map.size", [], to: Double(size))

@@ -117,6 +117,15 @@ public final class InMemoryRecordCache: RecordCache {
         }
     }
 
+    /// Marks every record and query as fetched at 1970-01-01: stale for any time to live.
+    public func markStale() async throws {
+        let longAgo = Date(timeIntervalSince1970: 0)
+        state.withLock { state in
+            for key in Array(state.records.keys) { state.records[key]?.record.fetchedAt = longAgo }
+            for key in Array(state.queries.keys) { state.queries[key]?.query.fetchedAt = longAgo }
+        }
+    }
+
     /// Moves the fetched-at of records and a query forward to `fetched`.
     public func refresh(_ keys: [RecordKey], query: QueryKey?, fetched: FetchStamp) async throws {
         state.withLock { state in

@@ -52,6 +52,13 @@ public protocol RecordCache: AnyObject, Sendable {
     /// ``forgetDeleted(_:)`` does. Returns their keys.
     func forgetAbsent(model: String, keeping ids: Set<String>, fetchedBefore order: Int64) async throws -> [RecordKey]
 
+    /// Marks every record and stored list as fetched long ago, keeping them: the server said it no
+    /// longer keeps the changes since the live-updates cursor (`event: reset`), so what was stored
+    /// may have missed some. A ``MonoRail/Configuration/cacheTimeToLive`` or a
+    /// ``CachePolicy/cacheFirst(maxAge:)`` then asks the server again; an offline read still answers.
+    /// The default does nothing: a cache that keeps no time of its own has none to change.
+    func markStale() async throws
+
     /// Keeps records from eviction (`true`), or lets them go again (`false`).
     func setPinned(_ pinned: Bool, _ keys: [RecordKey]) async throws
 
@@ -109,6 +116,8 @@ extension RecordCache {
 
     /// Does nothing: the cache keeps each write before ``write(_:query:)`` returns.
     public func flush() async throws {}
+
+    public func markStale() async throws {}
 }
 
 /// Where a store's live updates resume: the id of the last event merged from a stream.

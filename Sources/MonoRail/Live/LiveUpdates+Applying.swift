@@ -6,12 +6,26 @@ import Tracing
 // What an event does: find its model, merge or delete its records through the action pipeline,
 // keep them with the cursor, tell who listens.
 extension LiveUpdates {
+    /// How many times in a row the stream is opened again from one cursor because an event after
+    /// it could not be read; then the event is passed over (it was reported each time).
+    static let unreadableRetries = 3
+
+    /// Why the stream is opened again: an event could not be read (larger than the configured
+    /// most, or not UTF-8). Reconnecting from the last event merged makes the server send again
+    /// what followed it, rather than have it passed over.
+    struct Unreadable: Error {
+        var error: APIError
+    }
+
     /// Applies what a chunk of the stream brought, in order. The record events in a row are merged
     /// together (``merge(_:store:settings:logger:)``); an event that cannot be applied is reported and
     /// passed over, and the cursor moves past it all the same, so a stream never stops on one bad event.
+    /// An event that cannot be read at all throws ``Unreadable`` once what came before it is merged:
+    /// the stream is opened again from the cursor; the same failure at the same cursor
+    /// ``unreadableRetries`` times is passed over.
     func apply(
         _ outputs: [ServerSentEventParser.Output], store: ResourceStore, settings: LiveUpdatesConfiguration
-    ) async {
+    ) async throws {
         let logger = store.configuration.logger
         // What a change waits for once its bytes are here: the changes before it, the merge, the
         // record cache, the announce — `monorail.live.lag`.
@@ -55,6 +69,15 @@ extension LiveUpdates {
                 await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)
                 run = []
                 report(error, logger: logger)
+                let cursor = lastEventID
+                let attempts = connection.withLock { connection -> Int in
+                    let count = connection.unreadable.map { $0.cursor == cursor ? $0.count + 1 : 1 } ?? 1
+                    connection.unreadable = (cursor, count)
+                    return count
+                }
+                guard attempts >= Self.unreadableRetries else { throw Unreadable(error: error) }
+                // The server sends it again each time: passed over, as reported, and the stream goes on.
+                connection.withLock { $0.unreadable = nil }
             }
         }
         await merge(run, arrived: arrived, stamp: stamp, store: store, settings: settings, logger: logger)

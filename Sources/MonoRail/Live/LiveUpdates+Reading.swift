@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import HTTPTypes
 import Logging
@@ -30,6 +31,10 @@ extension LiveUpdates {
                     failures = 0
                 }
                 // The server ended the stream: it is opened again, as EventSource does.
+            } catch is Unreadable {
+                // Reported where it was found; opened again from the last event merged, at once.
+                if Task.isCancelled || connection.withLock({ $0.generation != generation }) { return }
+                continue
             } catch {
                 if Task.isCancelled || connection.withLock({ $0.generation != generation }) { return }
                 let failure = APIError.wrapping(error, request: nil)
@@ -113,6 +118,12 @@ extension LiveUpdates {
         guard connection.withLock({ $0.generation == generation }) else { return }
         setState(.live, generation: generation)
         onLive()
+        if cursor == nil, store.hasMergedAnswers.load(ordering: .relaxed) {
+            // A first stream starts from now: a change made between the app's reads and now is in no
+            // event. What the store read before is read again, from after the stream's start.
+            let logger = store.configuration.logger
+            Task { await self.resetAll(in: store, logger: logger) }
+        }
         let idleTimeout = settings.idleTimeout
         let lastActivity = Locked(ContinuousClock.now)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -122,7 +133,7 @@ extension LiveUpdates {
                     lastActivity.withLock { $0 = .now }
                     let outputs = parser.parse(chunk)
                     try Task.checkCancellation()
-                    await self.apply(outputs, store: store, settings: settings)
+                    try await self.apply(outputs, store: store, settings: settings)
                 }
             }
             group.addTask {

@@ -77,6 +77,10 @@ public final class LiveUpdates: Observable, Sendable {
         var serverRetry: Duration?
         /// Paused by the app going to the background; resumed when it returns.
         var isPaused = false
+        /// The cursor at which an event could not be read, and how many times in a row: the stream
+        /// is opened again from it, so the server sends again what followed, until that fails
+        /// ``LiveUpdates/unreadableRetries`` times.
+        var unreadable: (cursor: String?, count: Int)?
     }
 
     let connection: Locked<Connection>

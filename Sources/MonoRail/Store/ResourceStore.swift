@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import Logging
 import MonoRailTransport
@@ -39,6 +40,9 @@ public final class ResourceStore: Observable, Sendable {
     let identityMap = Locked(IdentityMap())
     /// Between one account and the next: answers asked for before ``clear()`` are dropped.
     let signOutFence = SignOutFence()
+    /// Whether an answer of the server was merged: a first live-updates stream, which starts from
+    /// now, then reads again what was read before it.
+    let hasMergedAnswers = ManagedAtomic(false)
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()

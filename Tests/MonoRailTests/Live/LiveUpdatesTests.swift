@@ -34,6 +34,14 @@ struct LiveUpdatesTests {
             #expect(all.instances.count == 2)
             try await api.store.liveUpdates.connect()
             #expect(api.store.liveUpdates.state.isLive)
+            // A first stream starts from now: what was read before it is read once more.
+            #expect(
+                try await eventually {
+                    let entries = api.journal.entries
+                    return entries.contains("GET /trains/1") && entries.contains("GET /trains/2")
+                        && entries.contains { $0 == "GET /trains" || $0.hasPrefix("GET /trains?") }
+                })
+            try await Task.sleep(for: .milliseconds(50))
             api.journal.reset()
 
             let theirs = try await Train.get(id: 1, in: otherClient)
@@ -174,6 +182,24 @@ struct LiveUpdatesTests {
         }
     }
 
+    @Test("a change made between the app's read and its first stream is not lost: the first stream reads again")
+    func firstConnectLeavesNoGap() async throws {
+        try await withLiveStores { api, otherClient in
+            let train = try await Train.get(id: 1, in: api.store)
+            let all = try await Train.query(in: api.store)
+            // Changed after our read, before the stream opens "from now": in no event we will get.
+            let theirs = try await Train.get(id: 1, in: otherClient)
+            theirs.company = "Changed in the gap"
+            try await theirs.save()
+            let made = Train()
+            made.company = "Made in the gap"
+            try await made.create(in: otherClient)
+            try await api.store.liveUpdates.connect()
+            #expect(try await eventually { train.company == "Changed in the gap" })
+            #expect(try await eventually { all.instances.contains { $0.company == "Made in the gap" } })
+        }
+    }
+
     @Test("a push moves a record into a filtered live query and out of it")
     func filteredLiveQuery() async throws {
         try await withLiveStores { api, otherClient in
@@ -196,6 +222,8 @@ struct LiveUpdatesTests {
             let train = try await Train.get(id: 1, in: api.store)
             let second = try await Train.get(id: 2, in: api.store)
             let all = try await Train.query(in: api.store)
+            // Read and let go: in the record cache only.
+            _ = try await Car.get(id: 1, in: api.store)
             try await api.store.liveUpdates.connect()
             let theirs = try await Train.get(id: 1, in: otherClient)
             theirs.company = "Seen"
@@ -235,6 +263,10 @@ struct LiveUpdatesTests {
             // Read again: the list, and each record held.
             #expect(api.journal.entries.contains("GET /trains"))
             #expect(api.journal.entries.contains("GET /trains/1"))
+            // What only the record cache holds is kept, marked stale: a time to live asks again.
+            let key = RecordKey(model: "car", id: "1")
+            let stored = try await api.store.configuration.storage?.records([key])[key]
+            #expect(stored?.fetchedAt == Date(timeIntervalSince1970: 0))
         }
     }
 
