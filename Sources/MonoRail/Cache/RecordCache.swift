@@ -117,6 +117,7 @@ extension RecordCache {
     /// Does nothing: the cache keeps each write before ``write(_:query:)`` returns.
     public func flush() async throws {}
 
+    /// Does nothing: a cache that keeps no fetch times of its own has none to change.
     public func markStale() async throws {}
 }
 
