@@ -86,16 +86,20 @@ extension LiveUpdates {
     /// Merges record events in a row, each all or nothing, their changes told to live queries once
     /// for all of them (a burst of a thousand changes moves a list once, not a thousand times), and
     /// keeps them with the cursor after the last in one commit.
+    ///
+    /// - Parameter replaying: Whether the events are kept ones applied late: the cursor stays where
+    ///   the stream has it.
     private func merge(
         _ events: [RecordEvent], arrived: ContinuousClock.Instant, stamp: FetchStamp, store: ResourceStore,
-        settings: LiveUpdatesConfiguration, logger: Logger
+        settings: LiveUpdatesConfiguration, logger: Logger, replaying: Bool = false
     ) async {
         guard !events.isEmpty else { return }
         let telemetry = store.client.telemetry
         // Pushed changes start a trace of their own: no action of the app's caused them.
         let attributes: SpanAttributes = ["monorail.live.events": .int64(Int64(events.count))]
         await telemetry.withSpan("LiveUpdates.apply", context: .topLevel, attributes: attributes) { span in
-            let applied = await merging(events, stamp: stamp, store: store, settings: settings, logger: logger)
+            let applied = await merging(
+                events, stamp: stamp, store: store, settings: settings, logger: logger, replaying: replaying)
             if let span {
                 for event in applied { span.addEvent(event.spanEvent) }
             }
@@ -109,15 +113,17 @@ extension LiveUpdates {
     /// ``merge(_:arrived:store:settings:logger:)``'s work; the events it applied.
     private func merging(
         _ events: [RecordEvent], stamp: FetchStamp, store: ResourceStore, settings: LiveUpdatesConfiguration,
-        logger: Logger
+        logger: Logger, replaying: Bool
     ) async -> [Event] {
         guard let last = events.last?.event else { return [] }
         var outcome = PushOutcome(keys: [])
         var applied: [Event] = []
         var problems: [APIError] = []
+        var cursor = lastEventID
         QueryBatch.collecting {
             for record in events {
                 let (event, kind) = (record.event, record.kind)
+                defer { cursor = event.id ?? cursor }
                 do {
                     let (model, isList) = try Self.model(of: event, named: record.model, in: store)
                     let one = try model.applyPushed(kind, body: event.data, isList: isList, arrived: stamp, in: store)
@@ -128,13 +134,19 @@ extension LiveUpdates {
                         .applied(
                             kind, model: model.resourceName, ids: one.keys.map { ResourceID.string($0.id) },
                             eventID: event.id))
+                } catch let unknown as UnknownModel {
+                    // Kept for when the app uses the model, rather than passed over for good.
+                    let held = HeldEvent(event: event, kind: kind, model: record.model, cursorBefore: cursor)
+                    connection.withLock { $0.held.append(held) }
+                    problems.append(unknown.error)
                 } catch {
                     problems.append(APIError.wrapping(error, request: nil))
                 }
             }
         }
         await store.announcer.settle()
-        await keep(outcome, cursor: last.id, stamp: stamp, store: store, settings: settings, logger: logger)
+        await keep(
+            outcome, cursor: replaying ? nil : last.id, stamp: stamp, store: store, settings: settings, logger: logger)
         for problem in problems { report(problem, logger: logger) }
         for event in applied { tell(event) }
         return applied
@@ -155,10 +167,9 @@ extension LiveUpdates {
     ) {
         if let named {
             guard let model = store.knownModel(named: named) else {
-                throw APIError(
-                    .decodingFailed,
+                throw UnknownModel(
                     "an event is about \"\(shown(named))\", a model this store has not used or registered "
-                        + "(MonoRail.Configuration.models); it was skipped")
+                        + "(MonoRail.Configuration.models); it is kept until the app uses it")
             }
             return (model, named == model.resourcePlural && named != model.resourceName)
         }
@@ -192,13 +203,14 @@ extension LiveUpdates {
         if let singular { return (singular, false) }
         if plurals.count == 1, let plural = plurals.first { return (plural, true) }
         let keys = members.keys.sorted().map { "\"\(shown($0))\"" }.joined(separator: ", ")
-        throw APIError(
-            .decodingFailed,
-            plurals.isEmpty
-                ? "an event's data (\(keys)) names no model this store has used or registered "
-                    + "(MonoRail.Configuration.models); it was skipped"
-                : "an event's data names several lists (\(keys)); name its model in the event "
-                    + "(event: trains.updated)")
+        guard plurals.isEmpty else {
+            throw APIError(
+                .decodingFailed,
+                "an event's data names several lists (\(keys)); name its model in the event (event: trains.updated)")
+        }
+        throw UnknownModel(
+            "an event's data (\(keys)) names no model this store has used or registered "
+                + "(MonoRail.Configuration.models); it is kept until the app uses one it names")
     }
 
     /// The model of a JSON:API document an event carries, by the `type` of its primary data:
@@ -224,12 +236,40 @@ extension LiveUpdates {
                 .decodingFailed, "an event's data is no JSON:API document with a typed resource; it was skipped")
         }
         guard let model = store.knownModel(jsonAPIType: type) else {
-            throw APIError(
-                .decodingFailed,
+            throw UnknownModel(
                 "an event is about \"\(shown(type))\", a type no model this store has used or registered has "
-                    + "(MonoRail.Configuration.models); it was skipped")
+                    + "(MonoRail.Configuration.models); it is kept until the app uses it")
         }
         return (model, isList)
+    }
+
+    /// An event about a model this store does not know yet: kept, and reported.
+    struct UnknownModel: Error {
+        var error: APIError
+        init(_ message: String) { error = APIError(.decodingFailed, message) }
+    }
+
+    /// Applies the kept events a model the app just used can place, in order, then lets storage
+    /// keep the cursor past them when none is kept any more.
+    func modelBecameKnown(in store: ResourceStore) async {
+        guard let settings = store.configuration.liveUpdates else { return }
+        let logger = store.configuration.logger
+        let held = connection.withLock { $0.held }
+        // Looked up outside the lock: finding a model reads the store's configuration.
+        let placed = held.indices.filter {
+            (try? Self.model(of: held[$0].event, named: held[$0].model, in: store)) != nil
+        }
+        guard !placed.isEmpty else { return }
+        let ready = placed.map { held[$0] }
+        connection.withLock { connection in
+            connection.held.removeAll { kept in
+                ready.contains { $0.event == kept.event && $0.cursorBefore == kept.cursorBefore }
+            }
+        }
+        let events = ready.map { RecordEvent(event: $0.event, kind: $0.kind, model: $0.model) }
+        await merge(
+            events, arrived: .now, stamp: store.stamp(), store: store, settings: settings, logger: logger,
+            replaying: true)
     }
 
     /// Gives the record cache what an event brought, with the cursor after it, and moves the cursor.
@@ -241,11 +281,14 @@ extension LiveUpdates {
         await store.signOutFence.keeping(stamp) {
             if let cursor { setLastEventID(cursor) }
             guard let storage = store.configuration.storage else { return }
-            guard cursor != nil || !outcome.records.isEmpty || !outcome.deleted.isEmpty else { return }
+            // Not past an event kept for a model not known yet: a restart gets it again.
+            let held = connection.withLock { $0.held.first }
+            let kept = held.map { $0.cursorBefore } ?? lastEventID
+            guard kept != nil || !outcome.records.isEmpty || !outcome.deleted.isEmpty else { return }
             do {
                 try await storage.keepPushed(
                     outcome.records, deleted: outcome.deleted,
-                    cursor: cursor.map { LiveCursor(feed: settings.path, lastEventID: $0) })
+                    cursor: kept.map { LiveCursor(feed: settings.path, lastEventID: $0) })
             } catch {
                 logger.warning("live updates: the record cache could not keep a pushed change: \(error)")
             }

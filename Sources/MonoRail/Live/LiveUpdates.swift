@@ -81,6 +81,19 @@ public final class LiveUpdates: Observable, Sendable {
         /// is opened again from it, so the server sends again what followed, until that fails
         /// ``LiveUpdates/unreadableRetries`` times.
         var unreadable: (cursor: String?, count: Int)?
+        /// Record events about a model this store has not used or registered yet, in order: applied
+        /// when the app first uses it. Storage keeps no cursor past the first of them, so a restart
+        /// has the server send them again.
+        var held: [HeldEvent] = []
+    }
+
+    /// A record event kept until its model is known, with the cursor before it.
+    struct HeldEvent: Sendable {
+        var event: ServerSentEvent
+        var kind: PushedChangeKind
+        var model: String?
+        /// The last event id before it: where a restarted stream must resume to get it again.
+        var cursorBefore: String?
     }
 
     let connection: Locked<Connection>
@@ -312,6 +325,8 @@ public final class LiveUpdates: Observable, Sendable {
         connection.withLock {
             $0.lastEventID = nil
             $0.hasReadCursor = true
+            // The last account's changes, kept for a model not used yet, go with it.
+            $0.held = []
         }
     }
 }

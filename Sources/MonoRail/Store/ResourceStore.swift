@@ -450,11 +450,15 @@ public final class ResourceStore: Observable, Sendable {
             // Made outside the lock: it runs the model's `configure(_:)`.
             let setup = ModelSetup<Model>(
                 configuration: configuration, storeClient: client, advertisedExtensions: advertisedExtensions)
-            usedModels.withLock { $0[ObjectIdentifier(type)] = type }
+            let isFirstUse = usedModels.withLock { $0.updateValue(type, forKey: ObjectIdentifier(type)) == nil }
             settings.withLock { state in
                 if state.generation == generation {
                     state.setups[ObjectIdentifier(type)] = (generation, setup)
                 }
+            }
+            // Pushed changes kept until a model is known may be applied now.
+            if isFirstUse, let live = liveUpdatesIfMade {
+                Task { await live.modelBecameKnown(in: self) }
             }
             return setup
         }

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailSQLite
 import MonoRailServer
 import MonoRailTesting
 import TestModels
@@ -197,6 +198,44 @@ struct LiveUpdatesTests {
             try await api.store.liveUpdates.connect()
             #expect(try await eventually { train.company == "Changed in the gap" })
             #expect(try await eventually { all.instances.contains { $0.company == "Made in the gap" } })
+        }
+    }
+
+    @Test("a push for a model the app has not used yet is kept, not passed over: applied when the model is first used")
+    func pushForModelNotYetUsed() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let storage = try SQLiteStorage(path: directory.appendingPathComponent("live.sqlite").path)
+            try await withLiveStores {
+                $0.storage = storage
+            } _: { api, otherClient in
+                _ = try await Train.get(id: 1, in: api.store)
+                try await api.store.liveUpdates.connect()
+                #expect(try await eventually { api.store.liveUpdates.lastEventID != nil })
+                let before = try #require(api.store.liveUpdates.lastEventID)
+                // Cars: not used by this store, nor registered.
+                let car = try await Car.get(id: 1, in: otherClient)
+                car.occupancy = 77
+                try await car.save()
+                let theirs = try await Train.get(id: 1, in: otherClient)
+                theirs.company = "After the car"
+                try await theirs.save()
+                let newest = try api.server.store.changeBounds().newest
+                #expect(try await merged(newest, in: api.store), "the stream went on past it")
+                try await storage.flush()
+                #expect(try await storage.liveCursor(feed: "/changes") == before, "storage keeps no cursor past it")
+
+                // First use of Car: the kept change is applied, and the cursor moves on.
+                _ = try await Car.get(id: 2, in: api.store)
+                let key = RecordKey(model: "car", id: "1")
+                for _ in 0..<500 where try await storage.records([key])[key] == nil {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let cached = try await Car.get(id: 1, policy: .cacheOnly, in: api.store)
+                #expect(cached.occupancy == 77)
+                try await storage.flush()
+                #expect(try await storage.liveCursor(feed: "/changes") == String(newest))
+            }
         }
     }
 
