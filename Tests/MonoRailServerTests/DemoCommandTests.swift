@@ -34,7 +34,7 @@ struct DemoCommandTests {
             "→ GET /trains?max_speed%5Bgte%5D=50&order=-max_speed&page=2&per_page=1",
             "fast.records: 5 Express 200.0, 1 MonoRail Co. 80.0\n   fast.total: 2\n   → GET /trains\n",
             "the list was told: true", "train.cars (occupancy): 80, 24\n   → POST /cars\n",
-            "liveUpdates.state: live\n   → GET /trains?order=id\n   → GET /changes\n",
+            "liveUpdates.state: live\n   (a first stream starts from now: what the app read before it is read once more)\n   → GET /trains?order=id\n   → GET /changes\n",
             // The other client's create, and no request of the app's: the stream brought it.
             "(another client created Pushed Line)\n   all.records: 1 MonoRail Co., 2 Deutsche Bahn AG, 4 Night Line, "
                 + "5 Express, 6 Pushed Line\n   → POST /trains\n   (server stopped",

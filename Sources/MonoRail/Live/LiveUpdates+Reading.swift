@@ -116,14 +116,15 @@ extension LiveUpdates {
                 request: response.request, response: response.response)
         }
         guard connection.withLock({ $0.generation == generation }) else { return }
-        setState(.live, generation: generation)
-        onLive()
         if cursor == nil, store.hasMergedAnswers.load(ordering: .relaxed) {
             // A first stream starts from now: a change made between the app's reads and now is in no
-            // event. What the store read before is read again, from after the stream's start.
-            let logger = store.configuration.logger
-            Task { await self.resetAll(in: store, logger: logger) }
+            // event. What the store read before is read again, from after the stream's start, before
+            // `connect()` returns; the events that come meanwhile wait in the stream.
+            await resetAll(in: store, logger: store.configuration.logger)
+            guard connection.withLock({ $0.generation == generation }) else { return }
         }
+        setState(.live, generation: generation)
+        onLive()
         let idleTimeout = settings.idleTimeout
         let lastActivity = Locked(ContinuousClock.now)
         try await withThrowingTaskGroup(of: Void.self) { group in

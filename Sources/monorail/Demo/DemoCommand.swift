@@ -390,6 +390,7 @@ struct Walkthrough {
         try await store.liveUpdates.connect()
         show("all.records", describe(all.instances))
         show("liveUpdates.state", "\(store.liveUpdates.state)")
+        print("   (a first stream starts from now: what the app read before it is read once more)")
         requests()
         let created = Train()
         created.company = "Pushed Line"

@@ -20,6 +20,8 @@ struct TraceWalkthrough {
         var configuration = MonoRail.Configuration(apiRootURL: server.baseURL)
         configuration.storage = try SQLiteStorage(path: directory.appendingPathComponent("app.sqlite").path)
         configuration.writePolicy = .queuedWhenOffline
+        // The stopped server refuses at once; a busy machine must not turn that into a late answer.
+        configuration.offlineDeadline = .seconds(30)
         configuration.tracer = tracer
         var retries = RetryPolicy.default
         retries.baseDelay = .milliseconds(50)
