@@ -179,11 +179,10 @@ extension ActionPipeline {
         /// retries, for at most the offline deadline; then the cache. An attempt still running at the
         /// deadline goes on as the answer's revalidation.
         private func networkOrCache(_ hit: CacheHit) async throws -> ResourceResponse<Value> {
-            let attempt = Task { try await network(validators: hit, retries: false) }
-            let outcome = await withTaskCancellationHandler {
-                await FirstOutcome.of(attempt, within: setup.offlineDeadline, clock: setup.client.configuration.clock)
-            } onCancel: {
-                attempt.cancel()
+            let (outcome, attempt) = await FirstOutcome.attempt(
+                within: setup.offlineDeadline, clock: setup.client.configuration.clock
+            ) {
+                try await network(validators: hit, retries: false)
             }
             switch outcome {
             case .answered(.success(let response)):

@@ -28,11 +28,10 @@ extension ActionPipeline {
         // Queued when offline, online as far as the store knows: one attempt, no retries, for at
         // most the offline deadline; the outbox retries what this one could not finish.
         let sent = store.stamp()
-        let attempt = Task { [prepared] in try await send(prepared, retries: false) }
-        let outcome = await withTaskCancellationHandler {
-            await FirstOutcome.of(attempt, within: setup.offlineDeadline, clock: setup.client.configuration.clock)
-        } onCancel: {
-            attempt.cancel()
+        let (outcome, attempt) = await FirstOutcome.attempt(
+            within: setup.offlineDeadline, clock: setup.client.configuration.clock
+        ) { [prepared] in
+            try await send(prepared, retries: false)
         }
         switch outcome {
         case .answered(.success(let response)):

@@ -135,6 +135,16 @@ struct PageProgress: Sendable {
         }
     }
 
+    /// Whether the pages, asked for again in order by `read`, hold the records they held: nothing
+    /// moved between them while they were read. `false` when one differs, or cannot be read.
+    func heldStill<Model>(reading read: (NextPage) async throws -> ListedPage<Model>) async -> Bool {
+        for (request, ids) in zip(asked, pageIDs) {
+            guard let again = try? await read(request), again.instances.map({ $0.id?.description ?? "" }) == ids
+            else { return false }
+        }
+        return true
+    }
+
     /// Whether the server's count held steady over a walk of `distinct` records: every page told
     /// the same total, and it is the number of records read.
     func totalHeldSteady(distinct: Int) -> Bool {
@@ -260,12 +270,7 @@ extension ActionPipeline {
     /// The final check of a walk by page numbers or offsets that told no steady total: its pages
     /// asked for again, in order, hold the same records. `false` when one differs, or cannot be read.
     func listHeldStill(_ progress: PageProgress, action: ModelAction<Model>) async -> Bool {
-        for (request, ids) in zip(progress.asked, progress.pageIDs) {
-            guard let again = try? await page(Self.step(request, of: action, in: store)),
-                again.value.instances.map({ $0.id?.description ?? "" }) == ids
-            else { return false }
-        }
-        return true
+        await progress.heldStill { request in try await page(Self.step(request, of: action, in: store)).value }
     }
 
     /// The read of the page after one: by the server's link, or by the parameters that ask for it.

@@ -397,12 +397,7 @@ public final class ResourceQuery<Model: ResourceModel>: Sendable {
     /// The final check of pages read by number or offset: asked for again, each holds the records it
     /// held, so nothing moved between them while they were read.
     private func heldStill(_ progress: PageProgress) async -> Bool {
-        for (request, ids) in zip(progress.asked, progress.pageIDs) {
-            guard let again = try? await fetch(request, sharing: false),
-                again.value.instances.map({ $0.id?.description ?? "" }) == ids
-            else { return false }
-        }
-        return true
+        await progress.heldStill { request in try await fetch(request, sharing: false).value }
     }
 
     // MARK: - Telling
