@@ -196,6 +196,7 @@ let package = Package(
         .target(
             name: "TestServer",
             dependencies: [
+                "MonoRail",
                 "MonoRailTesting",
                 "MonoRailTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),

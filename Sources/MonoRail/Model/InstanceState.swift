@@ -57,6 +57,10 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         var editSequence: UInt64 = 0
         var id: ResourceID?
         var isDeleted = false
+        /// Whether another instance took this one's place as its record's (the app's own, when a
+        /// create's answer came after the record arrived another way): it stays deleted whatever its
+        /// kept writes' answers bring, which go to that instance.
+        var isRetired = false
         /// Whether a server answer was merged in: a record the server has, with or without an id
         /// (a singleton resource's record may have none).
         var isPersisted = false
@@ -267,7 +271,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
             if state.born == nil { state.born = fetched.order }
             if let id = patch.id { state.id = id }
             state.store = store
-            if !state.isDeletePending { state.isDeleted = false }
+            if !state.isDeletePending, !state.isRetired { state.isDeleted = false }
             state.isPersisted = true
             if case .saved(let sent) = mode, !state.edits.isEmpty {
                 for index in state.edits.indices where state.edits[index] != 0 {
@@ -331,7 +335,7 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         let changed = state.withLock { state in
             state.id = id ?? state.id
             state.isPersisted = true
-            state.isDeleted = false
+            if !state.isRetired { state.isDeleted = false }
             state.fetched = fetched
             state.serverVersion = version
             if case .saved(let sent) = mode, !state.edits.isEmpty {

@@ -221,7 +221,10 @@ public final class ResourceStore: Observable, Sendable {
     /// An instance that stood for a record until the app's own took its place: marked deleted for
     /// whoever holds it, and its observers, live queries and relationships told.
     private func retire<Model: ResourceModel>(_ duplicate: Model) {
-        duplicate._$state.state.withLock { $0.isDeleted = true }
+        duplicate._$state.state.withLock { state in
+            state.isDeleted = true
+            state.isRetired = true
+        }
         noteRelationships(of: duplicate, kind: .deleted, fields: [])
         duplicate._$state.announce(.deleted, fields: [], of: duplicate)
     }

@@ -13,7 +13,7 @@ import Testing
 struct OutboxTimeTests {
     @Test("every attempt under one Idempotency-Key sends the same bytes, whatever changed on the server meanwhile")
     func sameBytesEveryAttempt() async throws {
-        let transport = FaultTransport()
+        let transport = FaultTransport.underTest()
         try await withHarness {
             OutboxTests.queued(&$0)
             $0.transport = transport

@@ -4,6 +4,7 @@ import MonoRailSQLite
 import MonoRailServer
 import MonoRailTesting
 import TestModels
+import TestServer
 import Testing
 
 /// Whole means proven, the same way for `get()`, `getAll()` and queries: a bare index proves its end
@@ -100,7 +101,7 @@ struct WholeListTests {
     func deleteBetweenPages() async throws {
         var server = ReferenceServer.Configuration()
         server.indexPaging = .silentCap(25)
-        let transport = FaultTransport()
+        let transport = FaultTransport.underTest()
         try await withHarness(server: server) {
             Self.pruning(&$0)
             $0.transport = transport
@@ -121,7 +122,7 @@ struct WholeListTests {
 
     @Test("the same with the server's total and links: a total that changed during the walk proves nothing")
     func deleteBetweenLinkedPages() async throws {
-        let transport = FaultTransport()
+        let transport = FaultTransport.underTest()
         try await withHarness(server: .init(defaultPageSize: 25)) {
             Self.pruning(&$0)
             $0.transport = transport

@@ -3,6 +3,7 @@ import MonoRail
 import MonoRailServer
 import MonoRailTesting
 import TestModels
+import TestServer
 import Testing
 
 /// One instance per record whatever the order of answers: a create answered after its record came
@@ -28,7 +29,7 @@ struct OneInstanceTests {
 
     @Test("a pushed created that outruns the POST's answer: the app's instance is the record's, once in the list")
     func pushOutrunsAnswer() async throws {
-        let transport = FaultTransport()
+        let transport = FaultTransport.underTest()
         try await withHarness {
             $0.liveUpdates = .serverSentEvents(path: "/changes")
             $0.transport = transport
@@ -58,7 +59,7 @@ struct OneInstanceTests {
 
     @Test("a kept create whose answer was lost, its record read meanwhile: one instance, the app's; later writes sent")
     func lostAnswerThenRead() async throws {
-        let transport = FaultTransport()
+        let transport = FaultTransport.underTest()
         try await withHarness {
             OutboxTests.queued(&$0)
             $0.transport = transport

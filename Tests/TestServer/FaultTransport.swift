@@ -1,14 +1,14 @@
-import Foundation
-import HTTPTypes
-import MonoRail
-import MonoRailTransport
+public import Foundation
+public import HTTPTypes
+public import MonoRail
+public import MonoRailTransport
 
 /// A transport that sends every request to the real server and, for the requests a test names,
 /// loses the answer after the server made it — the server committed the write, the app sees the
 /// connection closed: the lost answer of a flaky network, which no server can be asked to send — or
 /// holds it back a while, so that what happens meanwhile (a push, a read) overtakes it; or runs a
 /// step just before a request goes, such as another client's delete between two pages.
-final class FaultTransport: StreamingTransport {
+public final class FaultTransport: StreamingTransport {
     private let inner: any StreamingTransport
     /// Request lines (`"PUT /trains/1"`) whose next answers are lost, with how many are left.
     private let losing = Locked<[String: Int]>([:])
@@ -21,35 +21,44 @@ final class FaultTransport: StreamingTransport {
 
     /// - Parameter inner: The transport that talks to the server; the default one, unless it cannot
     ///   stream (event streams pass through untouched).
-    init(_ inner: any Transport = transportUnderTest ?? MonoRail.defaultTransport) {
+    public init(_ inner: any Transport = MonoRail.defaultTransport) {
         self.inner = inner as? any StreamingTransport ?? URLSessionTransport.shared
     }
 
-    func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (HTTPResponse, ResponseBodyStream) {
+    public func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (
+        HTTPResponse, ResponseBodyStream
+    ) {
         try await inner.open(request, metadata: metadata)
     }
 
     /// Loses the next `count` answers to `line`.
-    func loseAnswers(to line: String, count: Int = 1) {
+    public func loseAnswers(to line: String, count: Int = 1) {
         losing.withLock { $0[line, default: 0] += count }
     }
 
+    /// Loses and holds nothing more, and runs no step armed before.
+    public func loseNothing() {
+        losing.withLock { $0 = [:] }
+        holding.withLock { $0 = [:] }
+        before.withLock { $0 = [:] }
+    }
+
     /// Holds the answers to `line` back for `delay` after the server made them.
-    func holdAnswers(to line: String, for delay: Duration) {
+    public func holdAnswers(to line: String, for delay: Duration) {
         holding.withLock { $0[line] = delay }
     }
 
     /// Runs `step` once, just before the request to `target` (method, path and query) is sent.
-    func beforeSending(_ target: String, _ step: @escaping @Sendable () async throws -> Void) {
+    public func beforeSending(_ target: String, _ step: @escaping @Sendable () async throws -> Void) {
         before.withLock { $0[target] = step }
     }
 
     /// The bodies sent with `line`, in order.
-    func bodies(of line: String) -> [Data] {
+    public func bodies(of line: String) -> [Data] {
         sent.withLock { $0[line] ?? [] }
     }
 
-    func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
+    public func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
         HTTPResponse, Data
     ) {
         let line = "\(request.method.rawValue) \(request.path?.split(separator: "?").first.map(String.init) ?? "")"
