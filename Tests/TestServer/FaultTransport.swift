@@ -25,6 +25,7 @@ public final class FaultTransport: StreamingTransport {
         self.inner = inner as? any StreamingTransport ?? URLSessionTransport.shared
     }
 
+    /// Opens an event stream through the inner transport, untouched.
     public func open(_ request: HTTPRequest, metadata: RequestMetadata) async throws -> (
         HTTPResponse, ResponseBodyStream
     ) {
@@ -58,6 +59,8 @@ public final class FaultTransport: StreamingTransport {
         sent.withLock { $0[line] ?? [] }
     }
 
+    /// Sends through the inner transport: the armed step first, then the request; the answer lost
+    /// or held back when the request line is armed so.
     public func send(_ request: HTTPRequest, body: RequestBody?, metadata: RequestMetadata) async throws -> (
         HTTPResponse, Data
     ) {
