@@ -79,18 +79,27 @@ struct StorageTimeTests {
         print("cached train 2: \(train.company ?? "nil")")
     }
 
+    /// A store keeping its writes in the file at `path`, with train 1 saved as `company` and kept
+    /// unsent (the outbox paused).
+    static func keptSave(_ company: String, harness: TestAPI, path: String) async throws
+        -> (ResourceStore, SQLiteStorage, Spec.Train)
+    {
+        let storage = try SQLiteStorage(path: path)
+        var configuration = harness.store.configuration
+        configuration.writePolicy = .queued
+        let store = ResourceStore(configuration: configuration, storage: storage)
+        let train = try await Spec.Train.get(id: 1, in: store)
+        await store.outbox.pause()
+        train.company = company
+        try await train.save()
+        return (store, storage, train)
+    }
+
     @Test("a kept save replayed after a restart, its record gone from the cache, sends what it was kept with")
     func keptSaveAfterRestart() async throws {
         try await RestartTests.withServerAndFile { harness, path in
-            let storage = try SQLiteStorage(path: path)
-            var configuration = harness.store.configuration
-            configuration.writePolicy = .queued
-            let store = ResourceStore(configuration: configuration, storage: storage)
-            let train = try await Spec.Train.get(id: 1, in: store)
             let before = try #require(try harness.server.store.find("trains", id: "1"))
-            await store.outbox.pause()
-            train.company = "Kept Co."
-            try await train.save()
+            let (store, storage, train) = try await Self.keptSave("Kept Co.", harness: harness, path: path)
             // The record leaves the cache, as a 204 answer, a time to live or an eviction takes it.
             try await store.unload(train)
             try await storage.flush()
@@ -123,14 +132,8 @@ struct StorageTimeTests {
     @Test("an outbox row that cannot be read is parked with why; the other writes flow; it can only be discarded")
     func unreadableOutboxRow() async throws {
         try await RestartTests.withServerAndFile { harness, path in
-            let storage = try SQLiteStorage(path: path)
-            var configuration = harness.store.configuration
-            configuration.writePolicy = .queued
-            let store = ResourceStore(configuration: configuration, storage: storage)
-            let train = try await Spec.Train.get(id: 1, in: store)
-            await store.outbox.pause()
-            train.company = "Still Sent"
-            try await train.save()
+            let (store, storage, _) = try await Self.keptSave("Still Sent", harness: harness, path: path)
+            let configuration = store.configuration
             try await storage.flush()
             // A later version's verb, and a body that is not JSON: what a damaged file holds.
             let database = try DatabaseQueue(path: path)

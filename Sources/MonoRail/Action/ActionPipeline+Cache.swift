@@ -324,7 +324,10 @@ extension ActionPipeline {
                 throw error
             }
             span?.addEvent("merged")
-            pipeline.store.hasMergedAnswers.store(true, ordering: .relaxed)
+            // Read first: a store written on every answer would bounce its cache line between cores.
+            if !pipeline.store.hasMergedAnswers.load(ordering: .relaxed) {
+                pipeline.store.hasMergedAnswers.store(true, ordering: .relaxed)
+            }
             if setup.client.telemetry.metricsFactory != nil {
                 let size = pipeline.store.identityMap.withLock { $0.entryCount }
                 setup.client.telemetry.set("monorail.identity_map.size", [], to: Double(size))
