@@ -7,7 +7,7 @@ public import MonoRail
 /// ids of later ones) is one transaction.
 extension SQLiteStorage: OutboxStorage {
     /// Every kept write, in order. A row this version cannot read (a damaged file, a write kept by a
-    /// later version) is a write parked with the reason (``PendingWrite/isUnreadable``), which is never
+    /// later version) is a write parked with the reason (its `isUnreadable` flag set), which is never
     /// sent: the others still flow, and the app sees it in ``/MonoRail/Outbox/parked`` to discard it.
     public func pendingWrites() throws -> [PendingWrite] {
         try reading { db in
