@@ -16,6 +16,9 @@ public final class FaultTransport: StreamingTransport {
     private let holding = Locked<[String: Duration]>([:])
     /// Steps to run before sending a request, by request target (`"GET /trains?page=2"`), once each.
     private let before = Locked<[String: @Sendable () async throws -> Void]>([:])
+    /// Steps to run before the first request whose target passes the test, once each.
+    private let beforeMatching = Locked<[(test: @Sendable (String) -> Bool, step: @Sendable () async throws -> Void)]>(
+        [])
     /// The bodies sent, by request line, in order.
     private let sent = Locked<[String: [Data]]>([:])
 
@@ -42,6 +45,7 @@ public final class FaultTransport: StreamingTransport {
         losing.withLock { $0 = [:] }
         holding.withLock { $0 = [:] }
         before.withLock { $0 = [:] }
+        beforeMatching.withLock { $0 = [] }
     }
 
     /// Holds the answers to `line` back for `delay` after the server made them.
@@ -52,6 +56,19 @@ public final class FaultTransport: StreamingTransport {
     /// Runs `step` once, just before the request to `target` (method, path and query) is sent.
     public func beforeSending(_ target: String, _ step: @escaping @Sendable () async throws -> Void) {
         before.withLock { $0[target] = step }
+    }
+
+    /// Sends the answers to `line` as they come again.
+    public func release(_ line: String) {
+        holding.withLock { $0[line] = nil }
+    }
+
+    /// Runs `step` once, just before the first request whose target (method, path and query) passes
+    /// `test`: the second page of a walk, whatever its query says besides.
+    public func beforeSending(
+        where test: @escaping @Sendable (String) -> Bool, run step: @escaping @Sendable () async throws -> Void
+    ) {
+        beforeMatching.withLock { $0.append((test, step)) }
     }
 
     /// The bodies sent with `line`, in order.
@@ -67,6 +84,11 @@ public final class FaultTransport: StreamingTransport {
         let line = "\(request.method.rawValue) \(request.path?.split(separator: "?").first.map(String.init) ?? "")"
         let target = "\(request.method.rawValue) \(request.path ?? "")"
         if let step = before.withLock({ $0.removeValue(forKey: target) }) { try await step() }
+        let matched = beforeMatching.withLock { armed -> (@Sendable () async throws -> Void)? in
+            guard let index = armed.firstIndex(where: { $0.test(target) }) else { return nil }
+            return armed.remove(at: index).step
+        }
+        if let matched { try await matched() }
         if case .data(let data)? = body?.storage { sent.withLock { $0[line, default: []].append(data) } }
         let answer = try await inner.send(request, body: body, metadata: metadata)
         let loses = losing.withLock { losing -> Bool in

@@ -4,8 +4,9 @@ import MonoRailTesting
 import TestServer
 import Testing
 
-/// The deterministic simulator: seeded schedules of lost answers, other clients, restarts, sign-outs
-/// and clock steps against the reference server, each checked for what must never happen.
+/// The deterministic simulator: seeded schedules of lost and overtaken answers, other clients (also
+/// between pages), pushes, restarts and kills, sign-outs and clock steps against the reference
+/// server, each checked for what must never happen.
 ///
 /// `MONORAIL_SIMULATOR_SEEDS=<n>` runs seeds 1 to n (500 by default, as CI does);
 /// `MONORAIL_SIMULATOR_SEED=<seed>` runs one, to replay a failure.
@@ -25,8 +26,9 @@ struct SimulatorTests {
             try await withTemporaryDirectory { directory in
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 let path = directory.appendingPathComponent("app.sqlite").path
-                try await withReferenceServer(schema: .trains) { api in
-                    let broken = try await Simulation(seed: seed).run(api: api, path: path)
+                let simulation = Simulation(seed: seed)
+                try await withReferenceServer(schema: .trains, configuration: simulation.server) { api in
+                    let broken = try await simulation.run(api: api, path: path)
                     if !broken.isEmpty { failures.append(broken.joined(separator: "\n")) }
                 }
             }
