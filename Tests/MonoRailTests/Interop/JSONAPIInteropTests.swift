@@ -1,5 +1,7 @@
 import Foundation
 import MonoRail
+import MonoRailSQLite
+import MonoRailTesting
 import TestServer
 import Testing
 
@@ -78,6 +80,29 @@ struct JSONAPIInteropTests {
             #expect(train.numberOfCars == 12, "not in the fieldset: left as it was")
             #expect(train.$depots.ids == ["2"], "not in the fieldset either")
             #expect(!train.hasChanges)
+        }
+    }
+
+    @Test("a sparse fieldset stored: the next launch reads from the file every field the full read stored")
+    func sparseFieldsetStored() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withApp { store, _ in
+                let first = ResourceStore(configuration: store.configuration, storage: try SQLiteStorage(path: path))
+                let train = try await Train.get(id: 2, policy: .networkFirst, in: first)
+                #expect(train.numberOfCars == 12)
+                let sparse = try await Train.get(
+                    id: 2, parameters: ["fields[trains]": "company"], policy: .networkFirst, in: first)
+                #expect(sparse === train)
+                try await first.configuration.storage?.flush()
+
+                // The next launch, offline.
+                let next = ResourceStore(configuration: store.configuration, storage: try SQLiteStorage(path: path))
+                let stored = try await Train.get(id: 2, policy: .cacheOnly, in: next)
+                #expect(stored.company == "Deutsche Bahn AG")
+                #expect(stored.numberOfCars == 12, "not in the fieldset: kept on disk as the full read stored it")
+                #expect(stored.$depots.ids == ["2"], "nor the relationship")
+            }
         }
     }
 
