@@ -9,8 +9,9 @@
 /// Only ``whole`` lets a list remove what it lacks (``MonoRail/Configuration/prunesOrphans``): a
 /// server that pages by default answers `GET /trains` with its first page.
 public enum ListExtent: Sendable, Hashable {
-    /// Every record the read asked for: the server links its pages and linked no next one, or told
-    /// a total (`X-Total-Count`, DRF's `count`) equal to what arrived.
+    /// Every record the read asked for: the server links its pages and linked no next one, told a
+    /// total (`X-Total-Count`, DRF's `count`) equal to what arrived, or answered with no records at
+    /// all — a server that pages silently still answers its first page with records, if it has any.
     case whole
     /// One page of a longer list: the server linked a next page, or told a total above what
     /// arrived (`total`, when it told one).
@@ -29,7 +30,8 @@ extension ListedPage {
         case let total? where total > received: return .partial(total: total)
         // More than the total arrived: the count contradicts the list and proves nothing.
         case _?: return .unstated
-        case nil: return isLinked ? .whole : .unstated
+        // Nothing at all arrived: the list is empty, whether the server pages or not.
+        case nil: return isLinked || received == 0 ? .whole : .unstated
         }
     }
 }

@@ -73,6 +73,40 @@ struct WholeListTests {
         }
     }
 
+    @Test(
+        "an empty answer is the whole list on any server: the last trains deleted elsewhere go from memory and the file",
+        arguments: [IndexPaging.bare, .silentCap(3), .headers], ["get()", "getAll()", "query"])
+    func emptyListIsWhole(paging: IndexPaging, read: String) async throws {
+        var server = ReferenceServer.Configuration()
+        server.indexPaging = paging
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withHarness(server: server, configure: Self.pruning) { api in
+                let store = ResourceStore(
+                    configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                let first = try await Train.get(id: 1, policy: .networkFirst, in: store)
+                let query = try await Train.query(in: store)
+                #expect(query.instances.count == 2)
+                try await Self.deleteOnServer(api, id: 1)
+                try await Self.deleteOnServer(api, id: 2)
+                switch read {
+                case "get()": #expect(try await Train.get(in: store).isEmpty)
+                case "getAll()": #expect(try await Train.getAll(in: store).isEmpty)
+                default:
+                    try await query.refresh()
+                    #expect(query.instances.isEmpty)
+                }
+                #expect(first.isDeleted, "pruned by \(read)")
+                try await store.configuration.storage?.flush()
+                let next = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                let error = await #expect(throws: APIError.self) {
+                    try await Train.get(id: 1, policy: .cacheOnly, in: next)
+                }
+                #expect(error?.code == .notCached, "forgotten in the file")
+            }
+        }
+    }
+
     @Test("a server capping pages at 50 without a word: nothing is pruned; getAll() reads every page")
     func silentCapPrunesNothing() async throws {
         var server = ReferenceServer.Configuration()
