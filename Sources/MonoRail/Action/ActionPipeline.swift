@@ -48,9 +48,9 @@ struct ActionPipeline<Model: ResourceModel> {
         var ifMatch: String?
         /// The route the path came from, as OpenTelemetry's `url.template`: names the request's span.
         var urlTemplate: String?
-        /// For a create the outbox kept: the order of the stamp it was kept at (`Int64.min` after a
-        /// restart), before which the record could not have been in the store. A direct create's is
-        /// the stamp it was sent at.
+        /// For a create the outbox kept: the order of the stamp it was kept at (`Int64.min` for a
+        /// write an earlier launch kept), before which the record could not have been in the store. A
+        /// direct create's is the stamp it was sent at.
         var createdSince: Int64?
 
         init(
@@ -135,7 +135,14 @@ struct ActionPipeline<Model: ResourceModel> {
         }
         let mode: InstanceState<Model>.MergeMode = prepared.sentEdits.map { .saved(sent: $0) } ?? .read
         if case .singleton = prepared.action.operation { return try mergeSingleton(response, context) }
-        let createdSince = prepared.action.verb == .create ? prepared.createdSince ?? context.fetched.order : nil
+        // A create an earlier launch kept: its instance is the outbox's, made again from the kept
+        // write, which the app has not been handed; an instance a read or a push brought in since the
+        // launch is the one the app holds. That one keeps the record's place and the outbox's takes the
+        // server's state from it, as a copy built from JSON does.
+        let isFromEarlierLaunch = prepared.createdSince == Int64.min
+        let createdSince =
+            prepared.action.verb == .create && !isFromEarlierLaunch
+            ? prepared.createdSince ?? context.fetched.order : nil
         return try mergeRecord(
             response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode,
             createdSince: createdSince, context)

@@ -1,5 +1,6 @@
 import Foundation
 import MonoRail
+import MonoRailSQLite
 import MonoRailServer
 import MonoRailTesting
 import TestModels
@@ -90,6 +91,53 @@ struct OneInstanceTests {
             let trains = try #require(ServerSchema.trains.resources.first)
             let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
             #expect(onServer.total == 1, "created once")
+        }
+    }
+
+    @Test(
+        "a create an earlier launch kept, its answer lost, its record read before the resend: the read instance stays the record's"
+    )
+    func lostAnswerAcrossLaunches() async throws {
+        let transport = FaultTransport.underTest()
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withHarness {
+                OutboxTests.queued(&$0)
+                $0.transport = transport
+            } _: { api in
+                // The first launch keeps a create and a save of it; the server takes the create, and
+                // its answer is lost.
+                do {
+                    let first = ResourceStore(
+                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                    await first.outbox.pause()
+                    let made = QueuedTrain()
+                    made.company = "Made Offline"
+                    try await made.create(in: first)
+                    made.numberOfCars = 3
+                    try await made.save()
+                    transport.loseAnswers(to: "POST /trains")
+                    try? await first.outbox.flush()
+                    await first.outbox.pause()
+                    try await first.configuration.storage?.flush()
+                }
+                // The next launch reads the record before its outbox sends the create again.
+                let next = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                await next.outbox.pause()
+                try await next.outbox.load()
+                let listed = try await QueuedTrain.get(in: next)
+                let read = try #require(listed.first { $0.company == "Made Offline" })
+                try await next.outbox.flush()
+                #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+                let id = try #require(read.id)
+                #expect(!read.isDeleted, "the instance the app holds stays the record's")
+                #expect(next.instance(of: QueuedTrain.self, id: id) === read)
+                #expect(read.numberOfCars == 3, "the kept save's answer reaches it")
+                let trains = try #require(ServerSchema.trains.resources.first)
+                let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
+                #expect(onServer.total == 1, "created once")
+                #expect(onServer.records.first?["number_of_cars"] == 3)
+            }
         }
     }
 }
