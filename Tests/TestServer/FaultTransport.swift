@@ -14,9 +14,8 @@ public final class FaultTransport: StreamingTransport {
     private let losing = Locked<[String: Int]>([:])
     /// Request lines whose answers are held back, and for how long.
     private let holding = Locked<[String: Duration]>([:])
-    /// Steps to run before sending a request, by request target (`"GET /trains?page=2"`), once each.
-    private let before = Locked<[String: @Sendable () async throws -> Void]>([:])
-    /// Steps to run before the first request whose target passes the test, once each.
+    /// Steps to run before the first request whose target (`"GET /trains?page=2"`) passes the test,
+    /// once each.
     private let beforeMatching = Locked<[(test: @Sendable (String) -> Bool, step: @Sendable () async throws -> Void)]>(
         [])
     /// The bodies sent, by request line, in order.
@@ -44,7 +43,6 @@ public final class FaultTransport: StreamingTransport {
     public func loseNothing() {
         losing.withLock { $0 = [:] }
         holding.withLock { $0 = [:] }
-        before.withLock { $0 = [:] }
         beforeMatching.withLock { $0 = [] }
     }
 
@@ -55,7 +53,7 @@ public final class FaultTransport: StreamingTransport {
 
     /// Runs `step` once, just before the request to `target` (method, path and query) is sent.
     public func beforeSending(_ target: String, _ step: @escaping @Sendable () async throws -> Void) {
-        before.withLock { $0[target] = step }
+        beforeSending(where: { $0 == target }, run: step)
     }
 
     /// Sends the answers to `line` as they come again.
@@ -83,7 +81,6 @@ public final class FaultTransport: StreamingTransport {
     ) {
         let line = "\(request.method.rawValue) \(request.path?.split(separator: "?").first.map(String.init) ?? "")"
         let target = "\(request.method.rawValue) \(request.path ?? "")"
-        if let step = before.withLock({ $0.removeValue(forKey: target) }) { try await step() }
         let matched = beforeMatching.withLock { armed -> (@Sendable () async throws -> Void)? in
             guard let index = armed.firstIndex(where: { $0.test(target) }) else { return nil }
             return armed.remove(at: index).step

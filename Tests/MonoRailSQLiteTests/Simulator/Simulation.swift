@@ -290,7 +290,7 @@ struct Simulation {
         }
         if pushes {
             let newest = try api.server.store.changeBounds().newest
-            let caughtUp = try await Self.eventually {
+            let caughtUp = try await eventually(within: .seconds(5)) {
                 (store.liveUpdates.lastEventID.flatMap { Int64($0) } ?? 0) >= newest
             }
             if !caughtUp {
@@ -316,15 +316,6 @@ struct Simulation {
         try await store.configuration.storage?.flush()
         broken += try await check(api: api, store: store, final: final, held: held, kept: kept, path: path)
         return broken.isEmpty ? [] : broken + ["seed \(seed), schedule:"] + log.map { "  " + $0 }
-    }
-
-    /// Polls `condition` for up to five seconds.
-    private static func eventually(_ condition: () throws -> Bool) async throws -> Bool {
-        for _ in 0..<500 {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try condition()
     }
 
     /// The invariants after quiescence.
