@@ -107,6 +107,27 @@ struct WholeListTests {
         }
     }
 
+    @Test(
+        "a has-many load walks as getAll() does: every car of the train, however the server pages",
+        arguments: [IndexPaging.bare, .silentCap(3), .headers])
+    func hasManyReadsEveryPage(paging: IndexPaging) async throws {
+        var server = ReferenceServer.Configuration()
+        server.indexPaging = paging
+        server.defaultPageSize = 3
+        try await withHarness(server: server) { api in
+            let cars = try #require(ServerSchema.trains.resources.first { $0.name == "car" })
+            for occupancy in 10..<17 {
+                _ = try api.server.store.create(cars, attributes: ["occupancy": .int(Int64(occupancy)), "train_id": 1])
+            }
+            let onServer = try api.server.store.list(cars, filters: ["train_id": "1"]).total
+            #expect(onServer > 3)
+            let train = try await Seed.Train.get(id: 1, in: api.store)
+            try await train.$cars.load()
+            #expect(train.cars.count == onServer)
+            #expect(Set(train.cars.compactMap(\.id)).count == onServer, "each car once")
+        }
+    }
+
     @Test("a server capping pages at 50 without a word: nothing is pruned; getAll() reads every page")
     func silentCapPrunesNothing() async throws {
         var server = ReferenceServer.Configuration()
