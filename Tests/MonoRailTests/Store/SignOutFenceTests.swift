@@ -69,7 +69,7 @@ struct SignOutFenceTests {
                 let refreshed = try await Train.query(pageSize: 2, in: store)
                 let paged = try await Train.query(pageSize: 2, in: store)
                 let asked = harness.journal.entries.count
-                transport.holdAnswers(to: "GET /trains", for: .milliseconds(1500))
+                transport.holdAnswers(to: "GET /trains", for: .seconds(3))
                 let refresh = Task { try await refreshed.refresh() }
                 let nextPage = Task { try await paged.loadNextPage() }
                 #expect(paged.hasNextPage, "the server pages by its headers")
@@ -105,7 +105,7 @@ struct SignOutFenceTests {
                 let made = QueuedTrain()
                 made.company = "Signed out meanwhile"
                 try await made.create(in: store)
-                transport.holdAnswers(to: "POST /trains", for: .milliseconds(1500))
+                transport.holdAnswers(to: "POST /trains", for: .seconds(3))
                 let flushing = Task { try? await store.outbox.flush() }
                 let trains = try #require(ServerSchema.trains.resources.first)
                 let created = try await eventually {
@@ -145,7 +145,7 @@ struct SignOutFenceTests {
                 let held = try await Train.get(id: 2, in: store)
                 let trains = try #require(ServerSchema.trains.resources.first)
                 #expect(try harness.server.store.delete(trains, id: "2"))
-                transport.holdAnswers(to: "GET /trains/2", for: .milliseconds(1500))
+                transport.holdAnswers(to: "GET /trains/2", for: .seconds(3))
                 let connecting = Task { try? await store.liveUpdates.connect() }
                 #expect(try await eventually { harness.journal.entries.filter { $0 == "GET /trains/2" }.count == 2 })
                 try await store.clear()
@@ -156,7 +156,7 @@ struct SignOutFenceTests {
                 store.configure { $0.apiRootURL = next.baseURL }
                 let theirs = try await Train.get(id: 2, in: store)
                 await connecting.value
-                try await Task.sleep(for: .milliseconds(1600))
+                try await Task.sleep(for: .milliseconds(3100))
 
                 #expect(!theirs.isDeleted && store.instance(of: Train.self, id: 2) === theirs)
                 #expect(held.isDeleted && held.id == nil, "emptied by the sign-out")
