@@ -7,9 +7,9 @@ import TestModels
 import TestServer
 import Testing
 
-/// Whole means proven, the same way for `get()`, `getAll()` and queries: a bare index proves its end
-/// by its next page, a silently capped one never passes for whole, and a walk by page numbers that
-/// another client's delete shifted prunes nothing.
+/// Whole means proven, the same way for `get()`, `getAll()`, queries and has-many loads: a bare index
+/// proves its end by its next page, a silently capped one never passes for whole, and a walk by page
+/// numbers that another client's delete shifted prunes nothing.
 @Suite("Whole lists: proven, never assumed", .timeLimit(.minutes(5)))
 struct WholeListTests {
     static func pruning(_ configuration: inout MonoRail.Configuration) {
