@@ -120,6 +120,9 @@ protocol OutboxReplaying: Sendable {
     /// Rolls the instance back after the server said the record is gone, or a write it depended on
     /// was dropped.
     func rollBack(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore)
+    /// Marks the instance of a kept delete deleted, and forgets its stored record: the record is gone
+    /// from the server, as the delete asked.
+    func deleted(_ entry: Outbox.Entry, in store: ResourceStore) async
     /// Shows the parked write's values on the instance as unsaved, with the error.
     func park(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore)
     /// Shows the write's values as pending again: it is sent once more.
@@ -355,6 +358,18 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         }
         if error.statusCode == 409, attempts > 1, attempts <= 5 { return .unreachable(error, retryAfter: nil) }
         return .rejected(error)
+    }
+
+    func deleted(_ entry: Outbox.Entry, in store: ResourceStore) async {
+        let pipeline = ActionPipeline<Model>(store: store)
+        if let instance = entry.instance as? Model { pipeline.markDeleted(instance, id: entry.write.id) }
+        guard let id = entry.write.id, let storage = pipeline.setup.storage else { return }
+        do {
+            try await storage.forgetDeleted([RecordKey(model: Model.resourceName, id: id)])
+        } catch {
+            pipeline.setup.client.configuration.logger.warning(
+                "the record cache could not forget a deleted \(Model.resourceSchema.typeName): \(error)")
+        }
     }
 
     func park(_ write: PendingWrite, entry: Outbox.Entry, error: APIError, in store: ResourceStore) {

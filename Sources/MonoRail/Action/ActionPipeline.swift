@@ -151,7 +151,13 @@ struct ActionPipeline<Model: ResourceModel> {
     /// A delete the server took: the record leaves the identity map.
     func mergeDelete(_ prepared: Prepared) {
         guard let target = prepared.action.target else { return }
-        if let id = prepared.expectedID {
+        markDeleted(target, id: prepared.expectedID)
+    }
+
+    /// Takes a deleted record's instance out of the identity map and marks it deleted; `id` is `nil`
+    /// for a singleton resource's record.
+    func markDeleted(_ target: Model, id: ResourceID?) {
+        if let id {
             store.remove(target, id: id)
         } else {
             // A singleton resource's record, deleted at its route with no id.

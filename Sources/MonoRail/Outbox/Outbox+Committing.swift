@@ -142,28 +142,46 @@ extension Outbox {
 
     /// The record is gone from the server (`404`, `410`), or the write names a record whose create
     /// was discarded: it and the writes depending on it leave the outbox, each instance rolled back.
+    /// A later delete of a record found gone is done, as it asked; a write already sent is decided by
+    /// its own answer.
     func reject(_ entry: Entry, _ error: APIError, in store: ResourceStore) async {
-        let refused = state.withLock { state -> [(Entry, APIError)] in
+        let isGone = error.statusCode == 404 || error.statusCode == 410
+        let record = WrittenRecord(entry.write)
+        let (refused, done) = state.withLock { state -> ([(Entry, APIError)], [Entry]) in
             guard let index = state.entries.firstIndex(where: { $0.write.sequence == entry.write.sequence }) else {
-                return []
+                return ([], [])
             }
-            let refused =
-                [(entry, error)]
-                + Self.dependents(of: index, in: state.entries).map { later in
-                    (state.entries[later], Self.dependencyError(state.entries[later].write, on: entry.write, error))
+            var refused = [(entry, error)]
+            var done: [Entry] = []
+            for later in Self.dependents(of: index, in: state.entries) {
+                let dependent = state.entries[later]
+                // Sent before a create's answer showed that its record is this one: the server is
+                // answering it now.
+                if dependent.isSending { continue }
+                if isGone, WrittenRecord(dependent.write) == record {
+                    if dependent.write.verb == .destroy {
+                        done.append(dependent)
+                    } else {
+                        refused.append((dependent, error))
+                    }
+                } else {
+                    refused.append((dependent, Self.dependencyError(dependent.write, on: entry.write, error)))
                 }
-            let removed = Set(refused.map(\.0.write.sequence))
+            }
+            let removed = Set(refused.map(\.0.write.sequence) + done.map(\.write.sequence))
             state.entries.removeAll { removed.contains($0.write.sequence) }
             state.unsettled.removed.formUnion(removed)
-            return refused
+            return (refused, done)
         }
         // Latest first, so each field ends at the server's state.
         let replays = state.withLock { $0.replays }
         for (entry, error) in refused.reversed() {
             replays[entry.write.model]?.rollBack(entry.write, entry: entry, error: error, in: store)
         }
+        for entry in done { await replays[entry.write.model]?.deleted(entry, in: store) }
         await commitLogging()
         for (entry, error) in refused { tell(.rejected(entry.write, error)) }
+        for entry in done { tell(.confirmed(entry.write)) }
     }
 
     private static func dependencyError(_ write: PendingWrite, on cause: PendingWrite, _ error: APIError) -> APIError {

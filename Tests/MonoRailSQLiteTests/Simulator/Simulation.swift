@@ -357,8 +357,11 @@ struct Simulation {
                 broken.append("an instance the app holds has no server id: \(train.id?.description ?? "nil")")
                 continue
             }
-            if store.instance(of: Train.self, id: id) !== train {
-                broken.append("the app's instance of train \(id) is not the store's")
+            let own = store.instance(of: Train.self, id: id)
+            if own !== train {
+                broken.append(
+                    "the app's instance of train \(id) (\(Self.describe(train))) is not the store's (\(own.map(Self.describe) ?? "none"))"
+                )
             }
         }
         for train in final where train.isDeleted {
@@ -398,6 +401,12 @@ struct Simulation {
             broken.append("train \(id) is stored, the server no longer has it")
         }
         return broken
+    }
+
+    /// An instance's state, for a failure's message.
+    private static func describe(_ train: Train) -> String {
+        "\(train.company ?? "nil"), \(train.hasPendingChanges ? "pending" : "settled")"
+            + "\(train.hasChanges ? ", unsaved changes" : "")\(train.rejection.map { ", rejected: \($0.message)" } ?? "")"
     }
 
     /// The trains held, with those a list brought in.

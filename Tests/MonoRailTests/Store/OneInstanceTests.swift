@@ -95,6 +95,77 @@ struct OneInstanceTests {
     }
 
     @Test(
+        "a kept create whose answer was lost, its record read and deleted meanwhile, then gone on the server: the delete is done"
+    )
+    func lostAnswerThenReadDeletedGone() async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            OutboxTests.queued(&$0)
+            $0.transport = transport
+            $0.outboxLimits.concurrentWrites = 1
+        } _: { api in
+            let outbox = api.store.outbox
+            await outbox.pause()
+            let made = QueuedTrain()
+            made.company = "Made, then gone"
+            try await made.create(in: api.store)
+            made.numberOfCars = 3
+            try await made.save()
+            transport.loseAnswers(to: "POST /trains")
+            try? await outbox.flush()
+            // The create went through; a read brings the record in, and the app deletes it.
+            let read = try #require(try await QueuedTrain.get(in: api.store).first { $0.company == "Made, then gone" })
+            let id = try #require(read.id)
+            try await read.delete()
+            // Another client deletes it first: the save the create's answer names it in is answered 404.
+            let trains = try #require(ServerSchema.trains.resources.first)
+            #expect(try api.server.store.delete(trains, id: id.description))
+            try await outbox.flush()
+
+            #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
+            #expect(read.isDeleted && !read.hasPendingChanges, "the record is gone, as the app's delete asked")
+            #expect(read.rejection == nil, "the delete was not refused: \(read.rejection?.message ?? "")")
+            #expect(api.store.instance(of: QueuedTrain.self, id: id) == nil)
+            let gone = await #expect(throws: APIError.self) { try await QueuedTrain.get(id: id, in: api.store) }
+            #expect(gone?.statusCode == 404)
+        }
+    }
+
+    @Test(
+        "a kept delete sent before a create's answer named its record: the earlier write's 404 leaves it to its answer")
+    func deleteInFlightWhenSaveGone() async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            OutboxTests.queued(&$0)
+            $0.transport = transport
+        } _: { api in
+            let outbox = api.store.outbox
+            await outbox.pause()
+            let made = QueuedTrain()
+            made.company = "Made, then deleted"
+            try await made.create(in: api.store)
+            made.numberOfCars = 3
+            try await made.save()
+            transport.loseAnswers(to: "POST /trains")
+            try? await outbox.flush()
+            let read = try #require(
+                try await QueuedTrain.get(in: api.store).first { $0.company == "Made, then deleted" })
+            let id = try #require(read.id)
+            try await read.delete()
+            // The delete goes beside the create's resend (two records, as far as the outbox knows) and
+            // its answer comes late: the save, now of the same record, finds it gone meanwhile.
+            transport.holdAnswers(to: "DELETE /trains/\(id)", for: .seconds(1))
+            try await outbox.flush()
+
+            #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
+            #expect(read.isDeleted && !read.hasPendingChanges)
+            #expect(read.rejection == nil, "the delete was not refused: \(read.rejection?.message ?? "")")
+            #expect(api.store.instance(of: QueuedTrain.self, id: id) == nil)
+            #expect(try api.server.store.find("trains", id: id.description) == nil)
+        }
+    }
+
+    @Test(
         "a create an earlier launch kept, its answer lost, its record read before the resend: the read instance stays the record's"
     )
     func lostAnswerAcrossLaunches() async throws {
