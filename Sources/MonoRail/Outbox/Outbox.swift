@@ -54,7 +54,8 @@ import MonoRailTransport
 /// instances back. Parked writes are kept in storage like the others.
 ///
 /// A `404` or `410` says the record is gone: the write and its dependents leave the outbox and the
-/// instance is marked deleted (``OutboxEvent/rejected(_:_:)``).
+/// instance is marked deleted (``OutboxEvent/rejected(_:_:)``); a kept delete of that record is done,
+/// as it asked (``OutboxEvent/confirmed(_:)``).
 ///
 /// **Signed out.** A `401` refuses the credentials, not the write: the write is kept and sending
 /// stops (``OutboxEvent/waitingForToken(_:_:)``) until the configured
