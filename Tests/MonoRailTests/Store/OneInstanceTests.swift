@@ -58,6 +58,23 @@ struct OneInstanceTests {
         }
     }
 
+    /// A create and a save of it kept, the create's answer lost after the server made the record, and
+    /// the record brought in by a read before the outbox hears of it: the app's instance and the read one.
+    static func createdThenRead(
+        _ company: String, api: TestAPI, transport: FaultTransport
+    ) async throws -> (made: QueuedTrain, read: QueuedTrain) {
+        await api.store.outbox.pause()
+        let made = QueuedTrain()
+        made.company = company
+        try await made.create(in: api.store)
+        made.numberOfCars = 3
+        try await made.save()
+        transport.loseAnswers(to: "POST /trains")
+        try? await api.store.outbox.flush()
+        let read = try #require(try await QueuedTrain.get(in: api.store).first { $0.company == company })
+        return (made, read)
+    }
+
     @Test("a kept create whose answer was lost, its record read meanwhile: one instance, the app's; later writes sent")
     func lostAnswerThenRead() async throws {
         let transport = FaultTransport.underTest()
@@ -66,17 +83,7 @@ struct OneInstanceTests {
             $0.transport = transport
         } _: { api in
             let outbox = api.store.outbox
-            await outbox.pause()
-            let made = QueuedTrain()
-            made.company = "Made Offline"
-            try await made.create(in: api.store)
-            made.numberOfCars = 3
-            try await made.save()
-            transport.loseAnswers(to: "POST /trains")
-            try? await outbox.flush()
-            // The create went through; a read brings the record in before the outbox hears of it.
-            let listed = try await QueuedTrain.get(in: api.store)
-            let read = try #require(listed.first { $0.company == "Made Offline" })
+            let (made, read) = try await Self.createdThenRead("Made Offline", api: api, transport: transport)
             #expect(read !== made)
             try await outbox.flush()
             #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
@@ -105,16 +112,8 @@ struct OneInstanceTests {
             $0.outboxLimits.concurrentWrites = 1
         } _: { api in
             let outbox = api.store.outbox
-            await outbox.pause()
-            let made = QueuedTrain()
-            made.company = "Made, then gone"
-            try await made.create(in: api.store)
-            made.numberOfCars = 3
-            try await made.save()
-            transport.loseAnswers(to: "POST /trains")
-            try? await outbox.flush()
-            // The create went through; a read brings the record in, and the app deletes it.
-            let read = try #require(try await QueuedTrain.get(in: api.store).first { $0.company == "Made, then gone" })
+            let (_, read) = try await Self.createdThenRead("Made, then gone", api: api, transport: transport)
+            // The app deletes the record the read brought in.
             let id = try #require(read.id)
             try await read.delete()
             // Another client deletes it first: the save the create's answer names it in is answered 404.
@@ -140,16 +139,7 @@ struct OneInstanceTests {
             $0.transport = transport
         } _: { api in
             let outbox = api.store.outbox
-            await outbox.pause()
-            let made = QueuedTrain()
-            made.company = "Made, then deleted"
-            try await made.create(in: api.store)
-            made.numberOfCars = 3
-            try await made.save()
-            transport.loseAnswers(to: "POST /trains")
-            try? await outbox.flush()
-            let read = try #require(
-                try await QueuedTrain.get(in: api.store).first { $0.company == "Made, then deleted" })
+            let (_, read) = try await Self.createdThenRead("Made, then deleted", api: api, transport: transport)
             let id = try #require(read.id)
             try await read.delete()
             // The delete goes beside the create's resend (two records, as far as the outbox knows) and
