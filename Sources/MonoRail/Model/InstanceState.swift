@@ -358,6 +358,22 @@ public final class InstanceState<Model: ResourceModel>: Sendable {
         for index in changed { fields[index].notify(model, registrar) }
     }
 
+    /// The server state this instance holds, whole and stamped as it was merged, for the instance
+    /// that takes its place as its record's: merged there as a read, it wins only where it is the
+    /// newer. `nil` while it holds no server state.
+    func serverPatch(fieldCount: Int) -> RecordPatch<Model>? {
+        state.withLock { state in
+            guard state.isPersisted, let fetched = state.fetched else { return nil }
+            let patch = RecordPatch<Model>(
+                id: state.id, values: state.server, present: Array(repeating: true, count: fieldCount),
+                embedded: [])
+            patch.fetched = fetched
+            patch.version = state.serverVersion
+            patch.digest = state.serverDigest
+            return patch
+        }
+    }
+
     /// When the request of the newest server state merged in was sent.
     var fetched: FetchStamp? { state.withLock { $0.fetched } }
 

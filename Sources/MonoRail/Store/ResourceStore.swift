@@ -412,6 +412,16 @@ public final class ResourceStore: Observable, Sendable {
             instances = Merger.apply(
                 patches, found: found, target: target, mode: mode, store: self, map: &map, coder: coder,
                 fetched: fetched, announcements: &announcements)
+            // The answer describes the record as the create made it; the duplicate may have heard of
+            // it since (a save of it answered first, a push). Its state goes with the place where it
+            // is the newer.
+            if let retired, let target,
+                let held = retired._$state.serverPatch(fieldCount: Model.resourceSchema.fields.count)
+            {
+                _ = Merger.apply(
+                    [held], target: target, mode: .read, store: self, map: &map, coder: coder, fetched: fetched,
+                    announcements: &announcements)
+            }
             if !announcements.isEmpty { relationshipIndex.mergeWillNote() }
         }
         guard !announcements.isEmpty else { return (instances, sideInstances) }

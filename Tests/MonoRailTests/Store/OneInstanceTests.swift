@@ -102,6 +102,41 @@ struct OneInstanceTests {
     }
 
     @Test(
+        "a kept create whose answer was lost, its record read and saved meanwhile: the resend's late answer keeps the newer save"
+    )
+    func lostAnswerThenReadSavedFirst() async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            OutboxTests.queued(&$0)
+            $0.transport = transport
+        } _: { api in
+            let outbox = api.store.outbox
+            await outbox.pause()
+            let made = QueuedTrain()
+            made.company = "Made Offline"
+            try await made.create(in: api.store)
+            transport.loseAnswers(to: "POST /trains")
+            try? await outbox.flush()
+            let read = try #require(try await QueuedTrain.get(in: api.store).first { $0.company == "Made Offline" })
+            let id = try #require(read.id)
+            // The app renames the record it read. The save goes beside the create's resend (two records,
+            // as far as the outbox knows) and is answered first; the resend's answer, the server's
+            // replay of what it made, comes after it.
+            read.company = "Renamed"
+            try await read.save()
+            transport.holdAnswers(to: "POST /trains", for: .milliseconds(800))
+            try await outbox.flush()
+
+            #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
+            #expect(try api.server.store.find("trains", id: id.description)?["company"] == "Renamed")
+            #expect(api.store.instance(of: QueuedTrain.self, id: id) === made)
+            #expect(read.isDeleted)
+            #expect(made.company == "Renamed", "the create's answer is older than the save it arrived after")
+            #expect(!made.hasChanges)
+        }
+    }
+
+    @Test(
         "a kept create whose answer was lost, its record read and deleted meanwhile, then gone on the server: the delete is done"
     )
     func lostAnswerThenReadDeletedGone() async throws {
