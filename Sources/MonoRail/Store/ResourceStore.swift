@@ -383,8 +383,9 @@ public final class ResourceStore: Observable, Sendable {
     /// - Parameter adoptingSince: For the answer to a create into `target`: a live instance of the
     ///   record that came to the store at or after this order (a pushed `created`, a read, ahead of
     ///   the answer) gives its place to `target` and is retired — marked deleted, its observers told —
-    ///   so that one instance stands for the record; one that was there before is another record,
-    ///   and the answer is refused.
+    ///   so that one instance stands for the record, and its server state, where newer than the
+    ///   answer, goes with the place; one that was there before is another record, and the answer
+    ///   is refused.
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any RelatedPatch], target: Model?,
         mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp, adoptingSince: Int64? = nil

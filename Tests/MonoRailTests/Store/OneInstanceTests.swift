@@ -102,9 +102,9 @@ struct OneInstanceTests {
     }
 
     @Test(
-        "a kept create whose answer was lost, its record read and saved meanwhile: the resend's late answer keeps the newer save"
-    )
-    func lostAnswerThenReadSavedFirst() async throws {
+        "a kept create whose answer was lost, its record read and saved meanwhile: the app's instance shows the save, whichever answer comes last",
+        arguments: ["POST", "PUT"])
+    func lostAnswerThenReadSaved(lateAnswer: String) async throws {
         let transport = FaultTransport.underTest()
         try await withHarness {
             OutboxTests.queued(&$0)
@@ -120,11 +120,12 @@ struct OneInstanceTests {
             let read = try #require(try await QueuedTrain.get(in: api.store).first { $0.company == "Made Offline" })
             let id = try #require(read.id)
             // The app renames the record it read. The save goes beside the create's resend (two records,
-            // as far as the outbox knows) and is answered first; the resend's answer, the server's
-            // replay of what it made, comes after it.
+            // as far as the outbox knows); one of the two answers comes late. The resend's is the
+            // server's replay of what it made, older than the save whenever it arrives.
             read.company = "Renamed"
             try await read.save()
-            transport.holdAnswers(to: "POST /trains", for: .milliseconds(800))
+            let line = lateAnswer == "POST" ? "POST /trains" : "PUT /trains/\(id)"
+            transport.holdAnswers(to: line, for: .milliseconds(800))
             try await outbox.flush()
 
             #expect(outbox.pendingCount == 0 && outbox.parked.isEmpty)
