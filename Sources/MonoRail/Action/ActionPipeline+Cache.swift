@@ -375,6 +375,9 @@ extension ActionPipeline {
                 default:
                     break
                 }
+                if prepared.action.verb == .create, let id = writtenID(context) {
+                    try await keepCreated(RecordKey(model: model, id: id), in: &records, context, storage: storage)
+                }
                 if let id = prepared.recordReadID ?? writtenID(context) {
                     // The record's own answer: its validators are the record's. The entity tag of a
                     // write's answer is that of the record's new state (RFC 9110 §8.8.3), for the next
@@ -393,6 +396,27 @@ extension ActionPipeline {
                 try await storage.write(records, query: query)
             } catch {
                 warn("the record cache could not keep the answer", error)
+            }
+        }
+
+        /// A create's answer describes the record as the create made it, however late it comes (a
+        /// resend's is the server's replay of the first attempt's answer), so a copy the record cache
+        /// took since the create was kept or sent was written after: the answer does not replace it.
+        /// Where no live instance held the newer state the copy has (a push, the answer to a save of
+        /// the record, whose instance is gone), the record's instance takes it from the copy.
+        private func keepCreated(
+            _ key: RecordKey, in records: inout [StoredRecord], _ context: MergeContext, storage: any RecordCache
+        ) async throws {
+            // A copy from before the create was sent is of a record the server made again (an upsert).
+            guard let held = try await storage.records([key])[key],
+                held.order >= prepared.createdSince ?? context.fetched.order
+            else { return }
+            // Dated before a live instance's state by the merge: that instance's state went with it.
+            let wasDated = records.first { $0.key == key }.map { $0.order < context.fetched.order } ?? false
+            records.removeAll { $0.key == key }
+            if !wasDated {
+                _ = try pipeline.mergeStored(
+                    CacheHit(records: [held], fetched: held.fetched), confirmed: context.fetched)
             }
         }
 

@@ -145,7 +145,7 @@ struct ActionPipeline<Model: ResourceModel> {
             ? prepared.createdSince ?? context.fetched.order : nil
         return try mergeRecord(
             response, expecting: prepared.expectedID, target: prepared.action.target, mode: mode,
-            createdSince: createdSince, context)
+            createdSince: createdSince, answersCreate: prepared.action.verb == .create, context)
     }
 
     /// A delete the server took: the record leaves the identity map.
@@ -270,9 +270,11 @@ struct ActionPipeline<Model: ResourceModel> {
     ///   have come to the store on its own (a push, a read) ahead of the answer. A live instance of the
     ///   answer's id that came since gives its place to the app's instance; one that was there before
     ///   is another record, and the answer is refused.
+    /// - Parameter answersCreate: Whether the response answers a create: it describes the record as
+    ///   the create made it, older than anything the store heard of the record since.
     func mergeRecord(
         _ response: APIResponse, expecting id: ResourceID?, target: Model?, mode: InstanceState<Model>.MergeMode,
-        createdSince: Int64? = nil, _ context: MergeContext
+        createdSince: Int64? = nil, answersCreate: Bool = false, _ context: MergeContext
     ) throws -> Model {
         do {
             let reads: Bool = if case .read = mode { true } else { false }
@@ -298,7 +300,7 @@ struct ActionPipeline<Model: ResourceModel> {
                 // 6. Merge.
                 let instance = try merge(
                     patch, sideloaded: sideloaded, into: target, id: id, mode: mode, createdSince: createdSince,
-                    coder: coder, context, document: located.document)
+                    answersCreate: answersCreate, coder: coder, context, document: located.document)
                 context.keep([patch], of: setup.singular, sideloaded: sideloaded)
                 return instance
             }
@@ -328,14 +330,14 @@ struct ActionPipeline<Model: ResourceModel> {
     /// one takes the server's state from it.
     private func merge(
         _ patch: RecordPatch<Model>, sideloaded: [any RelatedPatch], into target: Model?, id: ResourceID?,
-        mode: InstanceState<Model>.MergeMode, createdSince: Int64?, coder: FieldCoder, _ context: MergeContext,
-        document: JSONAPIDocument?
+        mode: InstanceState<Model>.MergeMode, createdSince: Int64?, answersCreate: Bool, coder: FieldCoder,
+        _ context: MergeContext, document: JSONAPIDocument?
     ) throws -> Model {
         // A create's answer goes into the app's instance, which takes the record's place.
         let live = createdSince == nil ? target.flatMap { liveCopy(of: $0, id: patch.id ?? id) } : nil
         let (merged, side) = try store.mergeKeepingSideloads(
             [patch], sideloaded: sideloaded, target: live == nil ? target : nil, mode: live == nil ? mode : .read,
-            coder: coder, fetched: context.fetched, adoptingSince: createdSince)
+            coder: coder, fetched: context.fetched, adoptingSince: createdSince, answersCreate: answersCreate)
         // The related instances live only in `side` until the owners keep them: held to the end.
         withExtendedLifetime(side) {
             if let document { setup.adoptLinkage(of: document, store: store) }

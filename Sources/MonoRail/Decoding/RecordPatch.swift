@@ -17,8 +17,9 @@ final class RecordPatch<Model: ResourceModel> {
     let embedded: [(index: Int, patch: any RelatedPatch)]
     /// The record as it came, for the record cache; `nil` unless the decoder was asked to keep it.
     let wire: WireRecord?
-    /// When the record was fetched, for a record read back from a cache; `nil` for one of a
-    /// response, which has the response's stamp.
+    /// When the record was fetched, for a record read back from a cache, or the stamp of a create's
+    /// answer dated as the create made the record; `nil` for one of a response, which has the
+    /// response's stamp.
     var fetched: FetchStamp?
     /// The ``RecordDigest`` of the record's bytes, for a complete record read in place.
     var digest: Int?
@@ -55,6 +56,7 @@ extension RecordPatch {
     /// are left out. A cache `acceptingJSON` is given a record read in place from JSON as its text.
     func collect(into records: inout [StoredRecord], model: String, fetched: FetchStamp, acceptingJSON: Bool) {
         if let id, let wire {
+            let fetched = self.fetched ?? fetched
             let (body, isJSON) = wire.stored(acceptingJSON: acceptingJSON)
             records.append(
                 StoredRecord(

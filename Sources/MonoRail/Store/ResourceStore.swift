@@ -218,6 +218,26 @@ public final class ResourceStore: Observable, Sendable {
         return live
     }
 
+    /// Dates a create's answer before anything the store heard of its record another way: the answer
+    /// describes the record as the create made it, whenever it arrives (a resend's is the server's
+    /// replay of the first attempt's), and a read or a push of the record, even one sent before the
+    /// answer's request, saw it made. Stamped so, the answer overwrites none of what came since, in
+    /// an instance or in the record cache.
+    ///
+    /// - Returns: The live instance looked at, for the caller to release once the map is unlocked.
+    private static func datedAsMade<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], target: Model?, fetched: FetchStamp, in map: inout IdentityMap
+    ) -> Model? {
+        guard patches.count == 1, let patch = patches.first, let id = patch.id,
+            let live = map.lookup(IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id))?.object as? Model,
+            live !== target
+        else { return nil }
+        if let born = live._$state.state.withLock({ $0.born }), born > Int64.min {
+            patch.fetched = FetchStamp(order: min(fetched.order, born - 1), date: fetched.date)
+        }
+        return live
+    }
+
     /// An instance that stood for a record until the app's own took its place: marked deleted for
     /// whoever holds it, and its observers, live queries and relationships told.
     private func retire<Model: ResourceModel>(_ duplicate: Model) {
@@ -386,9 +406,12 @@ public final class ResourceStore: Observable, Sendable {
     ///   so that one instance stands for the record, and its server state, where newer than the
     ///   answer, goes with the place; one that was there before is another record, and the answer
     ///   is refused.
+    /// - Parameter answersCreate: Whether the one record is a create's answer, which describes it as
+    ///   the create made it (``datedAsMade(_:target:fetched:in:)``).
     func mergeKeepingSideloads<Model: ResourceModel>(
         _ patches: [RecordPatch<Model>], sideloaded: [any RelatedPatch], target: Model?,
-        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp, adoptingSince: Int64? = nil
+        mode: InstanceState<Model>.MergeMode, coder: FieldCoder, fetched: FetchStamp, adoptingSince: Int64? = nil,
+        answersCreate: Bool = false
     ) throws -> (instances: [Model], sideloaded: [any ResourceModel]) {
         // Strong references leave the lock only after it is released: releasing the last one inside
         // would run a model's deinit while the store is locked.
@@ -396,10 +419,15 @@ public final class ResourceStore: Observable, Sendable {
         var sideInstances: [any ResourceModel] = []
         var announcements: [() -> Void] = []
         var retired: Model?
-        defer { if let retired { retire(retired) } }
+        var heardOf: Model?
+        defer {
+            if let retired { retire(retired) }
+            withExtendedLifetime(heardOf) {}
+        }
         try identityMap.withLock { map in
             // Asked for by the account that signed out: nothing of it is merged.
             guard fetched.order > map.fence else { throw Self.fencedOut }
+            if answersCreate { heardOf = Self.datedAsMade(patches, target: target, fetched: fetched, in: &map) }
             if let since = adoptingSince, let target {
                 retired = try Self.giveWay(to: target, of: patches, since: since, in: &map)
             }

@@ -237,4 +237,120 @@ struct OneInstanceTests {
             }
         }
     }
+
+    @Test(
+        "a create an earlier launch kept, its record read and renamed meanwhile, nothing of it held: the resend's late answer keeps the rename"
+    )
+    func lostAnswerAcrossLaunchesRenamed() async throws {
+        let transport = FaultTransport.underTest()
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withHarness {
+                OutboxTests.queued(&$0)
+                $0.transport = transport
+            } _: { api in
+                // The first launch keeps a create; the server takes it and its answer is lost. The app
+                // reads the record and renames it, and quits with both writes kept.
+                var id: ResourceID?
+                do {
+                    let first = ResourceStore(
+                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                    await first.outbox.pause()
+                    let made = QueuedTrain()
+                    made.company = "Made Offline"
+                    try await made.create(in: first)
+                    transport.loseAnswers(to: "POST /trains")
+                    try? await first.outbox.flush()
+                    await first.outbox.pause()
+                    let read = try #require(try await QueuedTrain.get(in: first).first { $0.company == "Made Offline" })
+                    id = read.id
+                    read.company = "Renamed"
+                    try await read.save()
+                    try await first.configuration.storage?.flush()
+                }
+                let record = try #require(id)
+                // The next launch sends both; the rename is answered first, and once its write is done
+                // nothing holds the record's instance. The create's answer, the server's replay of what
+                // it made, comes after.
+                do {
+                    let next = ResourceStore(
+                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                    await next.outbox.pause()
+                    try await next.outbox.load()
+                    // The app holds the created instance (a screen showing it), as the outbox made it again.
+                    _ = try await QueuedTrain.get(policy: .cacheOnly, in: next)
+                    let created = try #require(next.instances(of: QueuedTrain.self).first { $0.id?.isLocal == true })
+                    transport.holdAnswers(to: "POST /trains", for: .milliseconds(800))
+                    try await next.outbox.flush()
+                    #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+                    #expect(try api.server.store.find("trains", id: record.description)?["company"] == "Renamed")
+                    #expect(created.id == record && next.instance(of: QueuedTrain.self, id: record) === created)
+                    #expect(created.company == "Renamed", "the create's answer is older than the rename")
+                    try await next.configuration.storage?.flush()
+                }
+                // What the record cache kept is the rename too.
+                let third = ResourceStore(
+                    configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                let cached = try await QueuedTrain.get(id: record, policy: .cacheOnly, in: third)
+                #expect(cached.company == "Renamed")
+            }
+        }
+    }
+
+    @Test(
+        "a create an earlier launch kept, its answer lost, its record read and renamed: the resend's late answer never shows the created state"
+    )
+    func lostAnswerAcrossLaunchesHeldRenamed() async throws {
+        let transport = FaultTransport.underTest()
+        try await withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("app.sqlite").path
+            try await withHarness {
+                OutboxTests.queued(&$0)
+                $0.transport = transport
+                // Without versions, the order the requests were sent in alone decides.
+                $0.conventions.versionKey = nil
+            } _: { api in
+                do {
+                    let first = ResourceStore(
+                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                    await first.outbox.pause()
+                    let made = Train()
+                    made.company = "Made Offline"
+                    try await made.create(in: first)
+                    transport.loseAnswers(to: "POST /trains")
+                    try? await first.outbox.flush()
+                    await first.outbox.pause()
+                    try await first.configuration.storage?.flush()
+                }
+                // The next launch reads the record, and the app renames the instance it holds. The
+                // create's answers are lost until the rename is answered; the resend after it is
+                // answered with the server's replay of what it made.
+                let next = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                await next.outbox.pause()
+                try await next.outbox.load()
+                let read = try #require(try await Train.get(in: next).first { $0.company == "Made Offline" })
+                let id = try #require(read.id)
+                read.company = "Renamed"
+                try await read.save()
+                let shown = Locked<[String?]>([])
+                let watching = Task {
+                    for await update in read.updates where update.fields.contains("company") {
+                        shown.withLock { $0.append(update.instance.company) }
+                    }
+                }
+                defer { watching.cancel() }
+                try await Task.sleep(for: .milliseconds(20))
+                transport.loseAnswers(to: "POST /trains", count: 1000)
+                for _ in 0..<10 where read.hasPendingChanges { try? await next.outbox.flush() }
+                #expect(!read.hasPendingChanges && next.outbox.pendingCount == 1)
+                transport.loseNothing()
+                try await next.outbox.flush()
+                try await Task.sleep(for: .milliseconds(50))
+                #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+                #expect(next.instance(of: Train.self, id: id) === read)
+                #expect(read.company == "Renamed")
+                #expect(shown.withLock { $0 }.isEmpty, "the created state, older than the rename, was shown meanwhile")
+            }
+        }
+    }
 }
