@@ -191,50 +191,70 @@ struct OneInstanceTests {
         }
     }
 
-    @Test(
-        "a create an earlier launch kept, its answer lost, its record read before the resend: the read instance stays the record's"
-    )
-    func lostAnswerAcrossLaunches() async throws {
-        let transport = FaultTransport.underTest()
+    /// An app launched twice on one SQLite file against the reference server, its writes queued and
+    /// sent through `transport`: `first` runs in a store that then quits cleanly (its outbox paused,
+    /// its storage flushed); `next` is given the next launch's store, its kept writes loaded and its
+    /// outbox paused, what `first` returned, and the file's path.
+    static func twoLaunches<Kept>(
+        through transport: FaultTransport, versioned: Bool = true,
+        first: (TestAPI, ResourceStore) async throws -> Kept,
+        next: (TestAPI, ResourceStore, Kept, String) async throws -> Void
+    ) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("app.sqlite").path
             try await withHarness {
                 OutboxTests.queued(&$0)
                 $0.transport = transport
+                // Without versions, the order the requests were sent in alone decides.
+                if !versioned { $0.conventions.versionKey = nil }
             } _: { api in
-                // The first launch keeps a create and a save of it; the server takes the create, and
-                // its answer is lost.
+                let kept: Kept
                 do {
-                    let first = ResourceStore(
+                    let store = ResourceStore(
                         configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                    await first.outbox.pause()
-                    let made = QueuedTrain()
-                    made.company = "Made Offline"
-                    try await made.create(in: first)
-                    made.numberOfCars = 3
-                    try await made.save()
-                    transport.loseAnswers(to: "POST /trains")
-                    try? await first.outbox.flush()
-                    await first.outbox.pause()
-                    try await first.configuration.storage?.flush()
+                    await store.outbox.pause()
+                    kept = try await first(api, store)
+                    await store.outbox.pause()
+                    try await store.configuration.storage?.flush()
                 }
-                // The next launch reads the record before its outbox sends the create again.
-                let next = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                await next.outbox.pause()
-                try await next.outbox.load()
-                let listed = try await QueuedTrain.get(in: next)
-                let read = try #require(listed.first { $0.company == "Made Offline" })
-                try await next.outbox.flush()
-                #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
-                let id = try #require(read.id)
-                #expect(!read.isDeleted, "the instance the app holds stays the record's")
-                #expect(next.instance(of: QueuedTrain.self, id: id) === read)
-                #expect(read.numberOfCars == 3, "the kept save's answer reaches it")
-                let trains = try #require(ServerSchema.trains.resources.first)
-                let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
-                #expect(onServer.total == 1, "created once")
-                #expect(onServer.records.first?["number_of_cars"] == 3)
+                let store = ResourceStore(
+                    configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+                await store.outbox.pause()
+                try await store.outbox.load()
+                try await next(api, store, kept, path)
             }
+        }
+    }
+
+    @Test(
+        "a create an earlier launch kept, its answer lost, its record read before the resend: the read instance stays the record's"
+    )
+    func lostAnswerAcrossLaunches() async throws {
+        let transport = FaultTransport.underTest()
+        try await Self.twoLaunches(through: transport) { _, first in
+            // The first launch keeps a create and a save of it; the server takes the create, and its
+            // answer is lost.
+            let made = QueuedTrain()
+            made.company = "Made Offline"
+            try await made.create(in: first)
+            made.numberOfCars = 3
+            try await made.save()
+            transport.loseAnswers(to: "POST /trains")
+            try? await first.outbox.flush()
+        } next: { api, next, _, _ in
+            // The next launch reads the record before its outbox sends the create again.
+            let listed = try await QueuedTrain.get(in: next)
+            let read = try #require(listed.first { $0.company == "Made Offline" })
+            try await next.outbox.flush()
+            #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+            let id = try #require(read.id)
+            #expect(!read.isDeleted, "the instance the app holds stays the record's")
+            #expect(next.instance(of: QueuedTrain.self, id: id) === read)
+            #expect(read.numberOfCars == 3, "the kept save's answer reaches it")
+            let trains = try #require(ServerSchema.trains.resources.first)
+            let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
+            #expect(onServer.total == 1, "created once")
+            #expect(onServer.records.first?["number_of_cars"] == 3)
         }
     }
 
@@ -243,57 +263,37 @@ struct OneInstanceTests {
     )
     func lostAnswerAcrossLaunchesRenamed() async throws {
         let transport = FaultTransport.underTest()
-        try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("app.sqlite").path
-            try await withHarness {
-                OutboxTests.queued(&$0)
-                $0.transport = transport
-            } _: { api in
-                // The first launch keeps a create; the server takes it and its answer is lost. The app
-                // reads the record and renames it, and quits with both writes kept.
-                var id: ResourceID?
-                do {
-                    let first = ResourceStore(
-                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                    await first.outbox.pause()
-                    let made = QueuedTrain()
-                    made.company = "Made Offline"
-                    try await made.create(in: first)
-                    transport.loseAnswers(to: "POST /trains")
-                    try? await first.outbox.flush()
-                    await first.outbox.pause()
-                    let read = try #require(try await QueuedTrain.get(in: first).first { $0.company == "Made Offline" })
-                    id = read.id
-                    read.company = "Renamed"
-                    try await read.save()
-                    try await first.configuration.storage?.flush()
-                }
-                let record = try #require(id)
-                // The next launch sends both; the rename is answered first, and once its write is done
-                // nothing holds the record's instance. The create's answer, the server's replay of what
-                // it made, comes after.
-                do {
-                    let next = ResourceStore(
-                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                    await next.outbox.pause()
-                    try await next.outbox.load()
-                    // The app holds the created instance (a screen showing it), as the outbox made it again.
-                    _ = try await QueuedTrain.get(policy: .cacheOnly, in: next)
-                    let created = try #require(next.instances(of: QueuedTrain.self).first { $0.id?.isLocal == true })
-                    transport.holdAnswers(to: "POST /trains", for: .milliseconds(800))
-                    try await next.outbox.flush()
-                    #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
-                    #expect(try api.server.store.find("trains", id: record.description)?["company"] == "Renamed")
-                    #expect(created.id == record && next.instance(of: QueuedTrain.self, id: record) === created)
-                    #expect(created.company == "Renamed", "the create's answer is older than the rename")
-                    try await next.configuration.storage?.flush()
-                }
-                // What the record cache kept is the rename too.
-                let third = ResourceStore(
-                    configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                let cached = try await QueuedTrain.get(id: record, policy: .cacheOnly, in: third)
-                #expect(cached.company == "Renamed")
-            }
+        try await Self.twoLaunches(through: transport) { _, first in
+            // The first launch keeps a create; the server takes it and its answer is lost. The app reads
+            // the record and renames it, and quits with both writes kept.
+            let made = QueuedTrain()
+            made.company = "Made Offline"
+            try await made.create(in: first)
+            transport.loseAnswers(to: "POST /trains")
+            try? await first.outbox.flush()
+            await first.outbox.pause()
+            let read = try #require(try await QueuedTrain.get(in: first).first { $0.company == "Made Offline" })
+            read.company = "Renamed"
+            try await read.save()
+            return try #require(read.id)
+        } next: { api, next, record, path in
+            // The next launch sends both; the rename is answered first, and once its write is done
+            // nothing holds the record's instance. The create's answer, the server's replay of what it
+            // made, comes after. The app holds the created instance (a screen showing it), as the
+            // outbox made it again.
+            _ = try await QueuedTrain.get(policy: .cacheOnly, in: next)
+            let created = try #require(next.instances(of: QueuedTrain.self).first { $0.id?.isLocal == true })
+            transport.holdAnswers(to: "POST /trains", for: .milliseconds(800))
+            try await next.outbox.flush()
+            #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+            #expect(try api.server.store.find("trains", id: record.description)?["company"] == "Renamed")
+            #expect(created.id == record && next.instance(of: QueuedTrain.self, id: record) === created)
+            #expect(created.company == "Renamed", "the create's answer is older than the rename")
+            try await next.configuration.storage?.flush()
+            // What the record cache kept is the rename too.
+            let third = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
+            let cached = try await QueuedTrain.get(id: record, policy: .cacheOnly, in: third)
+            #expect(cached.company == "Renamed")
         }
     }
 
@@ -302,55 +302,38 @@ struct OneInstanceTests {
     )
     func lostAnswerAcrossLaunchesHeldRenamed() async throws {
         let transport = FaultTransport.underTest()
-        try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("app.sqlite").path
-            try await withHarness {
-                OutboxTests.queued(&$0)
-                $0.transport = transport
-                // Without versions, the order the requests were sent in alone decides.
-                $0.conventions.versionKey = nil
-            } _: { api in
-                do {
-                    let first = ResourceStore(
-                        configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                    await first.outbox.pause()
-                    let made = Train()
-                    made.company = "Made Offline"
-                    try await made.create(in: first)
-                    transport.loseAnswers(to: "POST /trains")
-                    try? await first.outbox.flush()
-                    await first.outbox.pause()
-                    try await first.configuration.storage?.flush()
+        try await Self.twoLaunches(through: transport, versioned: false) { _, first in
+            let made = Train()
+            made.company = "Made Offline"
+            try await made.create(in: first)
+            transport.loseAnswers(to: "POST /trains")
+            try? await first.outbox.flush()
+        } next: { _, next, _, _ in
+            // The next launch reads the record, and the app renames the instance it holds. The create's
+            // answers are lost until the rename is answered; the resend after it is answered with the
+            // server's replay of what it made.
+            let read = try #require(try await Train.get(in: next).first { $0.company == "Made Offline" })
+            let id = try #require(read.id)
+            read.company = "Renamed"
+            try await read.save()
+            let shown = Locked<[String?]>([])
+            let watching = Task {
+                for await update in read.updates where update.fields.contains("company") {
+                    shown.withLock { $0.append(update.instance.company) }
                 }
-                // The next launch reads the record, and the app renames the instance it holds. The
-                // create's answers are lost until the rename is answered; the resend after it is
-                // answered with the server's replay of what it made.
-                let next = ResourceStore(configuration: api.store.configuration, storage: try SQLiteStorage(path: path))
-                await next.outbox.pause()
-                try await next.outbox.load()
-                let read = try #require(try await Train.get(in: next).first { $0.company == "Made Offline" })
-                let id = try #require(read.id)
-                read.company = "Renamed"
-                try await read.save()
-                let shown = Locked<[String?]>([])
-                let watching = Task {
-                    for await update in read.updates where update.fields.contains("company") {
-                        shown.withLock { $0.append(update.instance.company) }
-                    }
-                }
-                defer { watching.cancel() }
-                try await Task.sleep(for: .milliseconds(20))
-                transport.loseAnswers(to: "POST /trains", count: 1000)
-                for _ in 0..<10 where read.hasPendingChanges { try? await next.outbox.flush() }
-                #expect(!read.hasPendingChanges && next.outbox.pendingCount == 1)
-                transport.loseNothing()
-                try await next.outbox.flush()
-                try await Task.sleep(for: .milliseconds(50))
-                #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
-                #expect(next.instance(of: Train.self, id: id) === read)
-                #expect(read.company == "Renamed")
-                #expect(shown.withLock { $0 }.isEmpty, "the created state, older than the rename, was shown meanwhile")
             }
+            defer { watching.cancel() }
+            try await Task.sleep(for: .milliseconds(20))
+            transport.loseAnswers(to: "POST /trains", count: 1000)
+            for _ in 0..<10 where read.hasPendingChanges { try? await next.outbox.flush() }
+            #expect(!read.hasPendingChanges && next.outbox.pendingCount == 1)
+            transport.loseNothing()
+            try await next.outbox.flush()
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+            #expect(next.instance(of: Train.self, id: id) === read)
+            #expect(read.company == "Renamed")
+            #expect(shown.withLock { $0 }.isEmpty, "the created state, older than the rename, was shown meanwhile")
         }
     }
 }
