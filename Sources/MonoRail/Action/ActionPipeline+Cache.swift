@@ -375,9 +375,7 @@ extension ActionPipeline {
                 default:
                     break
                 }
-                if prepared.action.verb == .create, let id = writtenID(context) {
-                    try await keepCreated(RecordKey(model: model, id: id), in: &records, context, storage: storage)
-                }
+                try await keepHeard(in: &records, context, storage: storage)
                 if let id = prepared.recordReadID ?? writtenID(context) {
                     // The record's own answer: its validators are the record's. The entity tag of a
                     // write's answer is that of the record's new state (RFC 9110 §8.8.3), for the next
@@ -399,25 +397,50 @@ extension ActionPipeline {
             }
         }
 
+        /// What the record cache heard of the answer's records that this answer does not undo, and
+        /// that their instances take where they hold older.
+        ///
         /// A create's answer describes the record as the create made it, however late it comes (a
-        /// resend's is the server's replay of the first attempt's answer), so a copy the record cache
-        /// took since the create was kept or sent was written after: the answer does not replace it.
-        /// Where no live instance held the newer state the copy has (a push, the answer to a save of
-        /// the record, whose instance is gone), the record's instance takes it from the copy.
-        private func keepCreated(
-            _ key: RecordKey, in records: inout [StoredRecord], _ context: MergeContext, storage: any RecordCache
+        /// resend's is the server's replay of the first attempt's answer), so a copy the cache took
+        /// since the create was kept or sent was written after: the answer does not replace it.
+        ///
+        /// An answer overtaken by something the store merged since its request was sent (a push, a
+        /// later request's answer): the cache kept the newer state of a record it names, but where
+        /// no instance held that state any more the answer made one of the older. The cache never
+        /// replaces a record with an older one, so its copy, where newer than the request, is merged
+        /// into that instance with its own stamp.
+        private func keepHeard(
+            in records: inout [StoredRecord], _ context: MergeContext, storage: any RecordCache
         ) async throws {
-            // A copy from before the create was sent is of a record the server made again (an upsert).
-            guard let held = try await storage.records([key])[key],
+            let model = setup.singular
+            let created =
+                prepared.action.verb == .create ? writtenID(context).map { RecordKey(model: model, id: $0) } : nil
+            // One atomic load: an answer nothing overtook, the common case, looks nothing up.
+            let overtaken = pipeline.store.newestMerged.load(ordering: .relaxed) > context.fetched.order
+            let main = overtaken ? context.ids.map { RecordKey(model: model, id: $0) } : []
+            let related = overtaken ? context.related : []
+            guard created != nil || !main.isEmpty || !related.isEmpty else { return }
+            let stored = try await storage.records((created.map { [$0] } ?? []) + main + related)
+            if let created, let held = stored[created],
+                // A copy from before the create was sent is of a record the server made again (an upsert).
                 held.order >= prepared.createdSince ?? context.fetched.order
-            else { return }
-            // Dated before a live instance's state by the merge: that instance's state went with it.
-            let wasDated = records.first { $0.key == key }.map { $0.order < context.fetched.order } ?? false
-            records.removeAll { $0.key == key }
-            if !wasDated {
-                _ = try pipeline.mergeStored(
-                    CacheHit(records: [held], fetched: held.fetched), confirmed: context.fetched)
+            {
+                // Dated before a live instance's state by the merge: that instance's state went with it.
+                let wasDated = records.first { $0.key == created }.map { $0.order < context.fetched.order } ?? false
+                records.removeAll { $0.key == created }
+                if !wasDated {
+                    _ = try pipeline.mergeStored(
+                        CacheHit(records: [held], fetched: held.fetched), confirmed: context.fetched)
+                }
             }
+            func newer(_ key: RecordKey) -> StoredRecord? {
+                guard key != created, let held = stored[key], held.order > context.fetched.order else { return nil }
+                return held
+            }
+            let heard = CacheHit(
+                records: main.compactMap(newer), related: related.compactMap(newer), fetched: context.fetched)
+            guard !heard.records.isEmpty || !heard.related.isEmpty else { return }
+            _ = try pipeline.mergeStored(heard, confirmed: nil)
         }
 
         /// The record a create or save answered with.

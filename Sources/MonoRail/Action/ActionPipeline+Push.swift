@@ -12,6 +12,10 @@ struct PushOutcome: Sendable {
     /// What the record cache is given: the records as they came, and the ones the server deleted.
     var records: [StoredRecord] = []
     var deleted: [RecordKey] = []
+    /// The instances merged, held until the record cache was given their records: an answer
+    /// overtaken by the change, and merged once they are gone, finds the change's state there
+    /// (the persist stage, `ActionPipeline.Answering.keepHeard`).
+    var instances: [any ResourceModel] = []
 }
 
 extension ActionPipeline {
@@ -34,7 +38,7 @@ extension ActionPipeline {
         let keys = instances.compactMap { instance in
             instance._$state.state.withLock { $0.id }.map { RecordKey(model: setup.singular, id: $0) }
         }
-        return PushOutcome(keys: keys, records: context.records)
+        return PushOutcome(keys: keys, records: context.records, instances: instances)
     }
 
     /// Applies a pushed destroy: the record, which needs only its id, leaves the identity map, its

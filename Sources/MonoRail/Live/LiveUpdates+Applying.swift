@@ -130,6 +130,7 @@ extension LiveUpdates {
                     outcome.keys += one.keys
                     outcome.records += one.records
                     outcome.deleted += one.deleted
+                    outcome.instances += one.instances
                     applied.append(
                         .applied(
                             kind, model: model.resourceName, ids: one.keys.map { ResourceID.string($0.id) },

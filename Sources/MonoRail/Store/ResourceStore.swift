@@ -43,6 +43,10 @@ public final class ResourceStore: Observable, Sendable {
     /// Whether an answer of the server was merged: a first live-updates stream, which starts from
     /// now, then reads again what was read before it.
     let hasMergedAnswers = ManagedAtomic(false)
+    /// The order of the newest stamp merged. An answer stamped before it was overtaken by something
+    /// the store heard since, perhaps of its records, in instances that may be gone by now; the
+    /// record cache kept what they heard. Raised under the identity map's lock, read without it.
+    let newestMerged = ManagedAtomic(Int64.min)
     let settings: Locked<Settings>
     let broadcasters = Broadcasters()
     let relationshipIndex = RelationshipIndex()
@@ -427,6 +431,10 @@ public final class ResourceStore: Observable, Sendable {
         try identityMap.withLock { map in
             // Asked for by the account that signed out: nothing of it is merged.
             guard fetched.order > map.fence else { throw Self.fencedOut }
+            // Merges are serialized by the lock: a load and a store raise it.
+            if fetched.order > newestMerged.load(ordering: .relaxed) {
+                newestMerged.store(fetched.order, ordering: .relaxed)
+            }
             if answersCreate { heardOf = Self.datedAsMade(patches, target: target, fetched: fetched, in: &map) }
             if let since = adoptingSince, let target {
                 retired = try Self.giveWay(to: target, of: patches, since: since, in: &map)

@@ -39,6 +39,56 @@ struct CacheLifecycleTests {
         }
     }
 
+    @Test(
+        "an answer to an older request merged once the newer state's instance is gone: the instance made again shows the newer state",
+        arguments: ["read", "save", "push"])
+    func outOfOrderReleased(newer: String) async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            $0.transport = transport
+            if newer == "push" { $0.liveUpdates = .serverSentEvents(path: "/changes") }
+        } _: { api in
+            defer { api.store.liveUpdates.disconnect() }
+            if newer == "push" {
+                try await api.store.liveUpdates.connect()
+                #expect(try await eventually { api.store.liveUpdates.state.isLive })
+            }
+            // The list is answered from the records as they are, and its answer held back while the
+            // store hears of a newer state of train 1, in an instance nothing keeps.
+            transport.holdAnswers(to: "GET /trains", for: .milliseconds(1500))
+            let listing = Task { try await Train.get(in: api.store) }
+            #expect(try await eventually { api.journal.entries.contains("GET /trains") })
+            let trains = try #require(ServerSchema.trains.resources.first)
+            switch newer {
+            case "save":
+                try await Self.rename(1, to: "Newer", in: api.store)
+            case "read":
+                _ = try api.server.store.update(trains, id: "1", attributes: ["company": "Newer"])
+                #expect(try await Train.get(id: 1, in: api.store).company == "Newer")
+            default:
+                _ = try api.server.store.update(trains, id: "1", attributes: ["company": "Newer"])
+                // The push's instance is released once merged; the record cache keeps its state.
+                var pushed = false
+                for _ in 0..<1000 where !pushed {
+                    pushed = (try? await Train.get(id: 1, policy: .cacheOnly, in: api.store))?.company == "Newer"
+                    if !pushed { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(pushed)
+            }
+            #expect(api.store.instance(of: Train.self, id: 1) == nil, "nothing holds the newer state's instance")
+            let listed = try #require(try await listing.value.first { $0.id == 1 })
+            #expect(listed.company == "Newer", "the list's answer is older than what the store heard")
+            #expect(try await Train.get(id: 1, policy: .cacheOnly, in: api.store).company == "Newer")
+        }
+    }
+
+    /// Reads a train, renames it and saves it, keeping none of it.
+    private static func rename(_ id: Int, to company: String, in store: ResourceStore) async throws {
+        let train = try await Train.get(id: id, in: store)
+        train.company = company
+        try await train.save()
+    }
+
     @Test("past the time to live a cached record answers nothing; within it, it answers")
     func timeToLive() async throws {
         try await withHarness { harness in
