@@ -31,7 +31,7 @@ final class MergeContext {
     func keep<Model: ResourceModel>(_ patches: [RecordPatch<Model>], of model: String, sideloaded: [any RelatedPatch]) {
         guard keepsWire else { return }
         records.reserveCapacity(patches.count)
-        for patch in patches {
+        for patch in patches where !patch.isGone {
             if let id = patch.id { ids.append(id.description) }
             patch.collect(into: &records, model: model, fetched: fetched, acceptingJSON: acceptsJSON)
         }

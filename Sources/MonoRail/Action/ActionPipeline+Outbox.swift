@@ -290,6 +290,13 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 instance._$state.clearRejection(of: instance)
                 instance._$state.setErrors(ValidationErrors(), of: instance)
                 if write.verb == .create { instance._$state.carryOutPendingAssignments(of: instance) }
+                // An earlier attempt's answer was lost: this one may be the server's replay of it, the
+                // record as made then, since changed or deleted, maybe by a change pushed before a restart.
+                if write.verb == .create, write.attempts > 1, let failure = await instance.readAgain(in: store) {
+                    setup.client.configuration.logger.warning(
+                        "a kept \(Model.resourceSchema.typeName) create was sent again; its record could not be read again: \(failure)"
+                    )
+                }
                 return .confirmed(
                     instance._$state.state.withLock { $0.id }, etag: response.response.headerFields[.eTag])
             }

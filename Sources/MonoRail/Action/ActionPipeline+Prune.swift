@@ -93,13 +93,16 @@ extension ActionPipeline {
             guard let id, scope?(instance) ?? true else { continue }
             pruned.append((instance, id))
         }
+        // Gone since before the list was asked for: an answer asked for before it is older.
+        store.noteGone(Model.self, ids: pruned.map(\.1), heardAt: fetched.order)
         for (instance, id) in pruned { store.noteDeletedOnServer(instance, id: id) }
         guard let storage = setup.storage else { return }
         do {
             if scope == nil {
                 let ids = Set(kept.compactMap { $0.id?.description })
-                _ = try await storage.forgetAbsent(
+                let absent = try await storage.forgetAbsent(
                     model: Model.resourceName, keeping: ids, fetchedBefore: fetched.order)
+                store.noteGone(Model.self, ids: absent.map { ResourceID.string($0.id) }, heardAt: fetched.order)
             } else if !pruned.isEmpty {
                 try await storage.forgetDeleted(pruned.map { RecordKey(model: Model.resourceName, id: $0.1) })
             }

@@ -68,6 +68,7 @@ extension ActionPipeline {
             }
             return id
         }
+        store.noteGone(Model.self, ids: ids, heardAt: arrived.order)
         var keys: [RecordKey] = []
         for id in ids {
             keys.append(RecordKey(model: setup.singular, id: id))

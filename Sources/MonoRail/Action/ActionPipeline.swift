@@ -158,6 +158,7 @@ struct ActionPipeline<Model: ResourceModel> {
     /// for a singleton resource's record.
     func markDeleted(_ target: Model, id: ResourceID?) {
         if let id {
+            store.noteGone(Model.self, ids: [id])
             store.remove(target, id: id)
         } else {
             // A singleton resource's record, deleted at its route with no id.
@@ -344,6 +345,12 @@ struct ActionPipeline<Model: ResourceModel> {
             if !side.isEmpty || document != nil { Model.resourceSchema.adoptRelated(merged, in: store) }
         }
         guard let instance = merged.first else {
+            if patch.isGone, let id = patch.id {
+                throw APIError(
+                    .inconsistentResponse,
+                    "\(Model.resourceSchema.typeName) \(id.debugText) was deleted on the server after this request was "
+                        + "sent (the store heard so since); its older answer was not merged")
+            }
             throw APIError(.inconsistentResponse, "the response held no \(Model.resourceSchema.typeName)")
         }
         if let live, let target {

@@ -37,6 +37,9 @@ final class RecordPatch<Model: ResourceModel> {
     var isUnchanged: Bool { unchanged != nil }
     /// The record's version (``ServerConventions/versionKey``), when it has one.
     var version: RecordVersion?
+    /// Whether the store heard the record was deleted on the server after the answer was asked for:
+    /// nothing of it is merged or kept.
+    var isGone = false
 
     init(
         id: ResourceID?, values: Model.FieldValues, present: [Bool], embedded: [(index: Int, patch: any RelatedPatch)],
@@ -55,6 +58,7 @@ extension RecordPatch {
     /// a record cache is given; records kept without their form as received, or without an id,
     /// are left out. A cache `acceptingJSON` is given a record read in place from JSON as its text.
     func collect(into records: inout [StoredRecord], model: String, fetched: FetchStamp, acceptingJSON: Bool) {
+        if isGone { return }
         if let id, let wire {
             let fetched = self.fetched ?? fetched
             let (body, isJSON) = wire.stored(acceptingJSON: acceptingJSON)

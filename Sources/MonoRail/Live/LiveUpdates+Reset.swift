@@ -20,7 +20,7 @@ extension LiveUpdates {
         let queries = store.broadcasters.allQueries()
         var work: [@Sendable () async -> APIError?] = queries.map { queries in { await queries.refreshAll() } }
         for instance in instances {
-            work.append { await instance.readAgainAfterReset(in: store) }
+            work.append { await instance.readAgain(in: store) }
         }
         let failures = await withTaskGroup(of: APIError?.self) { group in
             var failures: [APIError] = []
@@ -41,24 +41,6 @@ extension LiveUpdates {
                     first.code,
                     "after a reset, \(failures.count) of \(work.count) reads failed; the first: \(first.message)"),
                 logger: logger)
-        }
-    }
-}
-
-extension ResourceModel {
-    /// Reads this instance's record again after a reset; a record the server no longer has is
-    /// deleted here too.
-    func readAgainAfterReset(in store: ResourceStore) async -> APIError? {
-        guard let id = _$state.state.withLock({ $0.id }), !id.isLocal else { return nil }
-        do {
-            _ = try await fetch()
-            return nil
-        } catch let error as APIError where error.statusCode == 404 || error.statusCode == 410 {
-            store.noteDeletedOnServer(self, id: id)
-            try? await store.setup(for: Self.self).storage?.forgetDeleted([RecordKey(model: Self.resourceName, id: id)])
-            return nil
-        } catch {
-            return APIError.wrapping(error, request: nil)
         }
     }
 }

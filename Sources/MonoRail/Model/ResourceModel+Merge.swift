@@ -166,3 +166,23 @@ extension ResourceModel {
         }
     }
 }
+
+extension ResourceModel {
+    /// Reads this instance's record again, when what the store heard of it may have missed a change
+    /// (after a live-updates reset, or a create's answer that may be the server's replay of an
+    /// earlier attempt's); a record the server no longer has is deleted here too.
+    func readAgain(in store: ResourceStore) async -> APIError? {
+        guard let id = _$state.state.withLock({ $0.id }), !id.isLocal else { return nil }
+        do {
+            _ = try await fetch()
+            return nil
+        } catch let error as APIError where error.statusCode == 404 || error.statusCode == 410 {
+            store.noteGone(Self.self, ids: [id])
+            store.noteDeletedOnServer(self, id: id)
+            try? await store.setup(for: Self.self).storage?.forgetDeleted([RecordKey(model: Self.resourceName, id: id)])
+            return nil
+        } catch {
+            return APIError.wrapping(error, request: nil)
+        }
+    }
+}

@@ -47,6 +47,13 @@ struct IdentityMap {
     }
 
     private var entries: [Key: Entry] = [:]
+    /// Records the store heard the server deleted, by the order of the stamp they were heard at:
+    /// an answer asked for before that is older than the deletion, and does not bring one back.
+    /// Only the newest ``deletionsKept`` are kept: an older one would speak only to an answer that
+    /// came back after thousands of deletions since it was asked for.
+    private(set) var deletions: [Key: Int64] = [:]
+    /// How many deletions are kept.
+    static let deletionsKept = 4096
     /// Counts removals of entries that may hold live instances. An instance found under its key
     /// while this stood at a value is still the one under it while this stands there: entries of
     /// live instances are not otherwise replaced.
@@ -132,6 +139,21 @@ struct IdentityMap {
             entries[key] = nil
             removals &+= 1
         }
+    }
+
+    /// Notes that the record under `key` was deleted on the server, as heard at `order`.
+    mutating func noteDeleted(_ key: Key, at order: Int64) {
+        deletions[key] = max(deletions[key] ?? order, order)
+        guard deletions.count > Self.deletionsKept else { return }
+        // Halved at once, by order, so that a steady stream of deletions sorts rarely.
+        let kept = deletions.sorted { $0.value > $1.value }.prefix(Self.deletionsKept / 2)
+        deletions = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+    }
+
+    /// The order at which the record under `key` was heard deleted, when it was after `order`.
+    func deleted(_ key: Key, after order: Int64) -> Int64? {
+        guard let deleted = deletions[key], deleted > order else { return nil }
+        return deleted
     }
 
     /// Forgets every entry of a model.

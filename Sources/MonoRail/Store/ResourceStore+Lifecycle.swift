@@ -43,6 +43,18 @@ extension ResourceStore {
         try await setup(for: Model.self).storage?.remove([RecordKey(model: Model.resourceName, id: id)])
     }
 
+    /// Notes records of a model the server deleted, heard of at `order` (a fresh stamp's when `nil`):
+    /// an answer asked for before then that still holds one is older than the deletion, and does not
+    /// bring the record back.
+    func noteGone<Model: ResourceModel>(_ type: Model.Type, ids: [ResourceID], heardAt order: Int64? = nil) {
+        guard !ids.isEmpty else { return }
+        let order = order ?? stamp().order
+        let identifier = ObjectIdentifier(type)
+        identityMap.withLock { map in
+            for id in ids { map.noteDeleted(IdentityMap.Key(type: identifier, id: id), at: order) }
+        }
+    }
+
     /// A record the server no longer has — pruned from a list, destroyed by a push, gone after a
     /// reset: its instance leaves the identity map and is marked deleted, and its observers and live
     /// queries are told, once.

@@ -242,6 +242,38 @@ public final class ResourceStore: Observable, Sendable {
         return live
     }
 
+    /// The records of an answer but those the store heard deleted after the answer was asked for:
+    /// the answer is older than the deletion, and does not bring them back.
+    private static func droppingGone<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], fetched: FetchStamp, in map: IdentityMap
+    ) -> [RecordPatch<Model>] {
+        let type = ObjectIdentifier(Model.self)
+        var anyGone = false
+        for patch in patches {
+            guard let id = patch.id,
+                map.deleted(IdentityMap.Key(type: type, id: id), after: (patch.fetched ?? fetched).order) != nil
+            else { continue }
+            patch.isGone = true
+            anyGone = true
+        }
+        return anyGone ? patches.filter { !$0.isGone } : patches
+    }
+
+    /// The id of the record a create's answer names, when the store heard it deleted since the create
+    /// was kept (`since`; `nil` for a create an earlier launch kept, before every deletion heard in
+    /// this one): the answer, the record as the create made it, is older than the deletion. Its
+    /// record is not kept; the app's instance takes the id, and reads as deleted.
+    private static func goneSince<Model: ResourceModel>(
+        _ patches: [RecordPatch<Model>], _ since: Int64?, in map: IdentityMap
+    ) -> ResourceID? {
+        guard patches.count == 1, let patch = patches.first, let id = patch.id,
+            let deleted = map.deletions[IdentityMap.Key(type: ObjectIdentifier(Model.self), id: id)],
+            deleted >= since ?? .min
+        else { return nil }
+        patch.isGone = true
+        return id
+    }
+
     /// An instance that stood for a record until the app's own took its place: marked deleted for
     /// whoever holds it, and its observers, live queries and relationships told.
     private func retire<Model: ResourceModel>(_ duplicate: Model) {
@@ -424,8 +456,10 @@ public final class ResourceStore: Observable, Sendable {
         var announcements: [() -> Void] = []
         var retired: Model?
         var heardOf: Model?
+        var createdGone: (instance: Model, id: ResourceID)?
         defer {
             if let retired { retire(retired) }
+            if let createdGone { noteDeletedOnServer(createdGone.instance, id: createdGone.id) }
             withExtendedLifetime(heardOf) {}
         }
         try identityMap.withLock { map in
@@ -434,6 +468,15 @@ public final class ResourceStore: Observable, Sendable {
             // Merges are serialized by the lock: a load and a store raise it.
             if fetched.order > newestMerged.load(ordering: .relaxed) {
                 newestMerged.store(fetched.order, ordering: .relaxed)
+            }
+            var patches = patches
+            var goneID: ResourceID?
+            if !map.deletions.isEmpty {
+                if target == nil {
+                    patches = Self.droppingGone(patches, fetched: fetched, in: map)
+                } else if answersCreate {
+                    goneID = Self.goneSince(patches, adoptingSince, in: map)
+                }
             }
             if answersCreate { heardOf = Self.datedAsMade(patches, target: target, fetched: fetched, in: &map) }
             if let since = adoptingSince, let target {
@@ -459,6 +502,7 @@ public final class ResourceStore: Observable, Sendable {
                     [held], target: target, mode: .read, store: self, map: &map, coder: coder, fetched: fetched,
                     announcements: &announcements)
             }
+            if let goneID, let target { createdGone = (target, goneID) }
             if !announcements.isEmpty { relationshipIndex.mergeWillNote() }
         }
         guard !announcements.isEmpty else { return (instances, sideInstances) }

@@ -69,8 +69,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
         public static let invalidResponse = Code(.invalidResponse)
         /// Any other transport failure.
         public static let transport = Code(.transport)
-        /// The response contradicts the request or itself: a record with another id than the one asked
-        /// for, one id twice in a list, or an id whose type changed. Nothing was merged.
+        /// The response contradicts the request, itself or what the store heard since the request was
+        /// sent: a record with another id than the one asked for, one id twice in a list, an id whose
+        /// type changed, or a record the store heard was deleted after the request was sent. Nothing
+        /// was merged.
         public static let inconsistentResponse = Code(.inconsistentResponse)
         /// The action needs a record that exists on the server, and this one has no id yet.
         public static let notPersisted = Code(.notPersisted)

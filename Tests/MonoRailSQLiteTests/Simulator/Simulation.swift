@@ -310,6 +310,13 @@ struct Simulation {
                     )
                 }
             }
+            // And nothing the server deleted, each deletion pushed, stands as a record.
+            let serverIDs = Set(onServer.compactMap { $0["id"]?.intValue.map(String.init) })
+            for train in store.instances(of: Train.self) where !train.isDeleted {
+                guard let id = train.id, !id.isLocal, !serverIDs.contains(id.description) else { continue }
+                broken.append(
+                    "pushed to quiescence, train \(id) holds \(train.company ?? "nil"), the server deleted it")
+            }
             store.liveUpdates.disconnect()
         }
         let final = try await Train.getAll(in: store)

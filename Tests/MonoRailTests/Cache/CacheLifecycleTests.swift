@@ -82,6 +82,54 @@ struct CacheLifecycleTests {
         }
     }
 
+    @Test(
+        "answers to older requests that still hold a record deleted since (a push, the app's delete): the record does not come back",
+        arguments: ["push", "delete"])
+    func outOfOrderDeleted(by deletion: String) async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            $0.transport = transport
+            if deletion == "push" { $0.liveUpdates = .serverSentEvents(path: "/changes") }
+        } _: { api in
+            defer { api.store.liveUpdates.disconnect() }
+            if deletion == "push" {
+                try await api.store.liveUpdates.connect()
+                #expect(try await eventually { api.store.liveUpdates.state.isLive })
+            }
+            let doomed = deletion == "delete" ? try await Train.get(id: 1, in: api.store) : nil
+            // A list and a read of train 1, answered as the record still is and held back while it is
+            // deleted and the store hears so.
+            transport.holdAnswers(to: "GET /trains", for: .milliseconds(1500))
+            transport.holdAnswers(to: "GET /trains/1", for: .milliseconds(1500))
+            let asked = api.journal.count
+            let listing = Task { try await Train.get(in: api.store) }
+            let reading = Task { try await Train.get(id: 1, in: api.store) }
+            #expect(try await eventually { api.journal.count == asked + 2 })
+            if deletion == "push" {
+                let trains = try #require(ServerSchema.trains.resources.first)
+                _ = try api.server.store.delete(trains, id: "1")
+                let deleted = try api.server.store.changeBounds().newest
+                #expect(
+                    try await eventually {
+                        (api.store.liveUpdates.lastEventID.flatMap { Int64($0) } ?? 0) >= deleted
+                    })
+            } else {
+                try await doomed?.delete()
+                #expect(doomed?.isDeleted == true)
+            }
+            let listed = try await listing.value
+            #expect(!listed.isEmpty && !listed.contains { $0.id == 1 }, "the list's answer is older than the deletion")
+            let error = await #expect(throws: APIError.self) { try await reading.value }
+            #expect(error?.code == .inconsistentResponse)
+            #expect(error?.message.contains("deleted on the server after this request was sent") == true)
+            #expect(api.store.instance(of: Train.self, id: 1) == nil)
+            // The record cache kept none of it either.
+            let cached = try await Train.get(policy: .cacheOnly, in: api.store)
+            #expect(cached.map(\.id) == listed.map(\.id))
+            await #expect(throws: APIError.self) { try await Train.get(id: 1, policy: .cacheOnly, in: api.store) }
+        }
+    }
+
     /// Reads a train, renames it and saves it, keeping none of it.
     private static func rename(_ id: Int, to company: String, in store: ResourceStore) async throws {
         let train = try await Train.get(id: id, in: store)

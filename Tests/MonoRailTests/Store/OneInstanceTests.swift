@@ -58,6 +58,43 @@ struct OneInstanceTests {
         }
     }
 
+    @Test(
+        "a create answered after the push of its record's deletion: the app's instance takes the id and reads as deleted"
+    )
+    func deletedBeforeAnswer() async throws {
+        let transport = FaultTransport.underTest()
+        try await withHarness {
+            $0.liveUpdates = .serverSentEvents(path: "/changes")
+            $0.transport = transport
+        } _: { api in
+            defer { api.store.liveUpdates.disconnect() }
+            try await api.store.liveUpdates.connect()
+            #expect(try await eventually { api.store.liveUpdates.state.isLive })
+            transport.holdAnswers(to: "POST /trains", for: .milliseconds(1500))
+            let train = Train()
+            train.company = "Short-lived"
+            let creating = Task { _ = try await train.create(in: api.store) }
+            // Another client deletes the record as soon as it is made; the push says so before the
+            // create's answer arrives.
+            let trains = try #require(ServerSchema.trains.resources.first)
+            var made: Int?
+            for _ in 0..<500 where made == nil {
+                made = try api.server.store.list(trains, filters: ["company": "Short-lived"]).records.first?["id"]?
+                    .intValue
+                if made == nil { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let id = try #require(made)
+            _ = try api.server.store.delete(trains, id: String(id))
+            let deleted = try api.server.store.changeBounds().newest
+            #expect(try await eventually { (api.store.liveUpdates.lastEventID.flatMap { Int64($0) } ?? 0) >= deleted })
+            try await creating.value
+            #expect(train.id == .int(Int64(id)))
+            #expect(train.isDeleted, "the record the answer describes was deleted since")
+            #expect(api.store.instance(of: Train.self, id: id) == nil)
+            await #expect(throws: APIError.self) { try await Train.get(id: id, policy: .cacheOnly, in: api.store) }
+        }
+    }
+
     /// A create and a save of it kept, the create's answer lost after the server made the record, and
     /// the record brought in by a read before the outbox hears of it: the app's instance and the read one.
     static func createdThenRead(
@@ -255,6 +292,38 @@ struct OneInstanceTests {
             let onServer = try api.server.store.list(trains, filters: ["company": "Made Offline"])
             #expect(onServer.total == 1, "created once")
             #expect(onServer.records.first?["number_of_cars"] == 3)
+        }
+    }
+
+    @Test(
+        "a create an earlier launch kept, its answer lost, its record deleted by another client: the resend's replay does not bring it back"
+    )
+    func lostAnswerAcrossLaunchesDeleted() async throws {
+        let transport = FaultTransport.underTest()
+        try await Self.twoLaunches(through: transport) { api, first in
+            let made = QueuedTrain()
+            made.company = "Made Offline"
+            try await made.create(in: first)
+            transport.loseAnswers(to: "POST /trains")
+            try? await first.outbox.flush()
+            // The server made the record; another client deletes it.
+            let trains = try #require(ServerSchema.trains.resources.first)
+            let record = try #require(
+                try api.server.store.list(trains, filters: ["company": "Made Offline"]).records.first)
+            let id = try #require(record["id"]?.intValue)
+            _ = try api.server.store.delete(trains, id: String(id))
+            return id
+        } next: { api, next, id, _ in
+            // The next launch sends the create again (the app holds the instance the outbox made again);
+            // the server answers with its replay of what it made.
+            let made = try #require(next.instances(of: QueuedTrain.self).first { $0.company == "Made Offline" })
+            try await next.outbox.flush()
+            #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+            #expect(made.id == .int(Int64(id)))
+            #expect(made.isDeleted, "the record the replay describes is gone")
+            #expect(next.instance(of: QueuedTrain.self, id: id) == nil)
+            await #expect(throws: APIError.self) { try await QueuedTrain.get(id: id, policy: .cacheOnly, in: next) }
+            #expect(api.journal.entries.suffix(2) == ["POST /trains", "GET /trains/\(id)"])
         }
     }
 
