@@ -182,6 +182,8 @@ extension ResourceModel {
             try? await store.setup(for: Self.self).storage?.forgetDeleted([RecordKey(model: Self.resourceName, id: id)])
             return nil
         } catch {
+            // Answered after the store heard the record was deleted: the instance reads as deleted.
+            if _$state.state.withLock({ $0.isDeleted }) { return nil }
             return APIError.wrapping(error, request: nil)
         }
     }

@@ -456,10 +456,10 @@ public final class ResourceStore: Observable, Sendable {
         var announcements: [() -> Void] = []
         var retired: Model?
         var heardOf: Model?
-        var createdGone: (instance: Model, id: ResourceID)?
+        var targetGone: (instance: Model, id: ResourceID)?
         defer {
             if let retired { retire(retired) }
-            if let createdGone { noteDeletedOnServer(createdGone.instance, id: createdGone.id) }
+            if let targetGone { noteDeletedOnServer(targetGone.instance, id: targetGone.id) }
             withExtendedLifetime(heardOf) {}
         }
         try identityMap.withLock { map in
@@ -476,6 +476,11 @@ public final class ResourceStore: Observable, Sendable {
                     patches = Self.droppingGone(patches, fetched: fetched, in: map)
                 } else if answersCreate {
                     goneID = Self.goneSince(patches, adoptingSince, in: map)
+                } else if case .read = mode, let id = patches.first?.id {
+                    // A fetch answered after its record's deletion was heard: nothing of it merges
+                    // (the target would enter the identity map again), and the target reads as deleted.
+                    let kept = Self.droppingGone(patches, fetched: fetched, in: map)
+                    if kept.count < patches.count { (patches, goneID) = (kept, id) }
                 }
             }
             if answersCreate { heardOf = Self.datedAsMade(patches, target: target, fetched: fetched, in: &map) }
@@ -502,7 +507,7 @@ public final class ResourceStore: Observable, Sendable {
                     [held], target: target, mode: .read, store: self, map: &map, coder: coder, fetched: fetched,
                     announcements: &announcements)
             }
-            if let goneID, let target { createdGone = (target, goneID) }
+            if let goneID, let target { targetGone = (target, goneID) }
             if !announcements.isEmpty { relationshipIndex.mergeWillNote() }
         }
         guard !announcements.isEmpty else { return (instances, sideInstances) }
