@@ -23,7 +23,8 @@ extension ResourceModel {
     /// - Returns: The live instance, updated with the response.
     /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/httpStatus`` (404 and others), a transport code,
     ///   ``/MonoRailClient/APIError/Code/decodingFailed`` naming the field and JSON path,
-    ///   ``/MonoRailClient/APIError/Code/inconsistentResponse`` when the server answers with another record, or
+    ///   ``/MonoRailClient/APIError/Code/inconsistentResponse`` when the server answers with another record
+    ///   or with one the store heard was deleted after the request was sent, or
     ///   ``/MonoRailClient/APIError/Code/notCached`` for ``CachePolicy/cacheOnly`` when the cache lacks it.
     public static func get(
         id: some ResourceIDConvertible, include: [String] = [], parameters: [String: JSONValue] = [:],
@@ -318,7 +319,8 @@ extension ResourceModel {
     ///
     /// - Returns: The answer's metadata with the instance as its value, as ``get(id:include:parameters:policy:in:)``'s response.
     /// - Throws: ``/MonoRailClient/APIError``: ``/MonoRailClient/APIError/Code/notPersisted`` when the record has no id, or as
-    ///   ``get(id:include:parameters:policy:in:)``.
+    ///   ``get(id:include:parameters:policy:in:)``; ``/MonoRailClient/APIError/Code/inconsistentResponse`` when
+    ///   the store heard the record was deleted after the request was sent, and then ``isDeleted`` is `true`.
     @discardableResult
     public func fetch() async throws -> ResourceResponse<Self> {
         let store = _$state.snapshot().store ?? .default
