@@ -150,10 +150,9 @@ struct IdentityMap {
         deletions = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 
-    /// The order at which the record under `key` was heard deleted, when it was after `order`.
-    func deleted(_ key: Key, after order: Int64) -> Int64? {
-        guard let deleted = deletions[key], deleted > order else { return nil }
-        return deleted
+    /// Whether the record under `key` was heard deleted after `order`.
+    func wasDeleted(_ key: Key, after order: Int64) -> Bool {
+        deletions[key].map { $0 > order } ?? false
     }
 
     /// Forgets every entry of a model.

@@ -251,7 +251,7 @@ public final class ResourceStore: Observable, Sendable {
         var anyGone = false
         for patch in patches {
             guard let id = patch.id,
-                map.deleted(IdentityMap.Key(type: type, id: id), after: (patch.fetched ?? fetched).order) != nil
+                map.wasDeleted(IdentityMap.Key(type: type, id: id), after: (patch.fetched ?? fetched).order)
             else { continue }
             patch.isGone = true
             anyGone = true

@@ -44,15 +44,7 @@ struct CacheLifecycleTests {
         arguments: ["read", "save", "push"])
     func outOfOrderReleased(newer: String) async throws {
         let transport = FaultTransport.underTest()
-        try await withHarness {
-            $0.transport = transport
-            if newer == "push" { $0.liveUpdates = .serverSentEvents(path: "/changes") }
-        } _: { api in
-            defer { api.store.liveUpdates.disconnect() }
-            if newer == "push" {
-                try await api.store.liveUpdates.connect()
-                #expect(try await eventually { api.store.liveUpdates.state.isLive })
-            }
+        try await Self.withTransport(transport, pushes: newer == "push") { api in
             // The list is answered from the records as they are, and its answer held back while the
             // store hears of a newer state of train 1, in an instance nothing keeps.
             transport.holdAnswers(to: "GET /trains", for: .milliseconds(1500))
@@ -87,15 +79,7 @@ struct CacheLifecycleTests {
         arguments: ["push", "delete"])
     func outOfOrderDeleted(by deletion: String) async throws {
         let transport = FaultTransport.underTest()
-        try await withHarness {
-            $0.transport = transport
-            if deletion == "push" { $0.liveUpdates = .serverSentEvents(path: "/changes") }
-        } _: { api in
-            defer { api.store.liveUpdates.disconnect() }
-            if deletion == "push" {
-                try await api.store.liveUpdates.connect()
-                #expect(try await eventually { api.store.liveUpdates.state.isLive })
-            }
+        try await Self.withTransport(transport, pushes: deletion == "push") { api in
             let doomed = try await Train.get(id: 1, in: api.store)
             // A list, a read of train 1 and a fetch of its instance, answered as the record still is
             // and held back while it is deleted and the store hears so.
@@ -132,6 +116,24 @@ struct CacheLifecycleTests {
             let cached = try await Train.get(policy: .cacheOnly, in: api.store)
             #expect(cached.map(\.id) == listed.map(\.id))
             await #expect(throws: APIError.self) { try await Train.get(id: 1, policy: .cacheOnly, in: api.store) }
+        }
+    }
+
+    /// The harness with its requests sent through `transport`, and with live updates from the
+    /// server's change feed, connected and live, when `pushes`.
+    private static func withTransport(
+        _ transport: FaultTransport, pushes: Bool, _ body: (TestAPI) async throws -> Void
+    ) async throws {
+        try await withHarness {
+            $0.transport = transport
+            if pushes { $0.liveUpdates = .serverSentEvents(path: "/changes") }
+        } _: { api in
+            defer { api.store.liveUpdates.disconnect() }
+            if pushes {
+                try await api.store.liveUpdates.connect()
+                #expect(try await eventually { api.store.liveUpdates.state.isLive })
+            }
+            try await body(api)
         }
     }
 

@@ -263,6 +263,18 @@ struct OneInstanceTests {
         }
     }
 
+    /// Keeps a create of a record whose `company` is "Made Offline" in `store`'s outbox and sends it;
+    /// the server makes the record and the answer is lost.
+    static func keepCreateAnswerLost<Model: ResourceModel>(
+        _ company: ReferenceWritableKeyPath<Model, String?>, in store: ResourceStore, through transport: FaultTransport
+    ) async throws {
+        let made = Model()
+        made[keyPath: company] = "Made Offline"
+        try await made.create(in: store)
+        transport.loseAnswers(to: "POST /trains")
+        try? await store.outbox.flush()
+    }
+
     @Test(
         "a create an earlier launch kept, its answer lost, its record read before the resend: the read instance stays the record's"
     )
@@ -301,11 +313,7 @@ struct OneInstanceTests {
     func lostAnswerAcrossLaunchesDeleted() async throws {
         let transport = FaultTransport.underTest()
         try await Self.twoLaunches(through: transport) { api, first in
-            let made = QueuedTrain()
-            made.company = "Made Offline"
-            try await made.create(in: first)
-            transport.loseAnswers(to: "POST /trains")
-            try? await first.outbox.flush()
+            try await Self.keepCreateAnswerLost(\QueuedTrain.company, in: first, through: transport)
             // The server made the record; another client deletes it.
             let trains = try #require(ServerSchema.trains.resources.first)
             let record = try #require(
@@ -335,11 +343,7 @@ struct OneInstanceTests {
         try await Self.twoLaunches(through: transport) { _, first in
             // The first launch keeps a create; the server takes it and its answer is lost. The app reads
             // the record and renames it, and quits with both writes kept.
-            let made = QueuedTrain()
-            made.company = "Made Offline"
-            try await made.create(in: first)
-            transport.loseAnswers(to: "POST /trains")
-            try? await first.outbox.flush()
+            try await Self.keepCreateAnswerLost(\QueuedTrain.company, in: first, through: transport)
             await first.outbox.pause()
             let read = try #require(try await QueuedTrain.get(in: first).first { $0.company == "Made Offline" })
             read.company = "Renamed"
@@ -372,11 +376,7 @@ struct OneInstanceTests {
     func lostAnswerAcrossLaunchesHeldRenamed() async throws {
         let transport = FaultTransport.underTest()
         try await Self.twoLaunches(through: transport, versioned: false) { _, first in
-            let made = Train()
-            made.company = "Made Offline"
-            try await made.create(in: first)
-            transport.loseAnswers(to: "POST /trains")
-            try? await first.outbox.flush()
+            try await Self.keepCreateAnswerLost(\Train.company, in: first, through: transport)
         } next: { _, next, _, _ in
             // The next launch reads the record, and the app renames the instance it holds. The create's
             // answers are lost until the rename is answered; the resend after it is answered with the
