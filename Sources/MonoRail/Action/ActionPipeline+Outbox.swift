@@ -319,25 +319,21 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
         _ write: PendingWrite, entry: Outbox.Entry, pipeline: ActionPipeline<Model>, store: ResourceStore
     ) throws -> ActionPipeline<Model>.Prepared {
         let (target, sent) = (entry.instance as? Model, entry.sent)
-        let setup = pipeline.setup
-        let routes = setup.conventions.routes
         let instance = target ?? Model()
-        let (operation, method, path): (ModelAction<Model>.Operation, HTTPRequest.Method, APIPath) =
+        let operation: ModelAction<Model>.Operation =
             switch write.verb {
-            case .create: (.create(instance), .post, try setup.path(for: routes.create, instance: instance))
-            case .destroy:
-                (.delete(instance), .delete, try setup.path(for: routes.destroy, id: write.id, instance: instance))
-            default:
-                (
-                    .save(instance), setup.conventions.updateMethod,
-                    try setup.path(for: routes.update, id: write.id, instance: instance)
-                )
+            case .create: .create(instance)
+            case .destroy: .delete(instance)
+            default: .save(instance)
             }
+        var parameters: [String: JSONValue] = [:]
+        let (method, path) = try pipeline.endpoint(
+            of: write.verb, id: write.id, instance: instance, parameters: &parameters)
         // The body as it was kept, on every attempt: the key promises the same request, and a field
         // the user did not edit is not rebuilt from a record cache that may have lost the record.
         let body = write.body
         var prepared = ActionPipeline<Model>.Prepared(
-            ModelAction(operation: operation, store: store), method, path, parameters: [:],
+            ModelAction(operation: operation, store: store), method, path, parameters: parameters,
             id: write.verb == .create ? nil : write.id, body: body.map { ($0, FileAttachments()) },
             sent: write.verb == .destroy ? nil : sent)
         prepared.idempotencyKey = write.idempotencyKey

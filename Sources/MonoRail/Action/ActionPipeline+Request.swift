@@ -101,23 +101,20 @@ extension ActionPipeline {
                     .invalidRequest,
                     "\(Model.resourceSchema.typeName) \(id.debugText) already exists on the server; use save()")
             }
-            let path = try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance)
+            let (method, path) = try endpoint(of: .create, id: nil, instance: instance, parameters: &parameters)
             var body = try Model.encodeBody(snapshot.values, only: nil, setup: setup, verb: .create, store: store)
             if let id = action.clientID, setup.jsonAPI == nil { body.0 = adding(id, to: body.0) }
             if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: action.clientID, store: store) }
-            return Prepared(action, .post, path, parameters: parameters, body: body, sent: snapshot.edits)
+            return Prepared(action, method, path, parameters: parameters, body: body, sent: snapshot.edits)
         case .save(let instance):
             let snapshot = instance._$state.snapshot()
             let id = try Self.id(of: instance, toward: "save", route: conventions.routes.update)
-            let path = try setup.path(
-                for: conventions.routes.update, id: id, parameters: &parameters, instance: instance)
+            let (method, path) = try endpoint(of: .update, id: id, instance: instance, parameters: &parameters)
             let only = conventions.sendsOnlyChanges ? snapshot.edits.indices.filter { snapshot.edits[$0] != 0 } : nil
             var body = try Model.encodeBody(snapshot.values, only: only, setup: setup, verb: .update, store: store)
             if conventions.sendsIDInBody, let id { body.0 = adding(id, to: body.0) }
             if setup.jsonAPI != nil { body.0 = try setup.resourceDocument(body.0, id: id, store: store) }
-            return Prepared(
-                action, conventions.updateMethod, path, parameters: parameters, id: id, body: body, sent: snapshot.edits
-            )
+            return Prepared(action, method, path, parameters: parameters, id: id, body: body, sent: snapshot.edits)
         case .delete(let instance):
             let route = conventions.routes.destroy
             let id = try Self.id(of: instance, toward: "delete", route: route)
@@ -127,11 +124,41 @@ extension ActionPipeline {
                 guard conventions.sendsIDInBody, !route.placeholders.contains("id") else { return nil }
                 return (adding(id, to: [:]), FileAttachments())
             }
-            let path = try setup.path(for: route, id: id, parameters: &parameters, instance: instance)
-            return Prepared(action, .delete, path, parameters: parameters, id: id, body: body)
+            let (method, path) = try endpoint(of: .destroy, id: id, instance: instance, parameters: &parameters)
+            return Prepared(action, method, path, parameters: parameters, id: id, body: body)
         default:
             throw APIError(.invalidRequest, "\(action.verb.rawValue) is not a write")
         }
+    }
+
+    /// The method and path of a write on a record, for the app's action and for the outbox's kept
+    /// write alike: the conventions' route filled from the id and the instance's fields.
+    func endpoint(
+        of verb: ActionVerb, id: ResourceID?, instance: Model, parameters: inout [String: JSONValue]
+    ) throws -> (HTTPRequest.Method, APIPath) {
+        let conventions = setup.conventions
+        switch verb {
+        case .create:
+            return (.post, try setup.path(for: conventions.routes.create, parameters: &parameters, instance: instance))
+        case .destroy:
+            return (
+                .delete,
+                try setup.path(for: conventions.routes.destroy, id: id, parameters: &parameters, instance: instance)
+            )
+        default:
+            return (
+                conventions.updateMethod,
+                try setup.path(for: conventions.routes.update, id: id, parameters: &parameters, instance: instance)
+            )
+        }
+    }
+
+    /// The path of a to-many relationship's JSON:API endpoint, whose linkage a membership change
+    /// sends: the record's own path and `/relationships/<name>`.
+    func membershipPath(of owner: Model, id: ResourceID, relationship: String) throws -> APIPath {
+        let base = try setup.path(for: setup.conventions.routes.show, id: id, instance: owner).encoded
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return APIPath(verbatim: "\(trimmed)/relationships/\(relationship)")
     }
 
     /// Moves a list's filter keys left after its path took its own into JSON:API's `filter` family:
@@ -195,20 +222,22 @@ extension ActionPipeline {
         return nil
     }
 
-    static var idempotencyKeyField: HTTPField.Name? { HTTPField.Name("Idempotency-Key") }
+    /// Where the pipeline's requests go: the model's client, through the store's one exchange.
+    var exchange: Exchange { Exchange(client: setup.client, refusal: setup.sendingError, store: store) }
 
     /// Sends the request of an action, conditional on `validators` when a cache holds its answer.
     func send(_ prepared: Prepared, validators: CacheHit? = nil, retries: Bool = true) async throws -> APIResponse {
-        if let sendingError = setup.sendingError { throw sendingError }
+        let preconditions = Exchange.Preconditions(
+            idempotencyKey: prepared.idempotencyKey, ifMatch: prepared.ifMatch, ifNoneMatch: validators?.etag,
+            ifModifiedSince: validators?.lastModified)
+        return try await exchange.send(request(for: prepared, retries: retries), preconditions)
+    }
+
+    /// The HTTP request of a prepared action: its route, query and body in the model's format, the
+    /// conventions' media type, and the request options the client's stages read.
+    func request(for prepared: Prepared, retries: Bool = true) -> APIRequest {
         let conventions = setup.conventions
         var headers = HTTPFields()
-        if let etag = validators?.etag { headers[.ifNoneMatch] = etag }
-        if let lastModified = validators?.lastModified { headers[.ifModifiedSince] = lastModified }
-        if let key = prepared.idempotencyKey, let name = Self.idempotencyKeyField {
-            // A structured-field string, as the draft writes it.
-            headers[name] = "\"\(key)\""
-        }
-        if let ifMatch = prepared.ifMatch { headers[.ifMatch] = ifMatch }
         if let mediaType = conventions.mediaType, setup.format == .json {
             if setup.client.configuration.defaultHeaders[.accept] == nil { headers[.accept] = mediaType }
             if prepared.body != nil, prepared.files.isEmpty { headers[.contentType] = mediaType }
@@ -219,22 +248,21 @@ extension ActionPipeline {
             uploadProgress: prepared.action.uploadProgress, format: setup.format,
             validationStatuses: conventions.validationStatuses)
         if !retries { options.retryPolicy = RetryPolicy.none }
-        let request = APIRequest(
+        return APIRequest(
             method: prepared.method, path: prepared.path, query: prepared.parameters, headers: headers,
             body: prepared.body.map { .tree($0, files: prepared.files) },
             bodyRoot: conventions.wrapsRequestBody && prepared.body != nil ? setup.singular : nil,
             options: options)
-        do {
-            let response = try await setup.client.send(request)
-            store.noteReachability(answered: true)
-            return response
-        } catch let error as APIError {
-            if error.response != nil {
-                store.noteReachability(answered: true)
-            } else if error.isUnanswered {
-                store.noteReachability(answered: false)
-            }
-            throw error
-        }
+    }
+
+    /// The request of writes sent together as JSON:API Atomic Operations: all of them or none.
+    func atomicRequest(_ operations: [JSONValue], path: String) -> APIRequest {
+        let mediaType = "\(JSONAPIDocument.mediaType); ext=\"\(JSONAPIDocument.atomicExtension)\""
+        return APIRequest(
+            method: .post, path: APIPath(verbatim: path), headers: [.contentType: mediaType, .accept: mediaType],
+            body: .tree(["atomic:operations": .array(operations)], files: FileAttachments()),
+            options: RequestOptions(
+                timeout: setup.timeout, operationName: "outbox.atomicOperations", format: .json,
+                validationStatuses: setup.conventions.validationStatuses))
     }
 }

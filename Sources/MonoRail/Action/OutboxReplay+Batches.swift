@@ -103,26 +103,11 @@ extension OutboxReplay {
         } catch {
             return batch.map { _ in .rejected(APIError(.invalidRequest, "\(error)", underlyingError: error)) }
         }
-        let mediaType = "\(JSONAPIDocument.mediaType); ext=\"\(JSONAPIDocument.atomicExtension)\""
-        var headers: HTTPFields = [.contentType: mediaType, .accept: mediaType]
-        if let name = ActionPipeline<Model>.idempotencyKeyField { headers[name] = "\"\(key)\"" }
-        let request = APIRequest(
-            method: .post, path: APIPath(verbatim: path), headers: headers,
-            body: .tree(["atomic:operations": .array(operations)], files: FileAttachments()),
-            options: RequestOptions(
-                timeout: setup.timeout, operationName: "outbox.atomicOperations", format: .json,
-                validationStatuses: setup.conventions.validationStatuses))
         let response: APIResponse
         do {
-            if let sendingError = setup.sendingError { throw sendingError }
-            response = try await setup.client.send(request)
-            store.noteReachability(answered: true)
+            response = try await pipeline.exchange.send(
+                pipeline.atomicRequest(operations, path: path), Exchange.Preconditions(idempotencyKey: key))
         } catch let error as APIError {
-            if error.response != nil {
-                store.noteReachability(answered: true)
-            } else if error.isUnanswered {
-                store.noteReachability(answered: false)
-            }
             return Self.outcomes(of: error, for: batch)
         } catch {
             let failure = APIError(.transport, "\(error)", underlyingError: error)

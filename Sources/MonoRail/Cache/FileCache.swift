@@ -254,7 +254,7 @@ public final class FileCache: Sendable {
         }
         if let etag = cached?.entry.etag { request.headers[.ifNoneMatch] = etag }
         do {
-            let response = try await client.send(request)
+            let response = try await Exchange(client: client).send(request)
             if response.response.status == .notModified {
                 guard let data = cached?.data else {
                     throw APIError(

@@ -106,7 +106,8 @@ extension LiveUpdates {
         request.headers[.cacheControl] = "no-cache"
         if let cursor, let name = HTTPField.Name("Last-Event-ID") { request.headers[name] = cursor }
         request.options.operationName = "liveUpdates.connect"
-        let (response, body) = try await store.client.stream(request, maxBufferedSize: limits.maxEventSize * 4)
+        let (response, body) = try await Exchange(client: store.client).stream(
+            request, maxBufferedSize: limits.maxEventSize * 4)
         let contentType = response.response.headerFields[.contentType] ?? ""
         guard contentType.lowercased().hasPrefix("text/event-stream") else {
             throw APIError(

@@ -87,9 +87,7 @@ extension ActionPipeline {
         _ method: HTTPRequest.Method, ids: [ResourceID], of owner: Model, id: ResourceID, relationship: String,
         relatedType: String
     ) async throws -> [ResourceID]? {
-        let base = try setup.path(for: setup.conventions.routes.show, id: id, instance: owner).encoded
-        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-        let path = APIPath(verbatim: "\(trimmed)/relationships/\(relationship)")
+        let path = try membershipPath(of: owner, id: id, relationship: relationship)
         let linkage = ids.map { JSONAPIDocument.identifier(type: relatedType, id: $0.description) }
         let prepared = Prepared(
             ModelAction(operation: .save(owner), store: store), method, path, parameters: [:], id: id,
