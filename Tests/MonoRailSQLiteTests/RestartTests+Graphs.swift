@@ -86,6 +86,7 @@ extension RestartTests {
             $0.writePolicy = .queued
         }
         let outbox = ResourceStore.default.outbox
+        try await outbox.load()
         let kept = outbox.pendingCount
         let graphs = Set(outbox.pending.compactMap(\.batch)).count
         try await outbox.flush()

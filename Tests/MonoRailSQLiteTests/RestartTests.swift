@@ -122,6 +122,7 @@ struct RestartTests {
             $0.apiRootURL = Self.secondLaunchAPI
             $0.storage = storage
         }
+        try await ResourceStore.default.outbox.load()
         let kept = ResourceStore.default.outbox.pendingCount
         try await ResourceStore.default.outbox.flush()
         print("kept \(kept) before any model, \(ResourceStore.default.outbox.pendingCount) after flush")

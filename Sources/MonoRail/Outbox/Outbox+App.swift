@@ -1,25 +1,30 @@
 import Foundation
+import Observation
 
 // What an app asks of the outbox: what is pending, its events, flushing, pausing, clearing.
 extension Outbox {
     /// The number of writes kept to be sent: every one not yet answered by the server, except the
     /// ``parked`` ones.
     ///
-    /// Counted from storage the first time it is read, before the app uses any model.
+    /// Reading it does no I/O, so a SwiftUI `body` may show it: the writes earlier launches kept
+    /// are read from storage once, off the reader's thread, and counted when they are in
+    /// (``isLoaded``); the count is observable, so a view shows them then. To wait for them,
+    /// `try await outbox.load()`.
     public var pendingCount: Int {
-        openForReading()
+        accessEntries(\.pendingCount)
         return state.withLock { $0.entries.count { !$0.isParked } }
     }
 
-    /// The writes kept to be sent, in the order they will be sent.
+    /// The writes kept to be sent, in the order they will be sent. Observable, and read without
+    /// I/O, as ``pendingCount`` is.
     public var pending: [PendingWrite] {
-        openForReading()
+        accessEntries(\.pending)
         return state.withLock { $0.entries.filter { !$0.isParked }.map(\.write) }
     }
 
     /// The writes the outbox stopped sending, in the order they were made, each with why
     /// (``PendingWrite/parking``): until the app saves the record again, ``retry(_:)`` or
-    /// ``discard(_:)``.
+    /// ``discard(_:)``. Observable, and read without I/O, as ``pendingCount`` is.
     ///
     /// ```swift
     /// for write in store.outbox.parked {
@@ -27,8 +32,31 @@ extension Outbox {
     /// }
     /// ```
     public var parked: [PendingWrite] {
-        openForReading()
+        accessEntries(\.parked)
         return state.withLock { $0.entries.filter(\.isParked).map(\.write) }
+    }
+
+    /// Whether the writes earlier launches kept have been read from storage: until then
+    /// ``pendingCount``, ``pending`` and ``parked`` tell only this launch's. Observable.
+    public var isLoaded: Bool {
+        accessEntries(\.isLoaded)
+        return state.withLock { $0.isOpen }
+    }
+
+    /// Notes an observer's read of what the outbox holds, and starts reading the kept writes from
+    /// storage, off the reader's thread, when nothing has yet.
+    private func accessEntries<Value>(_ keyPath: KeyPath<Outbox, Value>) {
+        registrar.access(self, keyPath: keyPath)
+        let starts = state.withLock { state in
+            defer { state.isOpening = true }
+            return !state.isOpen && !state.isOpening
+        }
+        guard starts else { return }
+        Task.detached(priority: .userInitiated) { [weak self] in
+            guard let self else { return }
+            self.openForReading()
+            self.state.withLock { $0.isOpening = false }
+        }
     }
 
     /// What happens to writes from now on: kept, sent, confirmed, retrying, parked, discarded,
@@ -37,15 +65,32 @@ extension Outbox {
 
     /// Tells the ``events`` streams, where the store's ``MonoRail/Configuration/delivery`` says.
     func tell(_ event: OutboxEvent) {
-        measure()
+        entriesChanged()
         guard broadcaster.hasSubscribers else { return }
         announcer.announce { [broadcaster] in broadcaster.yield(event) }
     }
 
+    /// Tells the observers of what the outbox holds (``pendingCount``, ``pending``, ``parked``,
+    /// ``isLoaded``), where the store's delivery says, and sets the gauges: every change of a write
+    /// calls it.
+    func entriesChanged() {
+        announcer.announce { [registrar] in
+            registrar.willSet(self, keyPath: \.pendingCount)
+            registrar.willSet(self, keyPath: \.pending)
+            registrar.willSet(self, keyPath: \.parked)
+            registrar.willSet(self, keyPath: \.isLoaded)
+            registrar.didSet(self, keyPath: \.pendingCount)
+            registrar.didSet(self, keyPath: \.pending)
+            registrar.didSet(self, keyPath: \.parked)
+            registrar.didSet(self, keyPath: \.isLoaded)
+        }
+        measure()
+    }
+
     /// Sets the outbox's gauges, when the store measures: `monorail.outbox.depth` (writes to send),
     /// `monorail.outbox.parked`, and `monorail.outbox.oldest_age` (seconds since the oldest write
-    /// to send was kept). Every change of a write is told, so each tells them too.
-    func measure() {
+    /// to send was kept).
+    private func measure() {
         guard let store = state.withLock({ $0.store }) else { return }
         let telemetry = store.client.telemetry
         guard telemetry.metricsFactory != nil else { return }
@@ -168,6 +213,7 @@ extension Outbox {
         for entry in discarded {
             if let instance = entry.instance { Self.forgetPending(instance) }
         }
+        entriesChanged()
         try await storage().settle(removing: discarded.map(\.write.sequence), updating: [])
     }
 

@@ -41,6 +41,7 @@ extension Outbox {
             try await (storage ?? InMemoryOutboxStorage()).enqueue(write)
         } catch {
             state.withLock { state in state.entries.removeAll { $0.write.sequence == write.sequence } }
+            entriesChanged()
             throw error
         }
         apply()

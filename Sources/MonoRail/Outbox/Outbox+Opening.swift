@@ -21,7 +21,7 @@ extension Outbox {
             state.entries = loaded + state.entries
             state.nextSequence = max(state.nextSequence, (writes.last?.sequence ?? 0) + 1)
         }
-        measure()
+        entriesChanged()
     }
 
     /// ``open()`` for what the app reads without waiting: a storage that cannot be read is logged,

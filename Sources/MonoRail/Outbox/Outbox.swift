@@ -1,5 +1,6 @@
 import Foundation
 import MonoRailTransport
+public import Observation
 
 /// The writes a store keeps until the server confirms them: creates, saves and deletes made under
 /// the ``WritePolicy/queued`` write policy, or while the server could not be reached under
@@ -31,7 +32,8 @@ import MonoRailTransport
 /// is tried again with backoff (`Retry-After` honoured), or as soon as another request succeeds.
 ///
 /// **After a restart.** The writes an earlier launch kept are read from storage the first time the
-/// app asks (``pendingCount``) or acts. ``flush()`` and ``load()`` put them back on live instances
+/// app acts, awaits ``load()``, or reads what is pending (``pendingCount``: then off its thread, and
+/// observably). ``flush()`` and ``load()`` put them back on live instances
 /// and send them before the app has used their models — each write names its model's Swift type
 /// (``PendingWrite/modelType``) — and merge and store the answers as an action's.
 ///
@@ -62,7 +64,7 @@ import MonoRailTransport
 /// ``/MonoRailClient/Authentication`` has a token again — a refresh, or the app's
 /// ``/MonoRailClient/Authentication/tokenDidChange()`` after sign-in — or a request goes through,
 /// or the app calls ``flush()``.
-public final class Outbox: Sendable, TokenObserver {
+public final class Outbox: Observable, Sendable, TokenObserver {
     /// A kept write with what the live instance needs: the instance, held until the server answers,
     /// and the edit numbers the write sends.
     struct Entry: Sendable {
@@ -133,6 +135,8 @@ public final class Outbox: Sendable, TokenObserver {
         var storage: (any OutboxStorage)?
         /// Whether the writes kept by earlier launches are read.
         var isOpen = false
+        /// Whether a reader of what the outbox holds started reading them, off its thread.
+        var isOpening = false
         var entries: [Entry] = []
         var nextSequence: Int64 = 1
         /// Each model's putting back of its kept writes on live instances, by resource name.
@@ -185,6 +189,8 @@ public final class Outbox: Sendable, TokenObserver {
     let broadcaster = UpdateBroadcaster<OutboxEvent>()
     /// The store's, held strongly: the outbox holds its store weakly.
     let announcer: Announcer
+
+    let registrar = ObservationRegistrar()
 
     init(store: ResourceStore) {
         state = Locked(State(store: store))

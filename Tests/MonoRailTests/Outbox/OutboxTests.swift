@@ -4,6 +4,7 @@ import MonoRailSQLite
 import MonoRailServer
 import MonoRailTesting
 import MonoRailTransport
+import Observation
 import TestServer
 import Testing
 
@@ -701,11 +702,42 @@ struct OutboxStorageTests {
     }
 }
 
+extension OutboxStorageTests {
+    @Test("what the outbox holds is read without I/O: the kept writes come in off the reader's thread, observably")
+    func pendingReadWithoutIO() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("store.sqlite").path
+            try await withHarness { harness in
+                let kept = try await firstLaunch(server: harness.server.baseURL, path: path)
+                let gate = DispatchSemaphore(value: 0)
+                let storage = CountingStorage(try SQLiteStorage(path: path), gate: gate)
+                let store = ResourceStore(configuration: Self.configuration(harness.server.baseURL), storage: storage)
+                let changed = Locked(false)
+                let (count, loaded) = withObservationTracking {
+                    (store.outbox.pendingCount, store.outbox.isLoaded)
+                } onChange: {
+                    changed.withLock { $0 = true }
+                }
+                // The storage's read is held at its gate: a getter that read it would wait there.
+                #expect(count == 0 && !loaded)
+                gate.signal()
+                for _ in 0..<500 where !changed.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(changed.withLock { $0 })
+                #expect(store.outbox.isLoaded && store.outbox.pendingCount == kept.count)
+                #expect(store.outbox.pending.map(\.idempotencyKey) == kept.map(\.idempotencyKey))
+                #expect(store.outbox.parked.isEmpty)
+            }
+        }
+    }
+}
+
 extension RunningReferenceServer {
     func idempotencyKeys() throws -> [String] { try store.idempotencyLedger().map(\.key) }
 }
 
-/// SQLite storage that counts the outbox's commits, and the most attempts storage held for each write.
+/// SQLite storage that counts the outbox's commits, and the most attempts storage held for each write;
+/// with a gate, its kept writes are read only once the gate opens (or two seconds passed).
 final class CountingStorage: RecordCache, OutboxStorage {
     struct Counts {
         var settles = 0
@@ -714,10 +746,17 @@ final class CountingStorage: RecordCache, OutboxStorage {
 
     let base: SQLiteStorage
     let counts = Locked(Counts())
+    let gate: DispatchSemaphore?
 
-    init(_ base: SQLiteStorage) { self.base = base }
+    init(_ base: SQLiteStorage, gate: DispatchSemaphore? = nil) {
+        self.base = base
+        self.gate = gate
+    }
 
-    func pendingWrites() throws -> [PendingWrite] { try base.pendingWrites() }
+    func pendingWrites() throws -> [PendingWrite] {
+        _ = gate?.wait(timeout: .now() + 2)
+        return try base.pendingWrites()
+    }
     func enqueue(_ write: PendingWrite) async throws { try await base.enqueue(write) }
     func settle(removing removed: [Int64], updating updated: [PendingWrite]) async throws {
         try await base.settle(removing: removed, updating: updated)
