@@ -231,6 +231,7 @@ struct ActionPipeline<Model: ResourceModel> {
         cached: @escaping @Sendable ([Model]) throws -> Value,
         queued: (Prepared) throws -> Value
     ) async throws -> ResourceResponse<Value> {
+        if let configurationError = setup.configurationError { throw configurationError }
         await restoreOutbox()
         var prepared = try prepare(action)
         if setup.conditionalWrites { prepared.ifMatch = await entityTag(for: prepared) }

@@ -9,6 +9,9 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let client: APIClient
     /// Why requests cannot be sent (no API root yet); merging bodies received otherwise still works.
     let sendingError: APIError?
+    /// Why the model's actions are refused: its ``ResourceModel/configure(_:)`` sets what only the
+    /// store decides.
+    let configurationError: APIError?
     let conventions: ServerConventions
     let coding: CodingOptions
     /// Sent with each request, so a model that changes them alone shares the store's client.
@@ -73,7 +76,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
         advertisedExtensions: Locked<Set<String>> = Locked([])
     ) {
         self.advertisedExtensions = advertisedExtensions
-        let configuration = Self.configuration(of: storeConfiguration)
+        let (configuration, configurationError) = Self.configuration(of: storeConfiguration)
+        self.configurationError = configurationError
         client =
             configuration.clientRevision == storeConfiguration.clientRevision
             ? storeClient : APIClient(configuration: configuration.resolvedClient)
@@ -152,15 +156,31 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     }
 
     /// The store's configuration as the model's `configure(_:)` adjusts it; delivery stays the store's.
-    private static func configuration(of store: MonoRail.Configuration) -> MonoRail.Configuration {
+    private static func configuration(of store: MonoRail.Configuration) -> (MonoRail.Configuration, APIError?) {
         var configuration = store
         Model.configure(&configuration)
-        if configuration.delivery != store.delivery {
-            configuration.logger.error(
-                "\(Model.resourceSchema.typeName).configure(_:) sets delivery, which only the store's configuration decides; it stays \(store.delivery)"
-            )
+        // Settings of the store as a whole: what a model sets is not used, and its actions say so.
+        var storeOnly: [String] = []
+        if configuration.delivery != store.delivery { storeOnly.append("delivery") }
+        if configuration.storage !== store.storage { storeOnly.append("storage") }
+        if configuration.fileCache !== store.fileCache { storeOnly.append("fileCache") }
+        if configuration.outboxLimits != store.outboxLimits { storeOnly.append("outboxLimits") }
+        if configuration.allowsQueuedWritesLostOnQuit != store.allowsQueuedWritesLostOnQuit {
+            storeOnly.append("allowsQueuedWritesLostOnQuit")
         }
-        return configuration
+        if configuration.liveUpdates?.path != store.liveUpdates?.path { storeOnly.append("liveUpdates") }
+        guard !storeOnly.isEmpty else { return (configuration, nil) }
+        let message =
+            "\(Model.resourceSchema.typeName).configure(_:) sets \(storeOnly.joined(separator: ", ")), which only the "
+            + "store's configuration decides (MonoRail.configure, or the store's configure); its actions are refused"
+        configuration.logger.error("\(message)")
+        configuration.delivery = store.delivery
+        configuration.storage = store.storage
+        configuration.fileCache = store.fileCache
+        configuration.outboxLimits = store.outboxLimits
+        configuration.allowsQueuedWritesLostOnQuit = store.allowsQueuedWritesLostOnQuit
+        configuration.liveUpdates = store.liveUpdates
+        return (configuration, APIError(.invalidConfiguration, message))
     }
 
     /// The related models whose records may come beside this model's, by plural: the model's own

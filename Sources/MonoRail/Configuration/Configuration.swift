@@ -91,8 +91,8 @@ extension MonoRail {
         /// Where the store tells the app of changes — Observation, the update streams, live
         /// queries, outbox events — and runs the callback style's `success:` and `failure:`
         /// closures: ``Delivery/immediate`` (the default, at once on the task that made the change)
-        /// or ``Delivery/mainActor``. The store's setting: a model's ``ResourceModel/configure(_:)``
-        /// cannot change it.
+        /// or ``Delivery/mainActor``. The store's setting: a model whose ``ResourceModel/configure(_:)``
+        /// changes it has its actions refused.
         public var delivery: Delivery = .immediate
         /// Whether a queued ``writePolicy`` may keep writes in memory when ``storage`` cannot keep
         /// them: they are then lost when the app quits or is killed before the server took them.

@@ -85,7 +85,13 @@ public protocol ResourceModel: AnyObject, Observable, Sendable {
     /// `["cars"]` sends `"cars_attributes": [{"id": 1, …}]`. Default: none; embedded records are not sent.
     static var nestedAttributes: [String] { get }
 
-    /// Adjusts the store's configuration for this model only (ApiModel's `ApiConfigurable`).
+    /// Adjusts the store's configuration for this model only (ApiModel's `ApiConfigurable`): its
+    /// conventions, routes, format, cache policy, write policy, client settings and the like.
+    ///
+    /// What belongs to the store as a whole — `delivery`, `storage`, `fileCache`, `outboxLimits`,
+    /// `allowsQueuedWritesLostOnQuit`, `liveUpdates` — is set in `MonoRail.configure` or the store's
+    /// ``ResourceStore/configure(_:)``: a model that sets one of them has its actions refused with
+    /// ``/MonoRailClient/APIError/Code/invalidConfiguration`` naming it.
     static func configure(_ configuration: inout MonoRail.Configuration)
 
     /// Decides whether a value that cannot be read fails the whole decode (Apic's

@@ -166,18 +166,22 @@ struct DeliveryTests {
         }
     }
 
-    @Test("a model's configure cannot change the delivery: it is said, and the store's stays")
+    @Test("a model's configure cannot set what the store decides: its actions are refused, naming the setting")
     func modelDelivery() async throws {
         try await withHarness { harness in
             let log = LogCapture()
             harness.store.configure { $0.logger = log.logger(level: .error) }
-            let train = try await MainActorDeliveredTrain.get(id: 1, in: harness.store)
+            let refused = "MainActorDeliveredTrain.configure(_:) sets delivery, storage, which only the store's "
+                + "configuration decides (MonoRail.configure, or the store's configure); its actions are refused"
+            let error = await #expect(throws: APIError.self) {
+                try await MainActorDeliveredTrain.get(id: 1, in: harness.store)
+            }
+            #expect(error?.code == .invalidConfiguration && error?.message == refused)
+            #expect(log.all.filter { $0.level == .error }.map(\.message) == [refused])
+            #expect(harness.server.journal.entries.isEmpty, "nothing was sent")
+            // A model that sets only its own settings is not refused.
+            let train = try await Seed.Train.get(id: 1, in: harness.store)
             #expect(train.company == "MonoRail Co.")
-            let errors = log.all.filter { $0.level == .error }.map(\.message)
-            #expect(
-                errors == [
-                    "MainActorDeliveredTrain.configure(_:) sets delivery, which only the store's configuration decides; it stays immediate"
-                ])
         }
     }
 
@@ -204,12 +208,13 @@ struct DeliveryTests {
     }
 }
 
-/// A model that asks for a delivery of its own, which only a store can set.
+/// A model that asks for a delivery and a record cache of its own, which only a store can set.
 @Resource(name: "train")
 final class MainActorDeliveredTrain {
     var company: String?
 
     static func configure(_ configuration: inout MonoRail.Configuration) {
         configuration.delivery = .mainActor
+        configuration.storage = InMemoryRecordCache()
     }
 }
