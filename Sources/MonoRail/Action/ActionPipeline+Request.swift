@@ -230,6 +230,8 @@ extension ActionPipeline {
         let preconditions = Exchange.Preconditions(
             idempotencyKey: prepared.idempotencyKey, ifMatch: prepared.ifMatch, ifNoneMatch: validators?.etag,
             ifModifiedSince: validators?.lastModified)
+        // A repository's client needs no API root of the store's.
+        let exchange = prepared.action.client.map { Exchange(client: $0, store: store) } ?? exchange
         return try await exchange.send(request(for: prepared, retries: retries), preconditions)
     }
 

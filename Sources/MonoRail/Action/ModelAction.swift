@@ -43,6 +43,9 @@ struct ModelAction<Model: ResourceModel>: Sendable {
     var clientID: ResourceID?
     /// The store whose identity map the answer merges into.
     var store: ResourceStore
+    /// A client of the app's that sends the request instead of the model's (a ``/MonoRailClient/Repository``'s):
+    /// its base URL, middleware and credentials; the answer merges into ``store`` all the same.
+    var client: APIClient?
     /// Called as the request body is sent.
     var uploadProgress: (@Sendable (TransferProgress) -> Void)?
     /// Where a read looks for its records; `nil` for the model's ``MonoRail/Configuration/cachePolicy``.

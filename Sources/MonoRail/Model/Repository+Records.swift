@@ -16,8 +16,9 @@ extension Repository {
     /// }
     /// ```
     ///
-    /// The request goes through the store's configuration (its base URL, middleware and record
-    /// cache), which a model reads with, not through the repository's `client`.
+    /// The request goes through the repository's `client` — its base URL, middleware and
+    /// credentials — and its answer is read with the model's conventions into the store: its
+    /// identity map and record cache.
     ///
     /// - Parameters:
     ///   - method: `GET`: a model's records are written through the model (`create()`, `save()`,
@@ -38,7 +39,10 @@ extension Repository {
                     "\(method) \(path) would write \(Model.resourceSchema.typeName) records behind the model's back; "
                         + "read them with GET, write them with create(), save() and delete()")
             }
-            return try await Model.get(path: path, parameters: parameters, in: store)
+            var action = ModelAction<Model>(operation: .list(filter: parameters), store: store)
+            action.path = path
+            action.client = client
+            return try await ActionPipeline<Model>(store: store).list(action).value
         }
     }
 }

@@ -145,6 +145,14 @@ struct NestedRouteTests {
                 return try await handle.value
             }
             #expect(refused?.code == .invalidRequest)
+
+            // The repository's own client sends: its base URL, not the store's API root.
+            let trains = CarsRepository(
+                client: APIClient(baseURL: harness.server.baseURL.appendingPathComponent("trains")), store: store)
+            let handle: RequestHandle<[Nested.FlatCar]> = trains.request(.get, "/2/cars", in: store)
+            let viaOwnClient = try await handle.value
+            #expect(viaOwnClient.map(\.occupancy) == [80])
+            #expect(viaOwnClient.first === second.first)
         }
     }
 
