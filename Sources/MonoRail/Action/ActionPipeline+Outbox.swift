@@ -76,7 +76,7 @@ extension ActionPipeline {
         let ifMatch = waitsForIfMatch ? nil : prepared.ifMatch
         // The action's span, kept with the write: its replay, maybe in another process, links to it.
         let traceContext = InstrumentationContext.current.flatMap(setup.client.telemetry.propagationFields(of:))
-        _ = try await outbox.keep(
+        let fate = try await outbox.keep(
             { sequence in
                 PendingWrite(
                     sequence: sequence, idempotencyKey: prepared.idempotencyKey ?? UUID().uuidString.lowercased(),
@@ -105,8 +105,10 @@ extension ActionPipeline {
                     target._$state.markQueued(sent: sent)
                 }
             })
-        return ResourceResponse(
+        var response = ResourceResponse(
             value: try queued(prepared), status: .accepted, headerFields: HTTPFields(), source: .outbox)
+        response.fate = fate
+        return response
     }
 }
 

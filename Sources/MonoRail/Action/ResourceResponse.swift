@@ -45,6 +45,9 @@ public struct ResourceResponse<Value> {
     /// it, as the server told it. `nil` for anything else.
     public var extent: ListExtent?
 
+    /// For a write the outbox kept: how it ends, which ``settled()`` waits for.
+    var fate: WriteFate?
+
     /// Where a response's value came from.
     public typealias Source = ResponseSource
 
@@ -81,7 +84,37 @@ public struct ResourceResponse<Value> {
         other.age = age
         other.revalidation = revalidation
         other.extent = extent
+        other.fate = fate
         return other
+    }
+
+    /// Waits for the write's final outcome, whatever the write policy: the one place an app learns
+    /// whether the server took a create, save or delete.
+    ///
+    /// ```swift
+    /// try await train.save().settled()   // returns once the server has it; throws if it never will
+    /// ```
+    ///
+    /// A write sent at once (``WritePolicy/direct``) is settled when the action returns: its
+    /// failure was thrown by the action itself. A write the outbox kept (``ResponseSource/outbox``)
+    /// is settled when the server takes it — then this returns the value — or when the server
+    /// refuses it, the outbox parks it, or it is discarded, and then this throws the same
+    /// ``/MonoRailClient/APIError`` the action would have thrown had it been sent directly: its status
+    /// (``/MonoRailClient/APIError/statusCode``), its field errors (``/MonoRailClient/APIError/errors``
+    /// for a 422) and, for a parked write, why it was parked (``/MonoRailClient/APIError/code``:
+    /// ``/MonoRailClient/APIError/Code/dependencyRejected`` for a write parked with one it depends
+    /// on; the message says when the server kept failing it past the outbox's limits). A write that
+    /// waits for the network waits here too: cancel the awaiting task to stop waiting, which leaves
+    /// the write kept.
+    ///
+    /// - Returns: The response's value.
+    /// - Throws: ``/MonoRailClient/APIError`` as above; ``/MonoRailClient/APIError/Code/cancelled``
+    ///   when the write was discarded or the waiting task cancelled.
+    @discardableResult
+    public func settled() async throws -> Value {
+        guard let fate else { return value }
+        try await fate.result().get()
+        return value
     }
 }
 

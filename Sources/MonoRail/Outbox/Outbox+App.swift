@@ -65,9 +65,26 @@ extension Outbox {
 
     /// Tells the ``events`` streams, where the store's ``MonoRail/Configuration/delivery`` says.
     func tell(_ event: OutboxEvent) {
+        settleFate(of: event)
         entriesChanged()
         guard broadcaster.hasSubscribers else { return }
         announcer.announce { [broadcaster] in broadcaster.yield(event) }
+    }
+
+    /// Settles the fate of a write that ended: taken, refused, parked or discarded.
+    private func settleFate(of event: OutboxEvent) {
+        let ended: (PendingWrite, Result<Void, APIError>)? =
+            switch event {
+            case .confirmed(let write): (write, .success(()))
+            case .rejected(let write, let error), .parked(let write, let error): (write, .failure(error))
+            case .discarded(let write):
+                (write, .failure(APIError(.cancelled, "the app discarded the write (or one it waited for) unsent")))
+            case .queued, .sent, .retrying, .waitingForToken: nil
+            }
+        guard let (write, result) = ended,
+            let fate = state.withLock({ $0.fates.removeValue(forKey: write.sequence) })
+        else { return }
+        fate.settle(result)
     }
 
     /// Tells the observers of what the outbox holds (``pendingCount``, ``pending``, ``parked``,
@@ -212,6 +229,14 @@ extension Outbox {
         }
         for entry in discarded {
             if let instance = entry.instance { Self.forgetPending(instance) }
+        }
+        let fates = state.withLock { state in
+            defer { state.fates = [:] }
+            return state.fates.values
+        }
+        for fate in fates {
+            fate.settle(
+                .failure(APIError(.cancelled, "the outbox discarded every kept write (sign-out) before this was sent")))
         }
         entriesChanged()
         try await storage().settle(removing: discarded.map(\.write.sequence), updating: [])

@@ -15,32 +15,46 @@ extension Outbox {
     /// Keeps a write: in memory at once (so its order is fixed), in storage before it returns.
     ///
     /// - Parameter apply: The optimistic change, made once the storage holds the write.
+    /// - Returns: How the write will end: settled when the server takes or refuses it, or the
+    ///   outbox parks or drops it.
     /// - Throws: The storage's error; nothing is kept then.
     func keep(
         _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], apply: () -> Void
-    ) async throws -> PendingWrite {
+    ) async throws -> WriteFate {
         // The caller opened the outbox: it asked whether writes are held first.
         let keptAt = FetchStamp.next(date: Date())
+        let fate = WriteFate()
         let (write, storage, requeued) = state.withLock {
             state -> (PendingWrite, (any OutboxStorage)?, Requeued?) in
             let write = make(state.nextSequence)
             if let requeued = Self.requeue(write, sent: sent, in: &state.entries) {
+                // The write goes as the parked one it joined: its end is that one's from now.
+                state.fates[requeued.write.sequence] = fate
                 return (requeued.write, state.storage, requeued)
             }
             state.nextSequence += 1
             var entry = Entry(write: write, instance: instance, sent: sent, isKept: false)
             entry.keptAt = keptAt.order
             state.entries.append(entry)
+            state.fates[write.sequence] = fate
             return (write, state.storage, nil)
         }
         if let requeued {
-            try await keepRequeued(requeued, in: storage ?? InMemoryOutboxStorage(), apply: apply)
-            return write
+            do {
+                try await keepRequeued(requeued, in: storage ?? InMemoryOutboxStorage(), apply: apply)
+            } catch {
+                _ = state.withLock { $0.fates.removeValue(forKey: requeued.write.sequence) }
+                throw error
+            }
+            return fate
         }
         do {
             try await (storage ?? InMemoryOutboxStorage()).enqueue(write)
         } catch {
-            state.withLock { state in state.entries.removeAll { $0.write.sequence == write.sequence } }
+            state.withLock { state in
+                state.entries.removeAll { $0.write.sequence == write.sequence }
+                state.fates[write.sequence] = nil
+            }
             entriesChanged()
             throw error
         }
@@ -63,7 +77,7 @@ extension Outbox {
         tell(.queued(write))
         // While the server is known unreachable, the write waits for the retry instead of trying alone.
         if state.withLock(\.sendsNewWritesNow) { startAutomaticRun() }
-        return write
+        return fate
     }
 
     /// A write that took the place of its record's parked writes: kept in storage as the outbox now

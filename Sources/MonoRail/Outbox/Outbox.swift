@@ -137,6 +137,8 @@ public final class Outbox: Observable, Sendable, TokenObserver {
         var isOpen = false
         /// Whether a reader of what the outbox holds started reading them, off its thread.
         var isOpening = false
+        /// How each write this launch kept ends, by sequence, for the app's action that kept it.
+        var fates: [Int64: WriteFate] = [:]
         var entries: [Entry] = []
         var nextSequence: Int64 = 1
         /// Each model's putting back of its kept writes on live instances, by resource name.

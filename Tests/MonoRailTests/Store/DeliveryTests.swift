@@ -171,7 +171,8 @@ struct DeliveryTests {
         try await withHarness { harness in
             let log = LogCapture()
             harness.store.configure { $0.logger = log.logger(level: .error) }
-            let refused = "MainActorDeliveredTrain.configure(_:) sets delivery, storage, which only the store's "
+            let refused =
+                "MainActorDeliveredTrain.configure(_:) sets delivery, storage, which only the store's "
                 + "configuration decides (MonoRail.configure, or the store's configure); its actions are refused"
             let error = await #expect(throws: APIError.self) {
                 try await MainActorDeliveredTrain.get(id: 1, in: harness.store)
