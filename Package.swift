@@ -190,7 +190,8 @@ let package = Package(
             dependencies: [
                 "MonoRail", "MonoRailSQLite", "MonoRailServer",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Tests/OutboxCrashHarness"
         ),
         // A small Hummingbird server the tests talk to over loopback.
         .target(
