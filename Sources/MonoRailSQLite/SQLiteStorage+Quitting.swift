@@ -61,8 +61,11 @@ extension SQLiteStorage {
             defer { pending.batches = [] }
             return pending.committing + pending.batches
         }
-        guard !batches.isEmpty else { return }
-        let use = uses.withLock { $0.tick() }
-        try? pool.write { db in try self.writeBatches(batches, use: use, db) }
+        if !batches.isEmpty {
+            let use = uses.withLock { $0.tick() }
+            try? pool.write { db in try self.writeBatches(batches, use: use, db) }
+        }
+        // The app may come back from the background and write again: that write marks it open again.
+        markClosed()
     }
 }

@@ -5,6 +5,18 @@ import MonoRailTransport
 
 // Transactions: writes committed in the background, in order, several to a transaction.
 extension SQLiteStorage {
+    /// Marks the file closed by this session: the next one need not read every page. Called on the
+    /// way out and when the storage goes away, on the caller's thread.
+    func markClosed() {
+        guard sessionOpen.withLock({ $0 }) else { return }
+        do {
+            try pool.write { db in try db.execute(sql: "UPDATE total SET session_open = 0") }
+            sessionOpen.withLock { $0 = false }
+        } catch {
+            // Left marked open: the next session reads every page, as after a kill.
+        }
+    }
+
     func reading<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try pool.read(body)
@@ -18,8 +30,11 @@ extension SQLiteStorage {
     func writing(_ body: @escaping @Sendable (Database, Int64) throws -> Void) async throws {
         let (use, taken) = uses.withLock { uses in (uses.tick(), uses.take()) }
         let (records, queries) = taken
+        let marksOpen = !sessionOpen.withLock { $0 }
         do {
             try await pool.write { db in
+                // The first write of a session marks the file open, in the same commit.
+                if marksOpen { try db.execute(sql: "UPDATE total SET session_open = 1") }
                 if !records.isEmpty {
                     let statement = try db.cachedStatement(
                         sql: "UPDATE record SET used_at = ? WHERE model = ? AND id = ? AND used_at < ?")
@@ -32,6 +47,7 @@ extension SQLiteStorage {
                 }
                 try body(db, use)
             }
+            if marksOpen { sessionOpen.withLock { $0 = true } }
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)
         }

@@ -62,6 +62,8 @@ public final class SQLiteStorage: RecordCache {
     let uses: Locked<Uses>
     /// Writes accepted and not yet committed, which reads see first.
     let pending = Locked(Pending())
+    /// Whether this session wrote to the file since it last marked it closed (`total.session_open`).
+    let sessionOpen = Locked(false)
 
     /// Writes are committed in the background, in order, several to a transaction when they queue
     /// up: an action that merged an answer does not wait for the disk. Until then the records are
@@ -145,6 +147,10 @@ public final class SQLiteStorage: RecordCache {
             throw StorageFile.classify(error, path: path)
         }
         Self.commitOnQuit(self)
+    }
+
+    deinit {
+        markClosed()
     }
 
     /// Moves an unusable file, and its write-ahead log and shared-memory index, aside: to
@@ -503,13 +509,15 @@ public final class SQLiteStorage: RecordCache {
                     // The outbox too: kept writes are the signed-out user's.
                     try db.execute(
                         sql:
-                            "DELETE FROM record; DELETE FROM query; DELETE FROM pin; DELETE FROM outbox; DELETE FROM live_cursor"
+                            "DELETE FROM record; DELETE FROM query; DELETE FROM pin; DELETE FROM outbox; DELETE FROM live_cursor;"
+                            + " UPDATE total SET session_open = 1"
                     )
                     return .commit
                 }
                 try db.execute(sql: "VACUUM")
                 try db.checkpoint(.truncate)
             }
+            sessionOpen.withLock { $0 = true }
         } catch let error as DatabaseError {
             throw StorageFile.classify(error, path: path)
         }

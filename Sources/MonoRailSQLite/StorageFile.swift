@@ -129,6 +129,11 @@ enum StorageFile {
             // fields, so that its replay after a restart links to it.
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN trace_context TEXT")
         }
+        migrator.registerMigration("v10") { db in
+            // Whether a session that wrote is still open, or ended without closing the file (killed):
+            // the next one reads every page (quick_check) only then. A file from before is checked once.
+            try db.execute(sql: "ALTER TABLE total ADD COLUMN session_open INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }()
 
@@ -161,10 +166,17 @@ enum StorageFile {
         }
     }
 
-    /// A file's pages whole (`quick_check`), its application id MonoRail's (or none, for a file
-    /// whose creation was interrupted), and its schema one this version knows.
+    /// A file's pages whole (`quick_check`) unless the last session that wrote to it closed it,
+    /// its application id MonoRail's (or none, for a file whose creation was interrupted), and its
+    /// schema one this version knows.
+    ///
+    /// `quick_check` reads every page, most of a cold start; a kill cannot damage a WAL database, so
+    /// it runs after a session that ended without closing the file, where something else may have
+    /// gone wrong. A damaged page met later is ``SQLiteStorageError/Code/unreadable`` as here.
     private static func checkContents(_ db: Database, path: String) throws {
-        let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+        // Any failure to read the mark, a damaged page included, reads as a session left open.
+        let closed = (try? Int.fetchOne(db, sql: "SELECT session_open FROM total")) == 0
+        let check = closed ? ["ok"] : try String.fetchAll(db, sql: "PRAGMA quick_check")
         guard check == ["ok"] else {
             throw SQLiteStorageError(
                 .unreadable, path: path,

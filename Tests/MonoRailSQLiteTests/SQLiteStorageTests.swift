@@ -138,6 +138,8 @@ struct SQLiteStorageTests {
                 try await storage.write(records, query: nil)
                 try await storage.flush()
             }
+            // As a killed session leaves it: marked open, so the next open reads every page.
+            try Self.markSessionOpen(path)
             var data = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(data.count > 100_000)
             if kind == .truncated {
@@ -164,6 +166,48 @@ struct SQLiteStorageTests {
                 try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99-from-the-future')")
             }
             try queue.close()
+        }
+    }
+
+    /// Marks the file as a session that wrote and was killed leaves it.
+    static func markSessionOpen(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE total SET session_open = 1") }
+        try queue.close()
+    }
+
+    /// The file's session mark, read as the next open reads it.
+    static func sessionOpen(_ path: String) throws -> Int? {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in try Int.fetchOne(db, sql: "SELECT session_open FROM total") }
+    }
+
+    @Test("a file its last session closed opens without reading every page; a damaged page met later is unreadable")
+    func closedCleanly() async throws {
+        try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("app.sqlite").path
+            let keys = (0..<2000).map { RecordKey(model: "train", id: String($0)) }
+            do {
+                let storage = try SQLiteStorage(path: path)
+                try await storage.write(
+                    keys.map { StoredRecord(key: $0, body: Data(repeating: 0x90, count: 200), fetchedAt: Date()) },
+                    query: nil)
+                try await storage.flush()
+                // A session that wrote is open until it goes away (or the process quits).
+                #expect(try Self.sessionOpen(path) == 1)
+            }
+            #expect(try Self.sessionOpen(path) == 0)
+            var data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let start = data.count / 2
+            data.replaceSubrange(start..<start + 8192, with: [UInt8](repeating: 0xA5, count: 8192))
+            try data.write(to: URL(fileURLWithPath: path))
+
+            // Not read whole at open: the damage is met by the read that reaches it.
+            let storage = try SQLiteStorage(path: path)
+            let error = await #expect(throws: SQLiteStorageError.self) { _ = try await storage.records(keys) }
+            #expect(error?.code == .unreadable, "\(String(describing: error))")
         }
     }
 
