@@ -104,4 +104,38 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(metrics[4], median(api) * 100 / max(1, median(raw)))
         }
     }
+
+    // Allocations of one small GET: the same 1,000 requests, each benchmark on its own so the
+    // malloc interposer counts one side; the difference per request is what the model layer adds
+    // to the client's own.
+    let allocationRuns = 1000
+    Benchmark(
+        "allocations: 1,000 × APIClient.send of the small GET",
+        configuration: .init(metrics: [.mallocCountTotal], warmupIterations: 1, maxIterations: 5)
+    ) { benchmark in
+        let server = try fastServer.get()
+        guard let root = URL(string: "http://127.0.0.1:\(server.port)") else { throw ServerError("no URL") }
+        let client = APIClient(baseURL: root, transport: MonoRail.defaultTransport)
+        blackHole(try await client.send(APIRequest(method: .get, path: "/trains/1")).body)
+        benchmark.startMeasurement()
+        for _ in 0..<allocationRuns {
+            blackHole(try await client.send(APIRequest(method: .get, path: "/trains/1")).body)
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark(
+        "allocations: 1,000 × Train.get(id: 1) of the small GET, the instance held",
+        configuration: .init(metrics: [.mallocCountTotal], warmupIterations: 1, maxIterations: 5)
+    ) { benchmark in
+        let server = try fastServer.get()
+        guard let root = URL(string: "http://127.0.0.1:\(server.port)") else { throw ServerError("no URL") }
+        let store = ResourceStore(configuration: .init(apiRootURL: root))
+        let held = try await Train.get(id: 1, in: store)
+        benchmark.startMeasurement()
+        for _ in 0..<allocationRuns {
+            blackHole(try await Train.get(id: 1, in: store))
+        }
+        benchmark.stopMeasurement()
+        blackHole(held)
+    }
 }

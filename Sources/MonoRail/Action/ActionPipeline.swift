@@ -284,27 +284,28 @@ struct ActionPipeline<Model: ResourceModel> {
             // the answer about a record the server keeps with none.
             let answersWrite: Bool = if case .saved = mode { target != nil } else { false }
             return try Self.readingAgainIfExpired { probing in
-                let coder = FieldCoder(options: setup.coding)
-                let decoder = setup.decoder(
-                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads,
-                    readsDocuments: true)
-                // 4–5. Locate and decode.
-                let located = try locateRecord(
-                    in: response, decoder: decoder, allowsMissingID: answersWrite || (target != nil && id == nil))
-                let patch = located.main
-                let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
-                if let id, let answered = patch.id, answered.description != id.description {
-                    throw APIError(
-                        .inconsistentResponse,
-                        "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
-                            + answered.debugText)
+                try setup.coders.withCoder { coder in
+                    let decoder = setup.decoder(
+                        coder: coder, store: store, keepsWire: context.keepsWire, probing: probing && reads,
+                        readsDocuments: true)
+                    // 4–5. Locate and decode.
+                    let located = try locateRecord(
+                        in: response, decoder: decoder, allowsMissingID: answersWrite || (target != nil && id == nil))
+                    let patch = located.main
+                    let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
+                    if let id, let answered = patch.id, answered.description != id.description {
+                        throw APIError(
+                            .inconsistentResponse,
+                            "asked for \(Model.resourceSchema.typeName) \(id.debugText), the server answered with "
+                                + answered.debugText)
+                    }
+                    // 6. Merge.
+                    let instance = try merge(
+                        patch, sideloaded: sideloaded, into: target, id: id, mode: mode, createdSince: createdSince,
+                        answersCreate: answersCreate, coder: coder, context, document: located.document)
+                    context.keep([patch], of: setup.singular, sideloaded: sideloaded)
+                    return instance
                 }
-                // 6. Merge.
-                let instance = try merge(
-                    patch, sideloaded: sideloaded, into: target, id: id, mode: mode, createdSince: createdSince,
-                    answersCreate: answersCreate, coder: coder, context, document: located.document)
-                context.keep([patch], of: setup.singular, sideloaded: sideloaded)
-                return instance
             }
         } catch {
             throw setup.attach(error, to: response)
@@ -412,37 +413,41 @@ struct ActionPipeline<Model: ResourceModel> {
     {
         do {
             return try Self.readingAgainIfExpired { probing in
-                let coder = FieldCoder(options: setup.coding)
-                let decoder = setup.decoder(
-                    coder: coder, store: store, keepsWire: context.keepsWire, probing: probing, readsDocuments: true)
-                let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
-                if let inPlace = setup.inPlaceRecords(in: response, decoder: decoder) {
-                    located = inPlace
-                } else {
-                    let list = try setup.records(in: response)
-                    var patches: [RecordPatch<Model>] = []
-                    patches.reserveCapacity(list.main.count)
-                    for index in 0..<list.main.count {
-                        let location = RecordLocation(base: list.path, index: index)
-                        if let patch = try decoder.decodeUnlessDropped(list.main[index], at: location) {
-                            patches.append(patch)
+                try setup.coders.withCoder { coder in
+                    let decoder = setup.decoder(
+                        coder: coder, store: store, keepsWire: context.keepsWire, probing: probing, readsDocuments: true
+                    )
+                    let located: ModelSetup<Model>.Located<[RecordPatch<Model>]>
+                    if let inPlace = setup.inPlaceRecords(in: response, decoder: decoder) {
+                        located = inPlace
+                    } else {
+                        let list = try setup.records(in: response)
+                        var patches: [RecordPatch<Model>] = []
+                        patches.reserveCapacity(list.main.count)
+                        for index in 0..<list.main.count {
+                            let location = RecordLocation(base: list.path, index: index)
+                            if let patch = try decoder.decodeUnlessDropped(list.main[index], at: location) {
+                                patches.append(patch)
+                            }
+                        }
+                        try RecordPatch.requireDistinctIDs(patches, at: list.path)
+                        located = .init(
+                            main: patches, path: list.path, container: list.container, rootKey: list.rootKey,
+                            document: list.document)
+                    }
+                    let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
+                    let (merged, side) = try store.mergeKeepingSideloads(
+                        located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
+                        fetched: context.fetched)
+                    withExtendedLifetime(side) {
+                        if let document = located.document { setup.adoptLinkage(of: document, store: store) }
+                        if !side.isEmpty || located.document != nil {
+                            Model.resourceSchema.adoptRelated(merged, in: store)
                         }
                     }
-                    try RecordPatch.requireDistinctIDs(patches, at: list.path)
-                    located = .init(
-                        main: patches, path: list.path, container: list.container, rootKey: list.rootKey,
-                        document: list.document)
+                    context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
+                    return (merged, located.container)
                 }
-                let sideloaded = try setup.sideloaded(located, store: store, keepsWire: context.keepsWire)
-                let (merged, side) = try store.mergeKeepingSideloads(
-                    located.main, sideloaded: sideloaded, target: nil, mode: .read, coder: coder,
-                    fetched: context.fetched)
-                withExtendedLifetime(side) {
-                    if let document = located.document { setup.adoptLinkage(of: document, store: store) }
-                    if !side.isEmpty || located.document != nil { Model.resourceSchema.adoptRelated(merged, in: store) }
-                }
-                context.keep(located.main, of: setup.singular, sideloaded: sideloaded)
-                return (merged, located.container)
             }
         } catch {
             throw setup.attach(error, to: response)

@@ -67,6 +67,8 @@ extension StoredRecord {
     /// `nil` when this copy holds every member of the older one (it stands as it came, byte for
     /// byte), when the older is newer by ``order``, or when either cannot be read as an object.
     package func laid(over older: StoredRecord) -> StoredRecord? {
+        // The record read again unchanged, the common case, holds every member: nothing to read.
+        guard older.format != format || older.body != body else { return nil }
         guard older.order <= order, case .object(var members)? = Self.tree(of: self),
             case .object(let stored)? = Self.tree(of: older)
         else { return nil }

@@ -35,6 +35,8 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
     let recordKeys: RecordKeys
     /// What every decoder of the model takes from its schema.
     let decoderPlan = RecordDecoder<Model>.Plan()
+    /// Coders for the model's merges, reused: making one costs more than a small record's decode.
+    let coders: FieldCoderPool
     /// The key each embedded `@References` field is sent back as (`depot_id`); `nil` for other fields.
     let referenceIDKeys: [String?]
     let maxEmbeddingDepth: Int
@@ -87,6 +89,7 @@ final class ModelSetup<Model: ResourceModel>: Sendable {
             rootNamespace: configuration.conventions.rootNamespace,
             treatsErrorsMemberAsFailure: configuration.client.envelope.treatsErrorsMemberAsFailure)
         coding = configuration.coding
+        coders = FieldCoderPool(options: configuration.coding)
         format =
             configuration.formatIsExplicit
             ? configuration.format : configuration.conventions.format ?? configuration.format
