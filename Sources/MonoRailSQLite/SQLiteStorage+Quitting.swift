@@ -47,7 +47,7 @@ extension SQLiteStorage {
         return true
     }()
 
-    /// Commits the queued writes of every open storage, on this thread.
+    /// Commits the queued writes of every open storage, on this thread, and marks each file closed.
     static func commitAllNow() {
         let storages = opened.withLock { $0.values.compactMap(\.storage) }
         for storage in storages { storage.commitNow() }
@@ -55,8 +55,9 @@ extension SQLiteStorage {
 
     /// Commits what is queued and what the background writer took and has not committed, on this
     /// thread: GRDB's writer queue runs it after a commit under way. Writing a batch twice is
-    /// harmless, each row is an upsert by fetch order; a failure here has no one left to tell.
-    func commitNow() {
+    /// harmless, each row is an upsert by fetch order; a failure here has no one left to tell. Then
+    /// marks the file closed by this session.
+    package func commitNow() {
         let batches = pending.withLock { pending -> [Batch] in
             defer { pending.batches = [] }
             return pending.committing + pending.batches

@@ -149,10 +149,6 @@ public final class SQLiteStorage: RecordCache {
         Self.commitOnQuit(self)
     }
 
-    deinit {
-        markClosed()
-    }
-
     /// Moves an unusable file, and its write-ahead log and shared-memory index, aside: to
     /// `<path>.unreadable-<date>`, beside it. The store can then start empty at `path`, and the
     /// old file can still be examined or sent with a bug report.

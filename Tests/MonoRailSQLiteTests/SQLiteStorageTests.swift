@@ -195,8 +195,9 @@ struct SQLiteStorageTests {
                     keys.map { StoredRecord(key: $0, body: Data(repeating: 0x90, count: 200), fetchedAt: Date()) },
                     query: nil)
                 try await storage.flush()
-                // A session that wrote is open until it goes away (or the process quits).
+                // A session that wrote is open until the process's way out closes it.
                 #expect(try Self.sessionOpen(path) == 1)
+                storage.commitNow()  // what the process's way out does
             }
             #expect(try Self.sessionOpen(path) == 0)
             var data = try Data(contentsOf: URL(fileURLWithPath: path))

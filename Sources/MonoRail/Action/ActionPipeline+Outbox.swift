@@ -37,7 +37,7 @@ extension ActionPipeline {
             return try await answering(prepared).received(response, sent: sent)
         case .answered(.failure(let error as APIError)) where error.isTransient:
             // Same key: the server may have applied it before the answer was lost.
-            return try await keep(prepared, in: outbox, queued: queued)
+            return try await keep(prepared, in: outbox, unanswered: error.response == nil, queued: queued)
         case .answered(.failure(let error)):
             throw error
         case .late:
@@ -45,7 +45,7 @@ extension ActionPipeline {
             // request still under way and the replay one write on the server.
             attempt.cancel()
             store.noteReachability(answered: false)
-            return try await keep(prepared, in: outbox, queued: queued)
+            return try await keep(prepared, in: outbox, unanswered: true, queued: queued)
         }
     }
 
@@ -60,9 +60,9 @@ extension ActionPipeline {
     }
 
     /// Keeps a write in the outbox and applies it to the instance optimistically.
-    private func keep<Value: Sendable>(_ prepared: Prepared, in outbox: Outbox, queued: (Prepared) throws -> Value)
-        async throws -> ResourceResponse<Value>
-    {
+    private func keep<Value: Sendable>(
+        _ prepared: Prepared, in outbox: Outbox, unanswered: Bool = false, queued: (Prepared) throws -> Value
+    ) async throws -> ResourceResponse<Value> {
         guard let target = prepared.action.target else { throw APIError(.invalidRequest, "only writes are kept") }
         let verb = prepared.action.verb
         let fields = Model.resourceSchema.fields
@@ -82,7 +82,7 @@ extension ActionPipeline {
                     model: Model.resourceName, modelType: _mangledTypeName(Model.self), verb: verb, id: id, body: body,
                     fields: sent.indices.filter { sent[$0] != 0 && $0 < fields.count }.map { fields[$0].name },
                     ifMatch: ifMatch, waitsForIfMatch: waitsForIfMatch, traceContext: traceContext)
-            }, instance: target, sent: sent,
+            }, instance: target, sent: sent, unanswered: unanswered,
             apply: {
                 switch verb {
                 case .create:

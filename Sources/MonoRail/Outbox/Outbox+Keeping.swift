@@ -18,8 +18,10 @@ extension Outbox {
     /// - Returns: How the write will end: settled when the server takes or refuses it, or the
     ///   outbox parks or drops it.
     /// - Throws: The storage's error; nothing is kept then.
+    /// - Parameter unanswered: Whether the write was sent once already, directly, and no answer came.
     func keep(
-        _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], apply: () -> Void
+        _ make: (Int64) -> PendingWrite, instance: any ResourceModel, sent: [UInt64], unanswered: Bool = false,
+        apply: () -> Void
     ) async throws -> WriteFate {
         // The caller opened the outbox: it asked whether writes are held first.
         let keptAt = FetchStamp.next(date: Date())
@@ -35,6 +37,7 @@ extension Outbox {
             state.nextSequence += 1
             var entry = Entry(write: write, instance: instance, sent: sent, isKept: false)
             entry.keptAt = keptAt.order
+            entry.mayHaveApplied = unanswered
             state.entries.append(entry)
             state.fates[write.sequence] = fate
             return (write, state.storage, nil)
@@ -165,6 +168,8 @@ extension Outbox {
         entries[first].write = merged
         entries[first].sent = sentEdits
         entries[first].notBefore = nil
+        // Sent under a new key: no earlier attempt's answer can come back for it.
+        entries[first].mayHaveApplied = false
         var updated = [merged]
         var resumed = [entries[first]]
         for index in dependents(of: first, in: entries)

@@ -370,7 +370,12 @@ extension Outbox {
             return error
         case .unreachable(let error, let retryAfter):
             let delay = Self.retryDelay(asked: retryAfter, attempts: write.attempts)
-            state.withLock { $0.retryDelay = delay }
+            state.withLock { state in
+                state.retryDelay = delay
+                if let index = state.entries.firstIndex(where: { $0.write.sequence == write.sequence }) {
+                    state.entries[index].mayHaveApplied = true
+                }
+            }
             tell(.retrying(write, error, after: delay))
             return error
         }

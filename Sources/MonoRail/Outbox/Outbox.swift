@@ -85,6 +85,10 @@ public final class Outbox: Observable, Sendable, TokenObserver {
         /// The order of the stamp it was kept at in this process; `Int64.min` for a write an
         /// earlier launch kept. A create's record cannot have come to the store before it.
         var keptAt = Int64.min
+        /// Whether an attempt went with no answer (a lost answer, a process killed while it was
+        /// out): the server may have applied it, and answers the next under the same key with its
+        /// replay of that attempt, describing the record as it was then.
+        var mayHaveApplied = false
 
         init(write: PendingWrite, instance: (any ResourceModel)?, sent: [UInt64], isKept: Bool) {
             self.write = write
@@ -92,6 +96,9 @@ public final class Outbox: Observable, Sendable, TokenObserver {
             self.sent = sent
             self.isKept = isKept
             noted = write.attempts
+            // An earlier launch's: an attempt not answered with a failure (counted in `failures`) may
+            // have been applied, its answer lost with the process.
+            mayHaveApplied = write.attempts > write.failures
         }
 
         var isParked: Bool { write.parking != nil }

@@ -187,10 +187,11 @@ struct OutboxReplay<Model: ResourceModel>: OutboxReplaying {
                 instance._$state.setErrors(ValidationErrors(), of: instance)
                 if write.verb == .create { instance._$state.carryOutPendingAssignments(of: instance) }
                 // An earlier attempt's answer was lost: this one may be the server's replay of it, the
-                // record as made then, since changed or deleted, maybe by a change pushed before a restart.
-                if write.verb == .create, write.attempts > 1, let failure = await instance.readAgain(in: store) {
+                // record as made or saved then, since changed or deleted — maybe by a change pushed
+                // before a restart, or one pushed since that this older answer would undo.
+                if entry.mayHaveApplied, let failure = await instance.readAgain(in: store) {
                     setup.client.configuration.logger.warning(
-                        "a kept \(Model.resourceSchema.typeName) create was sent again; its record could not be read again: \(failure)"
+                        "a kept \(Model.resourceSchema.typeName) \(write.verb.actionName) was sent again; its record could not be read again: \(failure)"
                     )
                 }
                 return .confirmed(

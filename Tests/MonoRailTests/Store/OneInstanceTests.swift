@@ -336,6 +336,33 @@ struct OneInstanceTests {
     }
 
     @Test(
+        "a save an earlier launch kept, its answer lost, its record deleted by another client since: the resend's replay does not bring it back"
+    )
+    func lostSaveAnswerAcrossLaunchesDeleted() async throws {
+        let transport = FaultTransport.underTest()
+        try await Self.twoLaunches(through: transport) { api, first in
+            let train = try await QueuedTrain.get(id: 2, in: first)
+            train.company = "Saved Offline"
+            try await train.save()
+            transport.loseAnswers(to: "PUT /trains/2")
+            try? await first.outbox.flush()
+            // The server took the save; another client deletes the record.
+            let trains = try #require(ServerSchema.trains.resources.first)
+            #expect(try api.server.store.find("trains", id: "2")?["company"] == "Saved Offline")
+            _ = try api.server.store.delete(trains, id: "2")
+        } next: { api, next, _, _ in
+            // The next launch sends the save again under its key; the server answers with its replay of
+            // the first attempt's answer, the record as saved then.
+            let train = try #require(next.instance(of: QueuedTrain.self, id: 2))
+            try await next.outbox.flush()
+            #expect(next.outbox.pendingCount == 0 && next.outbox.parked.isEmpty)
+            #expect(train.isDeleted, "the record the replay describes is gone")
+            #expect(next.instance(of: QueuedTrain.self, id: 2) == nil)
+            #expect(api.journal.entries.suffix(2) == ["PUT /trains/2", "GET /trains/2"])
+        }
+    }
+
+    @Test(
         "a create an earlier launch kept, its record read and renamed meanwhile, nothing of it held: the resend's late answer keeps the rename"
     )
     func lostAnswerAcrossLaunchesRenamed() async throws {
