@@ -69,4 +69,18 @@ extension SQLiteStorage {
         // The app may come back from the background and write again: that write marks it open again.
         markClosed()
     }
+
+    /// Marks the file closed by this session: the next one need not read every page. Called on the
+    /// way out, on the caller's thread. Not when the storage goes away: that may be on the database's
+    /// own queue, where a write would be re-entrant; a file let go of without quitting is read whole
+    /// at its next open, as after a kill.
+    private func markClosed() {
+        guard sessionOpen.withLock({ $0 }) else { return }
+        do {
+            try pool.write { db in try db.execute(sql: "UPDATE total SET session_open = 0") }
+            sessionOpen.withLock { $0 = false }
+        } catch {
+            // Left marked open: the next session reads every page, as after a kill.
+        }
+    }
 }
